@@ -1,0 +1,125 @@
+"""A privacy budget and the accountant that spends it, with exact arithmetic.
+
+Spending is compared exactly: floats are turned into Fractions (exact, since
+floats are dyadic), summed, and compared with the total, so rounding can never
+let a query overdraw. Basic composition: ε's and δ's add up.
+
+>>> acct = Accountant(Budget(epsilon=1.0, delta=1e-6))
+>>> _ = acct.charge(0.25, 0.0, query="q1")
+>>> acct.spent, acct.remaining
+(Cost(epsilon=0.25, delta=0.0), Cost(epsilon=0.75, delta=1e-06))
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from dpsql.errors import BudgetExceededError, PrivacyError
+
+
+def _check(name: str, value: float, *, upper: float = math.inf, zero_ok: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise PrivacyError(f"{name}={value!r}: must be a number")
+    low_ok = value >= 0 if zero_ok else value > 0
+    if not low_ok or value >= upper or math.isinf(value):
+        bound = f"0 <= {name} < {upper:g}" if zero_ok else f"0 < {name} < {upper:g}"
+        raise PrivacyError(f"{name}={value!r} is out of range: need {bound}")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A total (ε, δ) privacy budget.
+
+    >>> Budget(epsilon=0.0)
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.PrivacyError: epsilon=0.0 is out of range: need 0 < epsilon < inf
+    """
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check("epsilon", self.epsilon)
+        _check("delta", self.delta, upper=1.0, zero_ok=True)
+
+    def __str__(self) -> str:
+        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """An amount of (ε, δ): what a query spends, or what is spent or left."""
+
+    epsilon: float
+    delta: float
+
+    def __str__(self) -> str:
+        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One recorded spend."""
+
+    epsilon: float
+    delta: float
+    query: str
+    at: float = field(default_factory=time.time)
+
+
+class Accountant:
+    """Tracks spends against a Budget; ``charge`` is atomic check-and-record."""
+
+    def __init__(self, total: Budget) -> None:
+        self.total = total
+        self._charges: list[Charge] = []
+        self._lock = threading.Lock()
+
+    @property
+    def charges(self) -> tuple[Charge, ...]:
+        return tuple(self._charges)
+
+    def _sums(self) -> tuple[Fraction, Fraction]:
+        eps = sum((Fraction(c.epsilon) for c in self._charges), Fraction(0))
+        delta = sum((Fraction(c.delta) for c in self._charges), Fraction(0))
+        return eps, delta
+
+    @property
+    def spent(self) -> Cost:
+        eps, delta = self._sums()
+        return Cost(float(eps), float(delta))
+
+    @property
+    def remaining(self) -> Cost:
+        eps, delta = self._sums()
+        return Cost(float(Fraction(self.total.epsilon) - eps),
+                    float(Fraction(self.total.delta) - delta))
+
+    def check(self, epsilon: float, delta: float) -> None:
+        """Raise BudgetExceededError if (ε, δ) does not fit in what remains."""
+        eps, dlt = self._sums()
+        over = []
+        if eps + Fraction(epsilon) > Fraction(self.total.epsilon):
+            over.append(f"epsilon {epsilon:g} > remaining {float(self.total.epsilon - eps):g}")
+        if dlt + Fraction(delta) > Fraction(self.total.delta):
+            over.append(f"delta {delta:g} > remaining {float(self.total.delta - dlt):g}")
+        if over:
+            raise BudgetExceededError(
+                "query refused, nothing was spent: " + "; ".join(over) +
+                f" (total budget {self.total}). Ask for less epsilon/delta, or for a new budget")
+
+    def charge(self, epsilon: float, delta: float, *, query: str) -> Charge:
+        """Record a spend if it fits, atomically; raise BudgetExceededError otherwise."""
+        with self._lock:
+            self.check(epsilon, delta)
+            charge = Charge(epsilon=epsilon, delta=delta, query=query)
+            self._charges.append(charge)
+            return charge
+
+    def __repr__(self) -> str:
+        return f"Accountant(total={self.total}, spent={self.spent}, remaining={self.remaining})"

@@ -1,0 +1,68 @@
+"""The analysis stage: SQL AST to PrivacyPlan through an ordered tuple of passes.
+
+>>> import sqlglot
+>>> from dpsql.catalog import Catalog, TableInfo
+>>> cat = Catalog()
+>>> _ = cat.add(TableInfo.private("visits", columns={"pid": "INT", "cost": "DOUBLE"},
+...                               privacy_unit="pid", bounds={"cost": (0, 100)}))
+>>> plan = analyze("SELECT SUM(cost) FROM visits", cat, epsilon=1.0, delta=0.0)
+>>> plan.noise.kind, plan.statistics_per_unit, plan.cost.epsilon
+('laplace', 1, 1.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from sqlglot import exp
+
+from dpsql.analysis.aggregates import collect_aggregates
+from dpsql.analysis.draft import Context, Draft
+from dpsql.analysis.sensitivity import calibrate, contribution_limits, sensitivity
+from dpsql.analysis.shape import check_statement, check_where, resolve_keys, resolve_table
+from dpsql.catalog import Catalog
+from dpsql.errors import InternalError
+from dpsql.parse import parse
+from dpsql.plan import Cost, PrivacyPlan
+
+PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
+    check_statement,
+    resolve_table,
+    check_where,
+    resolve_keys,
+    collect_aggregates,
+    contribution_limits,
+    sensitivity,
+    calibrate,
+)
+
+
+def _no_public_tables(table: str, column: str) -> tuple[Any, ...]:
+    raise InternalError(f"no reader for public table {table!r}")
+
+
+def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float, delta: float,
+            dialect: str = "duckdb",
+            public_values: Callable[[str, str], tuple[Any, ...]] = _no_public_tables
+            ) -> PrivacyPlan:
+    """Run every pass over the query and return its frozen PrivacyPlan."""
+    ast = parse(sql, dialect=dialect) if isinstance(sql, str) else sql
+    text = sql if isinstance(sql, str) else sql.sql(dialect=dialect)
+    draft = Draft(sql=text, ast=ast, epsilon=epsilon, delta=delta)
+    ctx = Context(catalog=catalog, public_values=public_values)
+    for step in PASSES:
+        draft = step(draft, ctx)
+    return _to_plan(draft)
+
+
+def _to_plan(draft: Draft) -> PrivacyPlan:
+    return PrivacyPlan(
+        sql=draft.sql, table=draft.table.name, relation=draft.table.name,
+        privacy_unit=draft.table.privacy_unit, where=draft.where, keys=draft.keys,
+        stats=draft.stats, statistics=draft.statistics, aggregates=draft.aggregates,
+        contribution=draft.contribution, noise=draft.noise, selection=draft.selection,
+        output=draft.output, columns=draft.columns,
+        cost=Cost(epsilon=draft.epsilon, delta=draft.cost_delta),
+        column_types=dict(draft.table.columns), column_bounds=dict(draft.table.bounds),
+    )

@@ -1,0 +1,52 @@
+"""The analysis stage's working state: a frozen draft that each pass extends.
+
+A pass is ``def name(draft: Draft, ctx: Context) -> Draft``; passes are listed
+once, in order, in ``dpsql.analysis.PASSES``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from dpsql.catalog import Catalog, TableInfo
+from dpsql.mechanisms import NoisePlan, Statistic
+from dpsql.plan import Aggregate, Contribution, GroupKey, OutputColumn, Selection, StatSpec
+
+
+@dataclass(frozen=True)
+class Context:
+    """What passes may consult: the catalog and a reader of public key values."""
+
+    catalog: Catalog
+    public_values: Callable[[str, str], tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A query under analysis. Fields fill in as the passes run."""
+
+    sql: str
+    ast: exp.Expression
+    epsilon: float
+    delta: float
+    table: TableInfo | None = None
+    where: exp.Expression | None = None
+    keys: tuple[GroupKey, ...] = ()
+    stats: tuple[StatSpec, ...] = ()
+    aggregates: tuple[Aggregate, ...] = ()
+    output: exp.Select | None = None
+    columns: tuple[OutputColumn, ...] = ()
+    contribution: Contribution | None = None
+    statistics: tuple[Statistic, ...] = ()
+    noise: NoisePlan | None = None
+    selection: Selection | None = None
+    cost_delta: float = 0.0
+
+    @property
+    def select(self) -> exp.Select:
+        assert isinstance(self.ast, exp.Select)
+        return self.ast

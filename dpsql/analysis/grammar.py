@@ -1,0 +1,87 @@
+"""The SQL dpsql accepts, as whitelists of sqlglot node types.
+
+A whitelist, not a blacklist: a node type nobody has proven safe is refused.
+Row-level expressions (WHERE, GROUP BY, aggregate arguments) must be total
+functions of one row, so that no error can depend on private data.
+
+>>> import sqlglot
+>>> check_row_expression(sqlglot.parse_one("age BETWEEN 18 AND 65 AND sex = 1"), "WHERE")
+>>> check_row_expression(sqlglot.parse_one("cost / age"), "WHERE")
+Traceback (most recent call last):
+...
+dpsql.errors.UnsupportedQueryError: WHERE: `cost / age` is not supported ...
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dpsql.errors import UnsupportedQueryError
+
+ROW_NODES: tuple[type[exp.Expression], ...] = (
+    exp.Column, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.Neg, exp.Not,
+    exp.And, exp.Or, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In,
+    exp.Between, exp.Like, exp.ILike, exp.Add, exp.Sub, exp.Mul, exp.Least, exp.Greatest,
+    exp.Abs, exp.Coalesce, exp.Lower, exp.Upper, exp.Tuple,
+)
+"""Node types allowed in row-level expressions: total, no errors on any data."""
+
+AGGREGATES = "COUNT(*), COUNT(expr), COUNT(DISTINCT <privacy unit>), SUM(expr), AVG(expr)"
+ROW_ALLOWED = ("columns, numbers, strings, comparisons, AND/OR/NOT, IN (list), BETWEEN, "
+               "IS [NOT] NULL, LIKE/ILIKE, + - *, LEAST, GREATEST, ABS, COALESCE, LOWER, UPPER")
+
+POST_NODES: tuple[type[exp.Expression], ...] = (
+    *ROW_NODES, exp.Div, exp.IntDiv, exp.Mod, exp.Round, exp.Case, exp.If, exp.Cast, exp.TryCast,
+    exp.DataType, exp.Sqrt, exp.Pow, exp.Ln, exp.Log, exp.Exp, exp.Floor, exp.Ceil, exp.DPipe,
+    exp.Concat, exp.Alias, exp.Ordered, exp.Sign, exp.Nullif,
+)
+"""Node types allowed over noisy outputs (post-processing is free and safe)."""
+
+
+def fragment(node: exp.Expression, limit: int = 80) -> str:
+    """The SQL of ``node``, shortened for error messages."""
+    sql = node.sql(dialect="duckdb")
+    return sql if len(sql) <= limit else sql[: limit - 3] + "..."
+
+
+def refuse(node: exp.Expression | None, context: str, allowed: str, fix: str = "") -> None:
+    """Raise UnsupportedQueryError naming the fragment, what is allowed, and the fix."""
+    what = f"`{fragment(node)}` is not supported" if node is not None else "not supported"
+    raise UnsupportedQueryError(f"{context}: {what}; allowed: {allowed}" + (f". {fix}" if fix else ""))
+
+
+def check_row_expression(node: exp.Expression, context: str) -> None:
+    """Refuse any node outside ROW_NODES (aggregates, subqueries, casts, division, ...)."""
+    for sub in node.walk():
+        if isinstance(sub, exp.AggFunc):
+            refuse(sub, context, ROW_ALLOWED, "Aggregates are allowed only in SELECT, HAVING "
+                   "and ORDER BY, not nested in other aggregates or in WHERE/GROUP BY")
+        if isinstance(sub, exp.In) and (sub.args.get("query") or sub.args.get("field")):
+            refuse(sub, context, ROW_ALLOWED, "IN takes a list of literals, not a subquery")
+        if not isinstance(sub, ROW_NODES):
+            refuse(sub, context, ROW_ALLOWED)
+
+
+def check_post_expression(node: exp.Expression, context: str) -> None:
+    """Refuse anything but arithmetic and scalar functions over noisy outputs."""
+    for sub in node.walk():
+        if not isinstance(sub, POST_NODES) and not isinstance(sub, exp.AggFunc):
+            refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over aggregates "
+                   "and group keys")
+
+
+def check_select_shape(select: exp.Select) -> None:
+    """Refuse clauses of SELECT that issue 2's grammar does not cover."""
+    unsupported = {
+        "with_": "WITH (common table expressions)", "joins": "JOIN", "distinct": "SELECT DISTINCT",
+        "qualify": "QUALIFY", "windows": "WINDOW", "laterals": "LATERAL", "pivots": "PIVOT",
+        "sample": "TABLESAMPLE", "into": "SELECT INTO", "locks": "FOR UPDATE",
+    }
+    for arg, label in unsupported.items():
+        if select.args.get(arg):
+            refuse(select.args[arg] if isinstance(select.args[arg], exp.Expression) else None,
+                   label, "one SELECT ... FROM <private table> [WHERE] [GROUP BY] [HAVING] "
+                   "[ORDER BY] [LIMIT]")
+    for node in select.find_all(exp.Window):
+        refuse(node, "window function", AGGREGATES, "Window functions over private rows are "
+               "not supported; aggregate first")

@@ -1,0 +1,112 @@
+"""Passes that bound one unit's influence and calibrate the noise.
+
+With g groups per unit, c rows per (unit, group) and at most r rows per unit,
+a statistic whose cells one unit moves by at most ``bound`` each has, after
+normalising by that bound, L1 = q and L2 = √(⌊q⌋ + (q − ⌊q⌋)²) with
+q = min(g, r/c): the largest norms of a vector with at most g entries in
+[0, 1] summing to at most r/c (see docs/privacy.md).
+
+>>> normalised_norms(4, 3, None)
+(4.0, 2.0)
+>>> normalised_norms(4, 3, 6)
+(2.0, 1.4142135623730951)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from dpsql.analysis.draft import Context, Draft
+from dpsql.errors import PrivacyError
+from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
+from dpsql.plan import Contribution, Selection, StatSpec
+
+DEFAULT_GROUPS_PER_UNIT = 1
+DEFAULT_ROWS_PER_GROUP = 1
+
+
+def contribution_limits(draft: Draft, ctx: Context) -> Draft:
+    """Declared limits, or the defaults the rewrite enforces when none are declared."""
+    info = draft.table
+    if info.row_level:
+        return replace(draft, contribution=Contribution(1, 1, 1, (("all", "row-level privacy"),)))
+    declared = {
+        "max_groups_per_unit": (info.max_groups_per_unit, DEFAULT_GROUPS_PER_UNIT),
+        "max_rows_per_group": (info.max_rows_per_group, DEFAULT_ROWS_PER_GROUP),
+        "max_rows_per_unit": (info.max_rows_per_unit, None),
+    }
+    values = {k: v if v is not None else d for k, (v, d) in declared.items()}
+    sources = tuple((k, "declared" if v is not None else "default") for k, (v, _) in
+                    declared.items())
+    if not draft.keys:
+        values["max_groups_per_unit"] = 1
+    return replace(draft, contribution=Contribution(**values, sources=sources))
+
+
+def normalised_norms(groups: int, rows_per_group: int, rows_total: int | None
+                     ) -> tuple[float, float]:
+    """(L1, L2) of one unit's changes to a statistic, in units of its per-cell bound."""
+    q = float(groups) if rows_total is None else min(groups, rows_total / rows_per_group)
+    whole = math.floor(q)
+    return q, math.sqrt(whole + (q - whole) ** 2)
+
+
+def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
+    c, g = limits.rows_per_group, limits.groups_per_unit
+    if spec.kind == "units":
+        l1, l2 = normalised_norms(g, 1, limits.max_rows_per_unit)
+        return Statistic(name=spec.name, bound=1.0, l1=l1, l2=l2, integer=True)
+    l1, l2 = normalised_norms(g, c, limits.max_rows_per_unit)
+    if spec.kind in ("rows", "count"):
+        return Statistic(name=spec.name, bound=float(c), l1=l1, l2=l2, integer=True)
+    if spec.kind == "sum":
+        bound = c * max(abs(spec.lo), abs(spec.hi))
+    else:
+        bound = c * (spec.hi - spec.lo) / 2
+    return Statistic(name=spec.name, bound=bound, l1=l1, l2=l2, integer=False)
+
+
+def sensitivity(draft: Draft, ctx: Context) -> Draft:
+    """One ``Statistic`` per released statistic, adding the unit count for selection."""
+    stats = draft.stats
+    if needs_selection(draft) and not any(s.kind == "units" for s in stats):
+        stats = (*stats, StatSpec(name=f"__dp_s{len(stats)}", kind="units", expr=None))
+    statistics = tuple(_statistic(s, draft.contribution) for s in stats)
+    return replace(draft, stats=stats, statistics=statistics)
+
+
+def needs_selection(draft: Draft) -> bool:
+    """Group keys need DP partition selection unless every key is public."""
+    return bool(draft.keys) and not all(k.public for k in draft.keys)
+
+
+def calibrate(draft: Draft, ctx: Context) -> Draft:
+    """Pick Laplace or Gaussian for the whole query; set the selection threshold.
+
+    With private keys, δ is split: Gaussian noise gets δ/2 and selection δ/2;
+    Laplace noise is pure ε-DP, so selection gets all of δ.
+    """
+    validate_privacy(draft.epsilon, draft.delta)
+    if not needs_selection(draft):
+        noise = choose_noise(draft.statistics, draft.epsilon, draft.delta)
+        used = draft.delta if noise.kind == "gaussian" else 0.0
+        return replace(draft, noise=noise, cost_delta=used)
+    if draft.delta == 0:
+        keys = ", ".join(k.name for k in draft.keys if not k.public)
+        raise PrivacyError(
+            f"GROUP BY {keys}: group keys are private, and releasing them needs delta > 0 "
+            f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
+            f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
+    noise = choose_noise(draft.statistics, draft.epsilon, draft.delta / 2)
+    selection_delta = draft.delta / 2 if noise.kind == "gaussian" else draft.delta
+    units = next(s for s in draft.statistics if s.name == _units_name(draft))
+    groups = draft.contribution.groups_per_unit
+    threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
+    selection = Selection(method=f"{noise.kind}_threshold", threshold=threshold,
+                          delta=selection_delta, max_groups=groups)
+    return replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
+
+
+def _units_name(draft: Draft) -> str:
+    return next(s.name for s in draft.stats if s.kind == "units")

@@ -1,0 +1,134 @@
+"""The embedded default backend: DuckDB, in memory, in a file, or a connection you own.
+
+>>> import pyarrow as pa
+>>> backend = DuckDBBackend()
+>>> backend.load("t", pa.table({"x": [1, 2, 3]}))
+{'x': 'BIGINT'}
+>>> backend.run_sql("SELECT SUM(x) AS s FROM t").to_pylist()
+[{'s': Decimal('6')}]
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from dpsql.errors import CatalogError, ExecutionError
+from dpsql.plan import BoundedQuery
+
+FILE_READERS = {
+    ".parquet": "read_parquet", ".pq": "read_parquet", ".csv": "read_csv_auto",
+    ".tsv": "read_csv_auto", ".txt": "read_csv_auto", ".json": "read_json_auto",
+    ".jsonl": "read_json_auto", ".ndjson": "read_json_auto",
+}
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class DuckDBBackend:
+    """Runs bounded queries on one DuckDB connection (thread-safe via a lock)."""
+
+    dialect = "duckdb"
+
+    def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:"):
+        owns = not isinstance(database, duckdb.DuckDBPyConnection)
+        self.con = duckdb.connect(database) if owns else database
+        self._owns = owns
+        self._lock = threading.Lock()
+        self._pinned: dict[str, Any] = {}
+
+    def load(self, name: str, source: Any) -> dict[str, str]:
+        """Make ``source`` queryable as ``name``; return its column types (lower-case names)."""
+        with self._lock:
+            if isinstance(source, str | Path) and self._is_file(source):
+                self._load_file(name, Path(source))
+            elif isinstance(source, str):
+                self._load_table(name, source)
+            else:
+                self._load_object(name, source)
+            rows = self.con.execute(f"DESCRIBE {_quote(name)}").fetchall()
+        return {str(r[0]).lower(): str(r[1]) for r in rows}
+
+    @staticmethod
+    def _is_file(source: str | Path) -> bool:
+        return Path(source).suffix.lower() in FILE_READERS or Path(source).exists()
+
+    def _load_file(self, name: str, path: Path) -> None:
+        if not path.exists():
+            raise CatalogError(f"cannot register {name!r}: file {str(path)!r} does not exist")
+        reader = FILE_READERS.get(path.suffix.lower(), "read_csv_auto")
+        kind = "VIEW" if reader == "read_parquet" else "TABLE"
+        try:
+            self.con.execute(f"CREATE OR REPLACE {kind} {_quote(name)} AS "
+                             f"SELECT * FROM {reader}({_literal(str(path))})")
+        except duckdb.Error as err:
+            raise CatalogError(f"cannot read {str(path)!r} for table {name!r}: {err}") from None
+
+    def _load_table(self, name: str, source: str) -> None:
+        exists = self.con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? UNION ALL "
+            "SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [source, source]).fetchall()
+        if not any(n for (n,) in exists):
+            raise CatalogError(f"cannot register {name!r}: {source!r} is neither a file nor a "
+                               "table or view of this DuckDB database")
+        if source != name:
+            self.con.execute(f"CREATE OR REPLACE VIEW {_quote(name)} AS "
+                             f"SELECT * FROM {_quote(source)}")
+
+    def _load_object(self, name: str, source: Any) -> None:
+        if not isinstance(source, pa.Table):
+            source = _to_arrow(source, name)
+        self._pinned[name] = source
+        self.con.register(name, source)
+
+    def execute(self, query: BoundedQuery) -> pa.Table:
+        """Run a bounded query to completion and return every row as Arrow."""
+        return self.run_sql(query.sql(self.dialect))
+
+    def run_sql(self, sql: str) -> pa.Table:
+        with self._lock:
+            try:
+                return self.con.sql(sql).to_arrow_table()
+            except duckdb.Error as err:
+                # The engine's message may quote private values: report only its kind.
+                raise ExecutionError(
+                    f"the bounded query failed in DuckDB ({type(err).__name__}); no budget was "
+                    "spent. Check that registered sources are readable and column types match "
+                    "the query") from None
+
+    def public_values(self, table: str, column: str) -> tuple[Any, ...]:
+        """Distinct values of a public table's column (public data: no noise needed)."""
+        sql = f"SELECT DISTINCT {_quote(column)} FROM {_quote(table)} ORDER BY 1"
+        with self._lock:
+            try:
+                return tuple(v for (v,) in self.con.execute(sql).fetchall())
+            except duckdb.Error as err:
+                raise CatalogError(f"cannot read public keys {table}.{column}: {err}") from None
+
+    def close(self) -> None:
+        if self._owns:
+            self.con.close()
+
+
+def _to_arrow(source: Any, name: str) -> pa.Table:
+    for method in ("to_arrow", "__arrow_c_stream__"):
+        if hasattr(source, method):
+            return pa.table(source) if method == "__arrow_c_stream__" else source.to_arrow()
+    try:
+        import pandas as pd
+    except ImportError:
+        pd = None
+    if pd is not None and isinstance(source, pd.DataFrame):
+        return pa.Table.from_pandas(source, preserve_index=False)
+    raise CatalogError(f"cannot register {name!r} from {type(source).__name__}: give a file path, "
+                       "a table name, a pandas/polars DataFrame or a pyarrow Table")

@@ -1,0 +1,184 @@
+"""What dpsql knows about tables: who the privacy unit is and what is bounded.
+
+The catalog holds metadata only; the connection loads the data into the
+backend. Metadata comes from ``register(...)`` calls or from a TOML file.
+
+>>> cat = Catalog()
+>>> info = cat.add(TableInfo.private("visits", columns={"pid": "BIGINT", "cost": "DOUBLE"},
+...                                  privacy_unit="pid", bounds={"cost": (0, 1000)}))
+>>> cat.get("VISITS").bounds["cost"]
+(0.0, 1000.0)
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dpsql.errors import CatalogError
+
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+                 "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL")
+FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+
+
+def _positive_int(name: str, value: Any, table: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise CatalogError(f"{name}={value!r} for table {table!r}: must be a positive integer")
+    return value
+
+
+def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table: str):
+    result = {}
+    for col, pair in (bounds or {}).items():
+        name = col.lower()
+        if name not in columns:
+            raise CatalogError(f"bounds for unknown column {col!r} of table {table!r}; "
+                               f"columns are {sorted(columns)}")
+        try:
+            lo, hi = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise CatalogError(f"bounds[{col!r}]={pair!r}: give a pair (lo, hi) of numbers") from None
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise CatalogError(f"bounds[{col!r}]=({lo}, {hi}): need finite lo <= hi")
+        if not columns[name].upper().startswith(NUMERIC_TYPES):
+            raise CatalogError(f"bounds[{col!r}]: column has type {columns[name]}, not numeric")
+        result[name] = (lo, hi)
+    return result
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """Metadata of one registered table.
+
+    ``privacy_unit`` is the column identifying a person; None means row-level
+    privacy (every row is its own unit). ``public`` tables hold no private data.
+    ``public_keys`` maps a column to its public values, or to the name of a
+    public table whose column of the same name lists them.
+    """
+
+    name: str
+    columns: Mapping[str, str]
+    privacy_unit: str | None = None
+    public: bool = False
+    bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    max_groups_per_unit: int | None = None
+    max_rows_per_group: int | None = None
+    max_rows_per_unit: int | None = None
+    public_keys: Mapping[str, tuple[Any, ...] | str] = field(default_factory=dict)
+
+    @classmethod
+    def private(cls, name: str, *, columns: Mapping[str, str], privacy_unit: str | None = None,
+                row_privacy: bool = False, bounds: Mapping[str, Any] | None = None,
+                max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
+                max_rows_per_unit: int | None = None,
+                public_keys: Mapping[str, Iterable[Any] | str] | None = None) -> TableInfo:
+        """Validate registration options and build the metadata of a private table."""
+        columns = {c.lower(): t for c, t in columns.items()}
+        if (privacy_unit is None) == (not row_privacy):
+            raise CatalogError(
+                f"table {name!r}: say who is protected: privacy_unit='<person id column>' "
+                "for user-level privacy, or row_privacy=True if every row is a different person")
+        unit = None if privacy_unit is None else privacy_unit.lower()
+        if unit is not None and unit not in columns:
+            raise CatalogError(f"privacy_unit {privacy_unit!r} is not a column of {name!r}; "
+                               f"columns are {sorted(columns)}")
+        keys = {}
+        for col, values in (public_keys or {}).items():
+            if col.lower() not in columns:
+                raise CatalogError(f"public_keys for unknown column {col!r} of table {name!r}")
+            if col.lower() == unit:
+                raise CatalogError(f"public_keys cannot list the privacy unit {col!r}")
+            keys[col.lower()] = values if isinstance(values, str) else tuple(values)
+        return cls(
+            name=name, columns=columns, privacy_unit=unit,
+            bounds=_bounds(bounds, columns, name),
+            max_groups_per_unit=_positive_int("max_groups_per_unit", max_groups_per_unit, name),
+            max_rows_per_group=_positive_int("max_rows_per_group", max_rows_per_group, name),
+            max_rows_per_unit=_positive_int("max_rows_per_unit", max_rows_per_unit, name),
+            public_keys=keys,
+        )
+
+    @property
+    def row_level(self) -> bool:
+        return self.privacy_unit is None and not self.public
+
+
+class Catalog:
+    """Case-insensitive registry of tables."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, TableInfo] = {}
+
+    def add(self, info: TableInfo) -> TableInfo:
+        self._tables[info.name.lower()] = info
+        return info
+
+    def get(self, name: str) -> TableInfo:
+        try:
+            return self._tables[name.lower()]
+        except KeyError:
+            known = ", ".join(sorted(self._tables)) or "none yet"
+            raise CatalogError(
+                f"table {name!r} is not registered with dpsql (registered: {known}); "
+                "register it with con.register(name, source, privacy_unit=...) "
+                "or con.register_public(name, source)") from None
+
+    def __contains__(self, name: str) -> bool:
+        return name.lower() in self._tables
+
+    def __iter__(self):
+        return iter(self._tables.values())
+
+
+@dataclass(frozen=True)
+class TomlTable:
+    """One table entry of a TOML catalog: where the data is and its options."""
+
+    name: str
+    source: str
+    public: bool
+    options: Mapping[str, Any]
+
+
+def read_toml(path: str | Path) -> list[TomlTable]:
+    """Read a TOML catalog; relative sources resolve against the file's folder.
+
+    Format::
+
+        [tables.visits]
+        source = "visits.parquet"
+        privacy_unit = "patient_id"
+        bounds = { cost = [0, 1000] }
+        max_groups_per_unit = 4
+
+        [public.specialties]
+        source = "specialties.csv"
+    """
+    path = Path(path)
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as err:
+        raise CatalogError(f"cannot read catalog {str(path)!r}: {err}") from None
+    unknown = set(doc) - {"tables", "public"}
+    if unknown:
+        raise CatalogError(f"catalog {str(path)!r}: unknown sections {sorted(unknown)}; "
+                           "use [tables.NAME] for private and [public.NAME] for public tables")
+    entries = []
+    for section, public in (("tables", False), ("public", True)):
+        for name, spec in doc.get(section, {}).items():
+            spec = dict(spec)
+            if "source" not in spec:
+                raise CatalogError(f"catalog entry [{section}.{name}] needs source = \"...\"")
+            source = str(spec.pop("source"))
+            candidate = path.parent / source
+            if not Path(source).is_absolute() and candidate.exists():
+                source = str(candidate)
+            entries.append(TomlTable(name=name, source=source, public=public, options=spec))
+    return entries

@@ -1,0 +1,137 @@
+"""The user-facing connection: register tables, ask SQL, get noisy answers.
+
+>>> import dpsql, pyarrow as pa
+>>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0), seed=7)
+>>> con.register("t", pa.table({"pid": [1, 2, 3], "x": [1.0, 2.0, 3.0]}), privacy_unit="pid",
+...              bounds={"x": (0, 5)})
+>>> res = con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.5)
+>>> res.columns, res.private, con.budget.remaining.epsilon
+(['n'], False, 0.5)
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from dpsql.accounting import Accountant, Budget
+from dpsql.analysis import analyze
+from dpsql.backends import DuckDBBackend
+from dpsql.catalog import Catalog, TableInfo, read_toml
+from dpsql.errors import InternalError, PrivacyError
+from dpsql.explain import Explanation
+from dpsql.mechanisms import Sampler
+from dpsql.plan import PrivacyPlan
+from dpsql.release import add_noise, post_process
+from dpsql.result import Result
+from dpsql.rewrite import rewrite
+
+DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
+DEFAULT_EPSILON = 1.0
+DEFAULT_DELTA = 1e-7
+
+
+class Connection:
+    """A DuckDB-backed connection that answers SQL with differential privacy."""
+
+    def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
+                 budget: Budget | None = None, catalog: str | Path | None = None,
+                 seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
+                 default_delta: float | None = None) -> None:
+        self.backend = DuckDBBackend(database)
+        self.catalog = Catalog()
+        self.budget = Accountant(budget or DEFAULT_BUDGET)
+        self.seed = seed
+        self.default_epsilon = default_epsilon
+        if default_delta is None:
+            default_delta = min(DEFAULT_DELTA, self.budget.total.delta)
+        self.default_delta = default_delta
+        if catalog is not None:
+            self._load_catalog(catalog)
+
+    def _load_catalog(self, path: str | Path) -> None:
+        for entry in read_toml(path):
+            if entry.public:
+                self.register_public(entry.name, entry.source, **entry.options)
+            else:
+                self.register(entry.name, entry.source, **entry.options)
+
+    def register(self, name: str, source: Any, *, privacy_unit: str | None = None,
+                 row_privacy: bool = False, bounds: Mapping[str, Any] | None = None,
+                 max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
+                 max_rows_per_unit: int | None = None,
+                 public_keys: Mapping[str, Iterable[Any] | str] | None = None) -> None:
+        """Register a private table from a file path, DataFrame, Arrow table or table name."""
+        columns = self.backend.load(name, source)
+        self.catalog.add(TableInfo.private(
+            name, columns=columns, privacy_unit=privacy_unit, row_privacy=row_privacy,
+            bounds=bounds, max_groups_per_unit=max_groups_per_unit,
+            max_rows_per_group=max_rows_per_group, max_rows_per_unit=max_rows_per_unit,
+            public_keys=public_keys))
+
+    def register_public(self, name: str, source: Any) -> None:
+        """Register a public table (lookups and public group keys; never noised)."""
+        columns = self.backend.load(name, source)
+        self.catalog.add(TableInfo(name=name, columns=columns, public=True))
+
+    def _plan(self, query: str, epsilon: float | None, delta: float | None) -> PrivacyPlan:
+        eps = self.default_epsilon if epsilon is None else epsilon
+        dlt = self.default_delta if delta is None else delta
+        return analyze(query, self.catalog, epsilon=eps, delta=dlt,
+                       public_values=self._public_values)
+
+    def _public_values(self, table: str, column: str) -> tuple[Any, ...]:
+        info = self.catalog.get(table)
+        if not info.public:
+            raise PrivacyError(f"public_keys refer to {table!r}, which is private; "
+                               "register the key list with con.register_public(...)")
+        return self.backend.public_values(info.name, column)
+
+    def explain(self, query: str, *, epsilon: float | None = None,
+                delta: float | None = None) -> Explanation:
+        """What ``query`` would release and cost. Touches no data, spends nothing."""
+        return Explanation.of(self._plan(query, epsilon, delta))
+
+    def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
+            seed: int | None = None) -> Result:
+        """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first."""
+        plan = self._plan(query, epsilon, delta)
+        self.budget.check(plan.cost.epsilon, plan.cost.delta)
+        seed = self.seed if seed is None else seed
+        salt = secrets.token_hex(16) if seed is None else f"seed-{seed}"
+        exact = self.backend.execute(rewrite(plan, salt=salt))
+        _verify_cost(plan)
+        self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query)
+        sampler = Sampler(seed)
+        groups = add_noise(plan, exact, sampler)
+        table, rows = post_process(plan, groups)
+        return Result(table=table, plan=plan, groups=groups, rows=rows, cost=plan.cost,
+                      private=sampler.private)
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _verify_cost(plan: PrivacyPlan) -> None:
+    """The cost charged must be exactly what the noise and selection account for."""
+    noise_delta = plan.noise.delta if plan.noise.kind == "gaussian" else 0.0
+    selection_delta = plan.selection.delta if plan.selection else 0.0
+    if plan.noise.epsilon != plan.cost.epsilon or \
+            abs(noise_delta + selection_delta - plan.cost.delta) > 1e-15 * max(plan.cost.delta, 1):
+        raise InternalError(f"plan cost {plan.cost} differs from its noise "
+                            f"(ε={plan.noise.epsilon}, δ={noise_delta}+{selection_delta})")
+
+
+def connect(database: str | duckdb.DuckDBPyConnection = ":memory:", **options: Any) -> Connection:
+    """Open a dpsql connection (see :class:`Connection` for the options)."""
+    return Connection(database, **options)

@@ -1,0 +1,107 @@
+"""What a query will do and cost, computed from the plan alone (no data, no budget).
+
+>>> from dpsql.analysis import analyze
+>>> from dpsql.catalog import Catalog, TableInfo
+>>> cat = Catalog()
+>>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "VARCHAR"}, privacy_unit="pid"))
+>>> info = Explanation.of(analyze("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1,
+...                               delta=1e-6)).to_dict()
+>>> info["columns"][1]["mechanism"], info["partition_selection"]["method"]
+('laplace', 'laplace_threshold')
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from dpsql.plan import Aggregate, PrivacyPlan
+from dpsql.rewrite import rewrite
+
+EXPLAIN_SALT = "<secret salt drawn per query>"
+
+
+def column_noise(plan: PrivacyPlan, agg: Aggregate):
+    """The Noise of the statistic that carries ``agg``'s value (AVG: its centred sum)."""
+    name = agg.stats[-1]
+    return plan.noise.noise_for(plan.statistic(name))
+
+
+def _aggregate_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
+    statistic = plan.statistic(agg.stats[-1])
+    noise = column_noise(plan, agg)
+    exact_std = agg.kind != "avg"
+    return {
+        "aggregate": agg.sql,
+        "mechanism": plan.noise.kind,
+        "l1_sensitivity": statistic.bound * statistic.l1,
+        "l2_sensitivity": statistic.bound * statistic.l2,
+        "linf_sensitivity": statistic.bound,
+        "noise_std": noise.std if exact_std else None,
+        "ci95_halfwidth": noise.ci_halfwidth(0.95) if exact_std else None,
+        "bounds": None if agg.lo is None else [agg.lo, agg.hi],
+        "note": None if exact_std else
+        "AVG = centre + noisy centred sum / noisy count: its error depends on the count; "
+        "noise on the centred sum has std " + f"{noise.std:.6g}",
+    }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """A JSON-ready description of a plan: columns, noise, selection, cost and SQL."""
+
+    data: dict[str, Any]
+
+    @classmethod
+    def of(cls, plan: PrivacyPlan) -> Explanation:
+        by_name = {a.name: a for a in plan.aggregates}
+        columns = []
+        for col in plan.columns:
+            entry: dict[str, Any] = {"name": col.name, "aggregate": None, "mechanism": None,
+                                     "l1_sensitivity": None, "l2_sensitivity": None,
+                                     "noise_std": None}
+            if col.aggregate is not None:
+                entry.update(_aggregate_entry(plan, by_name[col.aggregate]))
+            columns.append(entry)
+        limits = plan.contribution
+        data = {
+            "sql": plan.sql,
+            "epsilon": plan.cost.epsilon,
+            "delta": plan.cost.delta,
+            "columns": columns,
+            "aggregates": [{"name": a.name, "sql": a.sql, "kind": a.kind} for a in plan.aggregates],
+            "statistics_per_unit": plan.statistics_per_unit,
+            "mechanism": {"kind": plan.noise.kind, "l1": plan.noise.l1, "l2": plan.noise.l2,
+                          "laplace_std": plan.noise.laplace_std,
+                          "gaussian_std": plan.noise.gaussian_std},
+            "partition_selection": "public" if plan.selection is None else {
+                "method": plan.selection.method, "threshold": plan.selection.threshold,
+                "delta": plan.selection.delta, "max_groups": plan.selection.max_groups},
+            "contribution_bounds": {
+                "privacy_unit": plan.privacy_unit or "row",
+                "max_groups_per_unit": limits.max_groups_per_unit,
+                "max_rows_per_group": limits.max_rows_per_group,
+                "max_rows_per_unit": limits.max_rows_per_unit,
+                "sources": dict(limits.sources),
+            },
+            "rewritten_sql": rewrite(plan, salt=EXPLAIN_SALT).sql(pretty=True),
+        }
+        return cls(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self.data))
+
+    def __str__(self) -> str:
+        d = self.data
+        lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "
+                 f"statistics/unit={d['statistics_per_unit']}"]
+        for col in d["columns"]:
+            if col["aggregate"]:
+                std = "n/a" if col["noise_std"] is None else f"{col['noise_std']:.4g}"
+                lines.append(f"  {col['name']}: {col['aggregate']} L1={col['l1_sensitivity']:g} "
+                             f"L2={col['l2_sensitivity']:.4g} std={std}")
+        sel = d["partition_selection"]
+        lines.append("  groups: " + ("public keys" if sel == "public" else
+                                     f"{sel['method']}, keep if noisy units >= {sel['threshold']:g}"))
+        return "\n".join(lines)

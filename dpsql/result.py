@@ -1,0 +1,136 @@
+"""The noisy answer to one query, with error bars that cost no budget.
+
+Intervals cover the *bounded* value (after clamping and contribution limits),
+not the raw value: they account for the noise only, and depend only on the
+noise scale (public) and the released noisy values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from dpsql.accounting import Cost
+from dpsql.explain import Explanation, column_noise
+from dpsql.plan import Aggregate, PrivacyPlan
+from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups
+
+
+@dataclass(frozen=True)
+class Result:
+    """A released table: ``.df() .arrow() .pl() .fetchall() .ci(level) .explain()``.
+
+    ``private`` is False when noise came from a fixed ``seed`` (tests only).
+    """
+
+    table: pa.Table
+    plan: PrivacyPlan
+    groups: NoisyGroups
+    rows: np.ndarray
+    cost: Cost
+    private: bool = True
+
+    @property
+    def columns(self) -> list[str]:
+        return self.table.column_names
+
+    def arrow(self) -> pa.Table:
+        return self.table
+
+    def df(self):
+        """The result as a pandas DataFrame (needs pandas)."""
+        return self.table.to_pandas()
+
+    def pl(self):
+        """The result as a polars DataFrame (needs polars)."""
+        import polars as pl
+
+        return pl.from_arrow(self.table)
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        names = self.table.column_names
+        return [tuple(row[n] for n in names) for row in self.table.to_pylist()]
+
+    def explain(self) -> Explanation:
+        return Explanation.of(self.plan)
+
+    def ci(self, level: float = 0.95) -> pa.Table:
+        """Per-cell ``level`` confidence intervals: ``<col>_lower``/``<col>_upper``.
+
+        Columns that are not a bare aggregate (keys, arithmetic on aggregates)
+        get no interval.
+        """
+        if not 0 < level < 1:
+            raise ValueError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
+        by_name = {a.name: a for a in self.plan.aggregates}
+        table = self.table
+        for index, col in enumerate(self.plan.columns):
+            if col.aggregate is None:
+                continue
+            values = table.column(index).to_numpy(zero_copy_only=False).astype(np.float64)
+            lower, upper = self._interval(by_name[col.aggregate], values, level)
+            table = table.append_column(f"{col.name}_lower", pa.array(lower))
+            table = table.append_column(f"{col.name}_upper", pa.array(upper))
+        return table
+
+    def _interval(self, agg: Aggregate, values: np.ndarray, level: float):
+        if agg.kind != "avg":
+            half = column_noise(self.plan, agg).ci_halfwidth(level)
+            return values - half, values + half
+        # Bonferroni over the two noisy statistics, then the extreme corners of
+        # centre + S/N over the box (S/N is monotone in each for N > 0).
+        count_stat, sum_stat = agg.stats
+        each = 1 - (1 - level) / 2
+        count = self.groups.stats[count_stat][self.rows]
+        total = self.groups.stats[sum_stat][self.rows]
+        h_n = self.plan.noise.noise_for(self.plan.statistic(count_stat)).ci_halfwidth(each)
+        h_s = self.plan.noise.noise_for(self.plan.statistic(sum_stat)).ci_halfwidth(each)
+        n_lo = np.maximum(count - h_n, AVG_COUNT_FLOOR)
+        n_hi = np.maximum(count + h_n, AVG_COUNT_FLOOR)
+        corners = np.stack([(total + ds) / n for ds in (-h_s, h_s) for n in (n_lo, n_hi)])
+        center = (agg.lo + agg.hi) / 2
+        lower = np.clip(center + corners.min(axis=0), agg.lo, agg.hi)
+        upper = np.clip(center + corners.max(axis=0), agg.lo, agg.hi)
+        return lower, upper
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def __repr__(self) -> str:
+        return _render(self)
+
+
+def _render(result: Result, max_rows: int = 20) -> str:
+    """A text table with ± 95% half-widths next to every aggregate."""
+    bounds = result.ci(0.95)
+    rows = []
+    for i in range(min(result.table.num_rows, max_rows)):
+        cells = []
+        for col in result.plan.columns:
+            value = bounds.column(col.name)[i].as_py()
+            text = _fmt(value)
+            if col.aggregate is not None:
+                lo = bounds.column(f"{col.name}_lower")[i].as_py()
+                hi = bounds.column(f"{col.name}_upper")[i].as_py()
+                text += f" [{_fmt(lo)}, {_fmt(hi)}]"
+            cells.append(text)
+        rows.append(cells)
+    header = [c.name for c in result.plan.columns]
+    widths = [max(len(h), *(len(r[j]) for r in rows)) if rows else len(h)
+              for j, h in enumerate(header)]
+    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
+    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    more = result.table.num_rows - len(rows)
+    tail = [f"... {more} more rows"] if more > 0 else []
+    note = f"({result.table.num_rows} rows; 95% CIs; cost {result.cost}" + \
+        ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
+    return "\n".join([line, *body, *tail, note])
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.4e}"
+    return "NULL" if value is None else str(value)

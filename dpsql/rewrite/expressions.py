@@ -1,0 +1,73 @@
+"""Row-level value expressions that enforce declared and inferred bounds.
+
+NULL stays NULL (LEAST/GREATEST skip NULLs in most engines, so clamps are
+guarded), NaN becomes NULL, ±inf is clamped like any other value.
+
+>>> import sqlglot
+>>> clamp(sqlglot.parse_one("x"), 0, 10).sql()
+'CASE WHEN x IS NULL THEN NULL ELSE LEAST(GREATEST(x, 0), 10) END'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlglot import exp
+
+from dpsql.catalog import FLOAT_TYPES
+
+
+def number(value: float) -> exp.Expression:
+    """A numeric literal; integral values print without a decimal point."""
+    if float(value).is_integer() and abs(value) < 2**53:
+        return exp.Literal.number(int(value))
+    return exp.Literal.number(repr(float(value)))
+
+
+def clamp(node: exp.Expression, lo: float, hi: float, *,
+          is_float: bool = False) -> exp.Expression:
+    """``node`` limited to [lo, hi]; NULL stays NULL, and NaN becomes NULL if ``is_float``."""
+    raised = exp.Greatest(this=node.copy(), expressions=[number(lo)], ignore_nulls=True)
+    limited = exp.Least(this=raised, expressions=[number(hi)], ignore_nulls=True)
+    return exp.Case(ifs=[exp.If(this=_missing(node, is_float), true=exp.Null())],
+                    default=limited)
+
+
+def _missing(node: exp.Expression, is_float: bool) -> exp.Expression:
+    missing: exp.Expression = exp.Is(this=node.copy(), expression=exp.Null())
+    if is_float:
+        missing = exp.or_(missing, exp.IsNan(this=node.copy()))
+    return missing
+
+
+def _clean_column(column: exp.Column, types: Mapping[str, str],
+                  bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
+    name = column.name.lower()
+    node: exp.Expression = exp.column(name)
+    is_float = types.get(name, "").upper().startswith(FLOAT_TYPES)
+    if name in bounds:
+        return clamp(node, *bounds[name], is_float=is_float)
+    if is_float:
+        return exp.Case(ifs=[exp.If(this=exp.IsNan(this=node.copy()), true=exp.Null())],
+                        default=node)
+    return node
+
+
+def bounded(expr: exp.Expression, types: Mapping[str, str],
+            bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
+    """``expr`` with every column cleaned (NaN → NULL) and clamped to its catalog bounds."""
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column):
+            return _clean_column(node, types, bounds)
+        return node
+
+    return expr.transform(swap, copy=True)
+
+
+def as_double(node: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build("DOUBLE"))
+
+
+def as_bigint(node: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
