@@ -21,7 +21,7 @@ from typing import Any
 
 from dpsql.errors import CatalogError
 
-NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL")
 FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
 
@@ -44,7 +44,8 @@ def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table:
         try:
             lo, hi = (float(v) for v in pair)
         except (TypeError, ValueError):
-            raise CatalogError(f"bounds[{col!r}]={pair!r}: give a pair (lo, hi) of numbers") from None
+            raise CatalogError(
+                f"bounds[{col!r}]={pair!r}: give a pair (lo, hi) of numbers") from None
         if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise CatalogError(f"bounds[{col!r}]=({lo}, {hi}): need finite lo <= hi")
         if not columns[name].upper().startswith(NUMERIC_TYPES):

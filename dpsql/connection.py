@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ class Connection:
         self.catalog = Catalog()
         self.budget = Accountant(budget or DEFAULT_BUDGET)
         self.seed = seed
+        self._noisy = duckdb.connect()  # post-processing only: never sees private rows
+        self._noisy_lock = threading.Lock()
         self.default_epsilon = default_epsilon
         if default_delta is None:
             default_delta = min(DEFAULT_DELTA, self.budget.total.delta)
@@ -108,12 +111,14 @@ class Connection:
         self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query)
         sampler = Sampler(seed)
         groups = add_noise(plan, exact, sampler)
-        table, rows = post_process(plan, groups)
+        with self._noisy_lock:
+            table, rows = post_process(plan, groups, self._noisy)
         return Result(table=table, plan=plan, groups=groups, rows=rows, cost=plan.cost,
                       private=sampler.private)
 
     def close(self) -> None:
         self.backend.close()
+        self._noisy.close()
 
     def __enter__(self) -> Connection:
         return self

@@ -24,20 +24,20 @@ EXPLAIN_SALT = "<secret salt drawn per query>"
 
 def column_noise(plan: PrivacyPlan, agg: Aggregate):
     """The Noise of the statistic that carries ``agg``'s value (AVG: its centred sum)."""
-    name = agg.stats[-1]
-    return plan.noise.noise_for(plan.statistic(name))
+    return plan.noise_for(agg.stats[-1])
 
 
 def _aggregate_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
     statistic = plan.statistic(agg.stats[-1])
+    quantum = plan.stat(agg.stats[-1]).quantum
     noise = column_noise(plan, agg)
     exact_std = agg.kind != "avg"
     return {
         "aggregate": agg.sql,
         "mechanism": plan.noise.kind,
-        "l1_sensitivity": statistic.bound * statistic.l1,
-        "l2_sensitivity": statistic.bound * statistic.l2,
-        "linf_sensitivity": statistic.bound,
+        "l1_sensitivity": statistic.bound * statistic.l1 * quantum,
+        "l2_sensitivity": statistic.bound * statistic.l2 * quantum,
+        "linf_sensitivity": statistic.bound * quantum,
         "noise_std": noise.std if exact_std else None,
         "ci95_halfwidth": noise.ci_halfwidth(0.95) if exact_std else None,
         "bounds": None if agg.lo is None else [agg.lo, agg.hi],
@@ -102,6 +102,7 @@ class Explanation:
                 lines.append(f"  {col['name']}: {col['aggregate']} L1={col['l1_sensitivity']:g} "
                              f"L2={col['l2_sensitivity']:.4g} std={std}")
         sel = d["partition_selection"]
-        lines.append("  groups: " + ("public keys" if sel == "public" else
-                                     f"{sel['method']}, keep if noisy units >= {sel['threshold']:g}"))
+        groups = "public keys" if sel == "public" else \
+            f"{sel['method']}, keep if noisy units >= {sel['threshold']:g}"
+        lines.append(f"  groups: {groups}")
         return "\n".join(lines)

@@ -11,14 +11,14 @@ groups/unit=4 rows/group=3 rows/unit=unlimited
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from sqlglot import exp
 
 from dpsql.accounting import Cost
-from dpsql.mechanisms import NoisePlan, Statistic
+from dpsql.mechanisms import Noise, NoisePlan, Statistic
 
 NOISY_TABLE = "__dp_noisy"
 """The table of noisy group values that post-processing (SELECT/HAVING/ORDER BY) reads."""
@@ -84,9 +84,12 @@ class GroupKey:
 class StatSpec:
     """One bounded statistic computed per group by the rewritten SQL.
 
-    ``expr`` is the row-level value (already clamped to ``[lo, hi]``) for sums,
-    the counted expression for ``count``, and None for ``rows``/``units``.
-    ``center`` is subtracted from each value before summing (AVG's trick).
+    ``expr`` is the row-level value for sums, the counted expression for
+    ``count``, and None for ``rows``/``units``. Sums are computed exactly, in
+    integers: each value is clamped to [lo, hi] and rounded to a multiple of
+    ``quantum`` (a power of two), so the SQL result does not depend on the order
+    in which the engine adds numbers. A ``centered_sum`` adds 2k − (lo_k + hi_k)
+    per value k (in quanta of twice ``quantum``): AVG's centred trick in integers.
     """
 
     name: str
@@ -94,18 +97,55 @@ class StatSpec:
     expr: exp.Expression | None
     lo: float = 0.0
     hi: float = 0.0
-    center: float = 0.0
+    quantum: float = 1.0
 
     @property
     def key(self) -> tuple[Any, ...]:
         sql = self.expr.sql() if self.expr is not None else ""
-        return (self.kind, sql, self.lo, self.hi, self.center)
+        return (self.kind, sql, self.lo, self.hi)
+
+    @property
+    def value_quantum(self) -> float:
+        """The grid each value is rounded to (``quantum`` for sums, twice it when centred)."""
+        return 2 * self.quantum if self.kind == "centered_sum" else self.quantum
+
+    @property
+    def lo_units(self) -> int:
+        return round(self.lo / self.value_quantum)
+
+    @property
+    def hi_units(self) -> int:
+        return round(self.hi / self.value_quantum)
+
+    @property
+    def row_bound(self) -> int:
+        """Largest |value| one row adds, in quanta."""
+        if self.kind == "sum":
+            return max(abs(self.lo_units), abs(self.hi_units))
+        if self.kind == "centered_sum":
+            return self.hi_units - self.lo_units
+        return 1
+
+    @property
+    def center(self) -> float:
+        """The centre that a centred sum is taken around (on the value grid)."""
+        return (self.lo_units + self.hi_units) * self.quantum
 
     def __str__(self) -> str:
         inner = self.expr.sql() if self.expr is not None else "*"
         if self.kind in ("sum", "centered_sum"):
             return f"{self.name}={self.kind}({inner} in [{self.lo:g}, {self.hi:g}])"
         return f"{self.name}={self.kind}({inner})"
+
+
+def value_quantum(lo: float, hi: float) -> float:
+    """A power of two about 2^-30 of the largest |bound|: values keep ~9 significant digits.
+
+    >>> value_quantum(0, 1000) == 2.0 ** (9 - 30)
+    True
+    """
+    largest = max(abs(lo), abs(hi))
+    return 2.0 ** (math.floor(math.log2(largest)) - 30) if largest > 0 else 1.0
 
 
 @dataclass(frozen=True)
@@ -177,14 +217,21 @@ class PrivacyPlan:
 
     @property
     def statistics_per_unit(self) -> int:
-        """How many released cells one privacy unit can change."""
-        return sum(math.ceil(s.l1 - 1e-12) for s in self.statistics)
+        """How many released cells one privacy unit can change (statistics × groups)."""
+        return len(self.statistics) * self.contribution.groups_per_unit
 
     def stat(self, name: str) -> StatSpec:
         return next(s for s in self.stats if s.name == name)
 
     def statistic(self, name: str) -> Statistic:
         return next(s for s in self.statistics if s.name == name)
+
+    def noise_for(self, name: str) -> Noise:
+        """The noise of statistic ``name`` in output units (sums are computed in quanta)."""
+        noise = self.noise.noise_for(self.statistic(name))
+        quantum = self.stat(name).quantum
+        return replace(noise, scale=noise.scale * quantum,
+                       granularity=noise.granularity * quantum)
 
     def __str__(self) -> str:
         lines = [

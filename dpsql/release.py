@@ -38,7 +38,8 @@ def _with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     """All public key combinations, in declaration order; absent groups get zeros."""
     names = [k.name for k in plan.keys]
     combos = list(itertools.product(*(k.domain for k in plan.keys)))
-    found = {tuple(row[n] for n in names): i for i, row in enumerate(exact.select(names).to_pylist())}
+    rows = exact.select(names).to_pylist()
+    found = {tuple(row[n] for n in names): i for i, row in enumerate(rows)}
     index = np.array([found.get(c, -1) for c in combos], dtype=np.int64)
     columns = {n: pa.array([c[i] for c in combos], type=exact.schema.field(n).type)
                for i, n in enumerate(names)}
@@ -56,9 +57,9 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     if plan.keys and all(k.public for k in plan.keys):
         exact = _with_public_domain(plan, exact)
     stats = {}
-    for statistic in plan.statistics:
-        values = exact.column(statistic.name).to_numpy(zero_copy_only=False).astype(np.float64)
-        stats[statistic.name] = plan.noise.noise_for(statistic).add_to(values, sampler)
+    for spec in plan.stats:
+        values = exact.column(spec.name).to_numpy(zero_copy_only=False).astype(np.float64)
+        stats[spec.name] = plan.noise_for(spec.name).add_to(values * spec.quantum, sampler)
     keys = exact.select([k.name for k in plan.keys])
     if plan.selection is not None:
         units = next(s.name for s in plan.stats if s.kind == "units")
@@ -75,7 +76,7 @@ def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.nda
         first = groups.stats[agg.stats[0]]
         if agg.kind == "avg":
             count, centered = first, groups.stats[agg.stats[1]]
-            center = (agg.lo + agg.hi) / 2
+            center = plan.stat(agg.stats[1]).center
             ratio = centered / np.maximum(count, AVG_COUNT_FLOOR)
             values[agg.name] = np.clip(center + ratio, agg.lo, agg.hi)
         elif agg.kind in ("count_star", "count", "count_units"):
@@ -85,20 +86,22 @@ def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.nda
     return values
 
 
-def post_process(plan: PrivacyPlan, groups: NoisyGroups) -> tuple[pa.Table, np.ndarray]:
+def post_process(plan: PrivacyPlan, groups: NoisyGroups,
+                 con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, np.ndarray]:
     """Run the query's SELECT/HAVING/ORDER BY/LIMIT over the noisy table.
 
-    Returns the released table and, per released row, the index of its group.
+    ``con`` must be a DuckDB connection that holds no private data (only noisy
+    tables ever enter it). Returns the released table and, per released row,
+    the index of its group.
     """
     columns = {name: groups.keys.column(name) for name in groups.keys.column_names}
     columns.update({name: pa.array(v) for name, v in aggregate_values(plan, groups).items()})
     columns[ROW_ID] = pa.array(np.arange(groups.num_rows, dtype=np.int64))
     noisy = pa.table(columns)
-    con = duckdb.connect()
+    con.register(NOISY_TABLE, noisy)
     try:
-        con.register(NOISY_TABLE, noisy)
         table = con.sql(plan.output.sql(dialect="duckdb")).to_arrow_table()
     finally:
-        con.close()
+        con.unregister(NOISY_TABLE)
     rows = table.column(ROW_ID).to_numpy()
     return table.drop_columns([ROW_ID]), rows

@@ -86,12 +86,12 @@ class Result:
         each = 1 - (1 - level) / 2
         count = self.groups.stats[count_stat][self.rows]
         total = self.groups.stats[sum_stat][self.rows]
-        h_n = self.plan.noise.noise_for(self.plan.statistic(count_stat)).ci_halfwidth(each)
-        h_s = self.plan.noise.noise_for(self.plan.statistic(sum_stat)).ci_halfwidth(each)
+        h_n = self.plan.noise_for(count_stat).ci_halfwidth(each)
+        h_s = self.plan.noise_for(sum_stat).ci_halfwidth(each)
         n_lo = np.maximum(count - h_n, AVG_COUNT_FLOOR)
         n_hi = np.maximum(count + h_n, AVG_COUNT_FLOOR)
         corners = np.stack([(total + ds) / n for ds in (-h_s, h_s) for n in (n_lo, n_hi)])
-        center = (agg.lo + agg.hi) / 2
+        center = self.plan.stat(sum_stat).center
         lower = np.clip(center + corners.min(axis=0), agg.lo, agg.hi)
         upper = np.clip(center + corners.max(axis=0), agg.lo, agg.hi)
         return lower, upper

@@ -37,7 +37,7 @@ from dpsql.analysis.grammar import (
     refuse,
 )
 from dpsql.errors import UnsupportedQueryError
-from dpsql.plan import NOISY_TABLE, ROW_ID, Aggregate, OutputColumn, StatSpec
+from dpsql.plan import NOISY_TABLE, ROW_ID, Aggregate, OutputColumn, StatSpec, value_quantum
 
 _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -51,7 +51,11 @@ class _Collector:
         self.aggregates: dict[str, Aggregate] = {}
 
     def stat(self, kind: str, expr: exp.Expression | None = None, **bounds: float) -> str:
-        spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, **bounds)
+        quantum = value_quantum(bounds["lo"], bounds["hi"]) if bounds else 1.0
+        if kind == "centered_sum":
+            quantum /= 2
+        spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, quantum=quantum,
+                        **bounds)
         return self.stats.setdefault(spec.key, spec).name
 
     def aggregate(self, node: exp.AggFunc) -> str:
@@ -77,8 +81,7 @@ class _Collector:
                 return "sum", (self.stat("sum", arg, lo=lo, hi=hi),), (lo, hi)
             if lo == hi:
                 refuse(node, "AVG", "bounds with lo < hi", f"AVG is the constant {lo:g} here")
-            stats = (self.stat("count", arg), self.stat("centered_sum", arg, lo=lo, hi=hi,
-                                                         center=(lo + hi) / 2))
+            stats = (self.stat("count", arg), self.stat("centered_sum", arg, lo=lo, hi=hi))
             return "avg", stats, (lo, hi)
         refuse(node, "aggregate", AGGREGATES)
 

@@ -9,7 +9,7 @@ functions of one row, so that no error can depend on private data.
 >>> check_row_expression(sqlglot.parse_one("cost / age"), "WHERE")
 Traceback (most recent call last):
 ...
-dpsql.errors.UnsupportedQueryError: WHERE: `cost / age` is not supported ...
+dpsql.errors.UnsupportedQueryError: WHERE: `cost / age` is not supported...
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ ROW_ALLOWED = ("columns, numbers, strings, comparisons, AND/OR/NOT, IN (list), B
 POST_NODES: tuple[type[exp.Expression], ...] = (
     *ROW_NODES, exp.Div, exp.IntDiv, exp.Mod, exp.Round, exp.Case, exp.If, exp.Cast, exp.TryCast,
     exp.DataType, exp.Sqrt, exp.Pow, exp.Ln, exp.Log, exp.Exp, exp.Floor, exp.Ceil, exp.DPipe,
-    exp.Concat, exp.Alias, exp.Ordered, exp.Sign, exp.Nullif,
+    exp.Concat, exp.Alias, exp.Order, exp.Ordered, exp.Sign, exp.Nullif,
 )
 """Node types allowed over noisy outputs (post-processing is free and safe)."""
 
@@ -47,7 +47,8 @@ def fragment(node: exp.Expression, limit: int = 80) -> str:
 def refuse(node: exp.Expression | None, context: str, allowed: str, fix: str = "") -> None:
     """Raise UnsupportedQueryError naming the fragment, what is allowed, and the fix."""
     what = f"`{fragment(node)}` is not supported" if node is not None else "not supported"
-    raise UnsupportedQueryError(f"{context}: {what}; allowed: {allowed}" + (f". {fix}" if fix else ""))
+    hint = f". {fix}" if fix else ""
+    raise UnsupportedQueryError(f"{context}: {what}; allowed: {allowed}{hint}")
 
 
 def check_row_expression(node: exp.Expression, context: str) -> None:
@@ -64,8 +65,8 @@ def check_row_expression(node: exp.Expression, context: str) -> None:
 
 def check_post_expression(node: exp.Expression, context: str) -> None:
     """Refuse anything but arithmetic and scalar functions over noisy outputs."""
-    for sub in node.walk():
-        if not isinstance(sub, POST_NODES) and not isinstance(sub, exp.AggFunc):
+    for sub in node.walk(prune=lambda n: isinstance(n, exp.AggFunc)):
+        if not isinstance(sub, (*POST_NODES, exp.AggFunc)):
             refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over aggregates "
                    "and group keys")
 

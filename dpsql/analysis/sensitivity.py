@@ -41,7 +41,15 @@ def contribution_limits(draft: Draft, ctx: Context) -> Draft:
                     declared.items())
     if not draft.keys:
         values["max_groups_per_unit"] = 1
+    elif all(k.public for k in draft.keys):
+        # A unit cannot touch more groups than exist.
+        values["max_groups_per_unit"] = max(1, min(values["max_groups_per_unit"],
+                                                   _domain_size(draft)))
     return replace(draft, contribution=Contribution(**values, sources=sources))
+
+
+def _domain_size(draft: Draft) -> int:
+    return math.prod(len(k.domain) for k in draft.keys)
 
 
 def normalised_norms(groups: int, rows_per_group: int, rows_total: int | None
@@ -53,18 +61,12 @@ def normalised_norms(groups: int, rows_per_group: int, rows_total: int | None
 
 
 def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
+    """Per-cell bound and normalised norms; sums are integers counted in quanta."""
     c, g = limits.rows_per_group, limits.groups_per_unit
-    if spec.kind == "units":
-        l1, l2 = normalised_norms(g, 1, limits.max_rows_per_unit)
-        return Statistic(name=spec.name, bound=1.0, l1=l1, l2=l2, integer=True)
-    l1, l2 = normalised_norms(g, c, limits.max_rows_per_unit)
-    if spec.kind in ("rows", "count"):
-        return Statistic(name=spec.name, bound=float(c), l1=l1, l2=l2, integer=True)
-    if spec.kind == "sum":
-        bound = c * max(abs(spec.lo), abs(spec.hi))
-    else:
-        bound = c * (spec.hi - spec.lo) / 2
-    return Statistic(name=spec.name, bound=bound, l1=l1, l2=l2, integer=False)
+    rows = 1 if spec.kind == "units" else c
+    l1, l2 = normalised_norms(g, rows, limits.max_rows_per_unit)
+    return Statistic(name=spec.name, bound=float(rows * spec.row_bound), l1=l1, l2=l2,
+                     integer=True, cells=float(g))
 
 
 def sensitivity(draft: Draft, ctx: Context) -> Draft:

@@ -13,7 +13,7 @@ The tree is dialect-neutral sqlglot; backends print it in their dialect.
 >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "x": "INT"}, row_privacy=True,
 ...                               bounds={"x": (0, 5)}))
 >>> print(rewrite(analyze("SELECT SUM(x) FROM t", cat, epsilon=1, delta=0), salt="s").sql())
-SELECT CAST(COALESCE(SUM(CASE WHEN x IS NULL THEN NULL ELSE LEAST(GREATEST(x, 0), 5) END), 0) AS DOUBLE) AS __dp_s0 FROM t
+SELECT CAST(COALESCE(SUM(CASE WHEN CAST(...) END), 0) AS DOUBLE) AS __dp_s0 FROM t
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dpsql.plan import BoundedQuery, PrivacyPlan, StatSpec
-from dpsql.rewrite.expressions import as_bigint, as_double, bounded, clamp, number
+from dpsql.rewrite.expressions import as_bigint, as_double, bounded, missing, number
 
 UNIT = "__dp_unit"
 RANK = "__dp_rank"
@@ -56,14 +56,25 @@ def _filter(plan: PrivacyPlan, unit: exp.Expression | None) -> exp.Expression | 
 
 
 def _value(spec: StatSpec, plan: PrivacyPlan) -> exp.Expression:
-    """Row-level value of a statistic: the clamped value, or what COUNT counts."""
+    """Row-level value of a statistic: what COUNT counts, or the value in integer quanta."""
     cleaned = bounded(spec.expr, plan.column_types, plan.column_bounds)
     if spec.kind == "count":
         return cleaned
-    value = clamp(as_double(cleaned), spec.lo, spec.hi)
+    # A bare column needs no catalog clamp: the clamp to [lo, hi] below is at least as tight.
+    value = as_double(spec.expr.copy() if isinstance(spec.expr, exp.Column) else cleaned)
+    quanta = exp.Round(this=exp.Div(this=value.copy(), expression=number(spec.value_quantum)))
+    units = as_bigint(_limit(quanta, spec.lo_units, spec.hi_units))
     if spec.kind == "centered_sum":
-        value = exp.Sub(this=value, expression=number(spec.center))
-    return value
+        units = exp.Sub(this=exp.Mul(this=number(2), expression=units),
+                        expression=number(spec.lo_units + spec.hi_units))
+    return exp.Case(ifs=[exp.If(this=missing(value, is_float=True), true=exp.Null())],
+                    default=units)
+
+
+def _limit(node: exp.Expression, lo: float, hi: float) -> exp.Expression:
+    """LEAST(GREATEST(node, lo), hi) for a node known not to be NULL."""
+    raised = exp.Greatest(this=node, expressions=[number(lo)], ignore_nulls=True)
+    return exp.Least(this=raised, expressions=[number(hi)], ignore_nulls=True)
 
 
 def _row_values(plan: PrivacyPlan) -> list[exp.Expression]:
@@ -94,20 +105,15 @@ def _coalesced_sum(value: exp.Expression) -> exp.Expression:
 
 
 def _pair_partial(spec: StatSpec, c: int) -> exp.Expression:
-    """One unit's contribution to one group, clamped to the per-group bound."""
+    """One unit's contribution to one group, clamped to the per-group bound (in quanta)."""
     if spec.kind == "rows":
-        return exp.Least(this=exp.Count(this=exp.Star()), expressions=[number(c)],
-                         ignore_nulls=True)
+        return _limit(exp.Count(this=exp.Star()), 0, c)
     if spec.kind == "count":
-        return exp.Least(this=exp.Count(this=exp.column(spec.name)), expressions=[number(c)],
-                         ignore_nulls=True)
+        return _limit(exp.Count(this=exp.column(spec.name)), 0, c)
     total = exp.Coalesce(this=exp.Sum(this=exp.column(spec.name)), expressions=[number(0)])
     if spec.kind == "sum":
-        lo, hi = c * min(spec.lo, 0.0), c * max(spec.hi, 0.0)
-    else:
-        lo, hi = -c * (spec.hi - spec.lo) / 2, c * (spec.hi - spec.lo) / 2
-    limited = exp.Greatest(this=total, expressions=[number(lo)], ignore_nulls=True)
-    return exp.Least(this=limited, expressions=[number(hi)], ignore_nulls=True)
+        return _limit(total, c * min(spec.lo_units, 0), c * max(spec.hi_units, 0))
+    return _limit(total, -c * spec.row_bound, c * spec.row_bound)
 
 
 def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
@@ -157,8 +163,7 @@ def _public_domain_size(plan: PrivacyPlan) -> float:
 def _cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     """Scale each unit's partials by min(1, r / its total clamped rows)."""
     limits = plan.contribution
-    clamped = exp.Least(this=exp.column(ROWS), expressions=[number(limits.rows_per_group)],
-                        ignore_nulls=True)
+    clamped = _limit(exp.column(ROWS), 0, limits.rows_per_group)
     total = exp.Window(this=exp.Sum(this=clamped), partition_by=[exp.column(UNIT)])
     ratio = exp.Div(this=number(float(limits.max_rows_per_unit)), expression=total)
     factor = exp.Least(this=number(1), expressions=[ratio], ignore_nulls=True)
@@ -174,9 +179,9 @@ def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
             continue
         partial: exp.Expression = exp.column(spec.name)
         if scaled:
-            partial = exp.Mul(this=partial, expression=exp.column(FACTOR))
-            if spec.kind in ("rows", "count"):
-                partial = exp.Floor(this=partial)
+            # Truncation toward zero keeps |partial × factor| within the scaled bound.
+            partial = as_bigint(exp.Trunc(this=exp.Mul(this=partial,
+                                                       expression=exp.column(FACTOR))))
         if spec.kind in ("rows", "count"):
             final = as_bigint(exp.Coalesce(this=exp.Sum(this=partial), expressions=[number(0)]))
         else:

@@ -29,11 +29,11 @@ def clamp(node: exp.Expression, lo: float, hi: float, *,
     """``node`` limited to [lo, hi]; NULL stays NULL, and NaN becomes NULL if ``is_float``."""
     raised = exp.Greatest(this=node.copy(), expressions=[number(lo)], ignore_nulls=True)
     limited = exp.Least(this=raised, expressions=[number(hi)], ignore_nulls=True)
-    return exp.Case(ifs=[exp.If(this=_missing(node, is_float), true=exp.Null())],
+    return exp.Case(ifs=[exp.If(this=missing(node, is_float), true=exp.Null())],
                     default=limited)
 
 
-def _missing(node: exp.Expression, is_float: bool) -> exp.Expression:
+def missing(node: exp.Expression, is_float: bool) -> exp.Expression:
     missing: exp.Expression = exp.Is(this=node.copy(), expression=exp.Null())
     if is_float:
         missing = exp.or_(missing, exp.IsNan(this=node.copy()))

@@ -1,0 +1,151 @@
+"""Choose Laplace or Gaussian noise for a whole query, and calibrate it.
+
+Every statistic is normalised to per-cell bound 1 (noise scale = bound × unit scale), so one
+unit's influence on the query is L1 = Σ l1 and L2 = √(Σ l2²) (REFERENCES.md, "Sensitivity").
+Laplace: t = L1/ε, pure ε-DP — discrete Laplace on integers loses exactly |Δ|/t per cell.
+Gaussian: σ from :func:`discrete_gaussian_sigma`, proved for the multivariate *discrete*
+Gaussian.  Gaussian is chosen iff its std is smaller (δ = 0 forces Laplace), the rule of
+PipelineDP's DPStrategySelector.
+
+Grid inflation.  A real-valued statistic is rounded to its grid g before noise; rounding moves
+a cell's change by at most g, so a cell's normalised change is at most 1 + g/bound.  The
+normalised norms become l1 + c·g/bound and l2 + √c·g/bound (triangle inequality), where c is
+the number of cells one unit can change.  When ``cells`` is not given, every touched cell is
+assumed to count fully in l1 and l2 (c ≤ l1 and c ≤ l2², the L0 × L∞ normalisation), which
+gives the factor (1 + g/bound).  The grid is taken from the un-inflated scale, the norms are
+inflated, then the scale is recomputed (only larger); the grids used are stored in the plan.
+
+>>> plan = choose_noise([Statistic("n", 1.0, 1.0, 1.0, True)], 1.0, 1e-5)
+>>> plan.kind, plan.unit_scale
+('laplace', 1.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from dpsql.errors import InternalError, PrivacyError
+from dpsql.mechanisms.calibration import laplace_scale, validate_privacy
+from dpsql.mechanisms.discrete_calibration import discrete_gaussian_sigma
+from dpsql.mechanisms.noise import Noise, grid_granularity
+
+Kind = Literal["laplace", "gaussian"]
+# Integer statistics whose noise scale exceeds 2^24 go on a (≥ 16) grid too: the noise is
+# then ≥ 2^20 grid steps and the exact samplers' integers stay small.
+INTEGER_SCALE_LIMIT = 2.0**24
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One released statistic (a column of cells) and one unit's influence on it.
+
+    ``bound``: max change of one cell by one unit; ``l1``/``l2``: max over units of the
+    L1/L2 norm of (changes / bound) over this statistic's cells; ``integer``: values and bound
+    are integers (integer noise, no grid); ``cells``: max number of its cells one unit can
+    change, needed for real-valued statistics when that exceeds l1 or l2².
+    """
+
+    name: str
+    bound: float
+    l1: float
+    l2: float
+    integer: bool = False
+    cells: float | None = None
+
+    def __post_init__(self) -> None:
+        for field in ("bound", "l1", "l2"):
+            value = getattr(self, field)
+            if not math.isfinite(value) or value <= 0:
+                raise PrivacyError(f"statistic {self.name}: {field}={value!r} must be > 0")
+        if self.l2 > self.l1 * (1 + 1e-12):
+            raise InternalError(f"statistic {self.name}: l2 {self.l2} exceeds l1 {self.l1}")
+        if self.integer and not float(self.bound).is_integer():
+            raise InternalError(f"integer statistic {self.name} has bound {self.bound}")
+
+    def inflated(self, granularity: float) -> tuple[float, float]:
+        """(l1, l2) after rounding to ``granularity`` (unchanged for integer statistics)."""
+        if self.integer and granularity == 1.0:
+            return self.l1, self.l2
+        step = granularity / self.bound
+        if self.cells is None:
+            return self.l1 * (1 + step), self.l2 * (1 + step)
+        return self.l1 + self.cells * step, self.l2 + math.sqrt(self.cells) * step
+
+
+@dataclass(frozen=True)
+class NoisePlan:
+    """The noise of one query: the kind, the normalised scale and what it was derived from."""
+
+    kind: Kind
+    epsilon: float
+    delta: float
+    unit_scale: float
+    laplace_std: float
+    gaussian_std: float
+    l1: float
+    l2: float
+    statistics: tuple[Statistic, ...] = ()
+    granularities: tuple[float, ...] = ()
+
+    def __str__(self) -> str:
+        name = "t" if self.kind == "laplace" else "sigma"
+        return (f"{self.kind} noise ({name}={self.unit_scale:.6g} per unit bound; "
+                f"L1={self.l1:.6g}, L2={self.l2:.6g}; eps={self.epsilon:g}, delta={self.delta:g})")
+
+    def noise_for(self, stat: Statistic) -> Noise:
+        """The noise for ``stat``: scale = bound × unit scale, on the grid used to calibrate."""
+        try:
+            index = self.statistics.index(stat)
+        except ValueError:
+            raise InternalError(f"statistic {stat.name} was not part of this noise plan") from None
+        return Noise(self.kind, stat.bound * self.unit_scale, self.granularities[index])
+
+
+def _unit_scale(kind: Kind, l1: float, l2: float, epsilon: float, delta: float,
+                grid_bound: float) -> float:
+    if kind == "laplace":
+        return laplace_scale(l1, epsilon)
+    return discrete_gaussian_sigma(l2, epsilon, delta, grid_bound=grid_bound)
+
+
+def _candidate(kind: Kind, stats: Sequence[Statistic], epsilon: float, delta: float
+               ) -> tuple[float, tuple[float, ...], float, float]:
+    """(unit scale, grids, inflated L1, inflated L2) for one kind of noise."""
+    l1 = sum(s.l1 for s in stats)
+    l2 = math.sqrt(sum(s.l2**2 for s in stats))
+    integer_bounds = [s.bound for s in stats if s.integer]
+    first = _unit_scale(kind, l1, l2, epsilon, delta, min(integer_bounds, default=1.0))
+    grids = tuple(1.0 if s.integer and s.bound * first <= INTEGER_SCALE_LIMIT
+                  else grid_granularity(s.bound * first) for s in stats)
+    norms = [s.inflated(g) for s, g in zip(stats, grids, strict=True)]
+    l1 = sum(a for a, _ in norms)
+    l2 = math.sqrt(sum(b * b for _, b in norms))
+    coarsest = min(s.bound / g for s, g in zip(stats, grids, strict=True))
+    return _unit_scale(kind, l1, l2, epsilon, delta, coarsest), grids, l1, l2
+
+
+def choose_noise(stats: Sequence[Statistic], epsilon: float, delta: float) -> NoisePlan:
+    """Calibrate both candidates and keep the one with the smaller (normalised) std.
+
+    >>> unit = Statistic("n", 1.0, 1.0, 1.0, True)
+    >>> [choose_noise([unit] * k, 1.0, 1e-5).kind for k in (6, 8)]
+    ['laplace', 'gaussian']
+    """
+    validate_privacy(epsilon, delta)
+    stats = tuple(stats)
+    if not stats:
+        raise InternalError("choose_noise needs at least one statistic")
+    lap = _candidate("laplace", stats, epsilon, delta)
+    laplace_std = Noise("laplace", lap[0]).std
+    best, kind, gaussian_std = lap, "laplace", math.inf
+    if delta > 0:
+        gau = _candidate("gaussian", stats, epsilon, delta)
+        gaussian_std = Noise("gaussian", gau[0]).std
+        if gaussian_std < laplace_std:
+            best, kind = gau, "gaussian"
+    unit_scale, grids, l1, l2 = best
+    return NoisePlan(kind, epsilon, delta, unit_scale, laplace_std, gaussian_std, l1, l2,
+                     stats, grids)

@@ -1,0 +1,105 @@
+"""Audits of GROUP BY COUNT with private keys, each with a negative control.
+
+The target unit contributes maximally (more rows than the declared limit), so
+that a rewrite which trusted the declaration instead of enforcing it would
+leak; the negative controls reproduce exactly such bugs and must be flagged.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import dpsql
+import dpsql.analysis.sensitivity as sensitivity_module
+import dpsql.rewrite as rewrite_module
+from tests.privacy.audit import audit
+
+pytestmark = pytest.mark.slow
+
+EPSILON = 1.0
+TARGET = 10_000
+TRIALS = 2000
+
+
+def table(with_target: bool, target_key: str) -> pa.Table:
+    """200 one-row units in group 'shared' (+ 50 in 'other'); the target has 10 rows."""
+    units = list(range(200)) + list(range(200, 250))
+    keys = ["shared"] * 200 + ["other"] * 50
+    if with_target:
+        units += [TARGET] * 10
+        keys += [target_key] * 10
+    return pa.table({"pid": units, "k": keys})
+
+
+def connection(data: pa.Table) -> dpsql.Connection:
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.9))
+    con.register("t", data, privacy_unit="pid", max_groups_per_unit=1, max_rows_per_group=3)
+    return con
+
+
+def shared_count_event(con: dpsql.Connection, truth: dict[str, int], delta: float):
+    """E = both released cells of group 'shared' are at least their values on D."""
+
+    def run(seed: int) -> bool:
+        rows = con.sql("SELECT k, COUNT(*) AS n, COUNT(DISTINCT pid) AS u FROM t GROUP BY k",
+                       epsilon=EPSILON, delta=delta, seed=seed).fetchall()
+        shared = next((r for r in rows if r[0] == "shared"), None)
+        return shared is not None and shared[1] >= truth["n"] and shared[2] >= truth["u"]
+
+    return run
+
+
+def count_audit(trials: int):
+    delta = 1e-6
+    truth = {"n": 203, "u": 201}  # on D, after bounding the target to 3 rows
+    d = connection(table(True, "shared"))
+    neighbour = connection(table(False, "shared"))
+    return audit(shared_count_event(d, truth, delta), shared_count_event(neighbour, truth, delta),
+                 trials=trials, delta=delta)
+
+
+def test_group_by_count_with_private_keys_keeps_its_epsilon():
+    result = count_audit(TRIALS)
+    print(result)
+    assert result.epsilon_lower <= EPSILON, result
+    assert result.hits_neighbour > 0  # the event is not degenerate
+
+
+def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
+    """A rewrite that trusts max_rows_per_group instead of enforcing it must be caught."""
+    enforce = rewrite_module._pair_partial
+    monkeypatch.setattr(rewrite_module, "_pair_partial", lambda spec, c: enforce(spec, 10**6))
+    result = count_audit(TRIALS // 2)
+    print(result)
+    assert result.epsilon_lower > EPSILON, result
+
+
+def selection_audit(trials: int):
+    """E = the target's exclusive group 'solo' is released; it never exists on D'."""
+    delta = 0.02
+    d = connection(table(True, "solo"))
+    neighbour = connection(table(False, "solo"))
+
+    def event(con):
+        def run(seed: int) -> bool:
+            rows = con.sql("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=EPSILON, delta=delta,
+                           seed=seed).fetchall()
+            return any(r[0] == "solo" for r in rows)
+        return run
+
+    return audit(event(d), event(neighbour), trials=trials, delta=delta)
+
+
+def test_partition_selection_releases_a_one_unit_group_at_most_delta_often():
+    result = selection_audit(TRIALS)
+    print(result)
+    assert result.hits_neighbour == 0
+    assert result.epsilon_lower <= EPSILON, result
+
+
+def test_negative_control_threshold_too_low_is_flagged(monkeypatch):
+    monkeypatch.setattr(sensitivity_module, "selection_threshold", lambda *a: 1.0)
+    result = selection_audit(TRIALS // 4)
+    print(result)
+    assert result.epsilon_lower > EPSILON, result
