@@ -116,9 +116,12 @@ class Catalog:
 
     def __init__(self) -> None:
         self._tables: dict[str, TableInfo] = {}
+        self.version = 0
+        """Bumped on every change, so cached plans know when they are stale."""
 
     def add(self, info: TableInfo) -> TableInfo:
         self._tables[info.name.lower()] = info
+        self.version += 1
         return info
 
     def get(self, name: str) -> TableInfo:

@@ -34,6 +34,8 @@ from dpsql.rewrite import rewrite
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-7
+SALT_PLACEHOLDER = "__dp_salt_placeholder__"
+PLAN_CACHE_SIZE = 512
 
 
 class Connection:
@@ -49,6 +51,7 @@ class Connection:
         self.seed = seed
         self._noisy = duckdb.connect()  # post-processing only: never sees private rows
         self._noisy_lock = threading.Lock()
+        self._plans: dict[tuple, tuple[PrivacyPlan, str]] = {}
         self.default_epsilon = default_epsilon
         if default_delta is None:
             default_delta = min(DEFAULT_DELTA, self.budget.total.delta)
@@ -82,10 +85,26 @@ class Connection:
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
 
     def _plan(self, query: str, epsilon: float | None, delta: float | None) -> PrivacyPlan:
+        return self._prepared(query, epsilon, delta)[0]
+
+    def _prepared(self, query: str, epsilon: float | None, delta: float | None
+                  ) -> tuple[PrivacyPlan, str]:
+        """The plan and its bounded SQL (salt as a placeholder), memoised per catalog state.
+
+        Plans are frozen and depend only on the query, (ε, δ) and the catalog, so
+        asking the same question again skips parsing, analysis and SQL generation.
+        """
         eps = self.default_epsilon if epsilon is None else epsilon
         dlt = self.default_delta if delta is None else delta
-        return analyze(query, self.catalog, epsilon=eps, delta=dlt,
-                       public_values=self._public_values)
+        key = (query, eps, dlt, self.catalog.version)
+        if key not in self._plans:
+            plan = analyze(query, self.catalog, epsilon=eps, delta=dlt,
+                           public_values=self._public_values)
+            bounded = rewrite(plan, salt=SALT_PLACEHOLDER).sql(self.backend.dialect)
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            self._plans[key] = (plan, bounded)
+        return self._plans[key]
 
     def _public_values(self, table: str, column: str) -> tuple[Any, ...]:
         info = self.catalog.get(table)
@@ -102,11 +121,11 @@ class Connection:
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
             seed: int | None = None) -> Result:
         """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first."""
-        plan = self._plan(query, epsilon, delta)
+        plan, bounded = self._prepared(query, epsilon, delta)
         self.budget.check(plan.cost.epsilon, plan.cost.delta)
         seed = self.seed if seed is None else seed
-        salt = secrets.token_hex(16) if seed is None else f"seed-{seed}"
-        exact = self.backend.execute(rewrite(plan, salt=salt))
+        salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
+        exact = self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
         _verify_cost(plan)
         self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query)
         sampler = Sampler(seed)

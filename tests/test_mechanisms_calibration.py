@@ -143,3 +143,91 @@ def exact_delta_unit_counts(sigma: float, d: int, eps: float) -> float:
 def test_discrete_calibration_holds_exactly(d, eps, delta):
     sigma = discrete_gaussian_sigma(math.sqrt(d), eps, delta)
     assert exact_delta_unit_counts(sigma, d, eps) <= delta
+
+
+# --- route (b) of discrete_calibration: each step of its proof, checked numerically ---------
+
+
+def test_analytic_sigma_alone_is_not_enough_for_the_discrete_gaussian():
+    """Why a correction is needed: at the continuous analytic σ one discrete unit cell
+    exceeds δ (CKS 2020 Thm 7 gives 1.0346e-5 at ε = 1, δ = 1e-5; 1.129e-7 at ε = 2)."""
+    for eps, delta, ratio in [(1.0, 1e-5, 1.0346), (2.0, 1e-7, 1.1289)]:
+        exact = exact_delta_unit_counts(analytic_gaussian_sigma(1.0, eps, delta), 1, eps)
+        assert exact / delta == pytest.approx(ratio, abs=1e-3)
+
+
+@pytest.mark.parametrize(("s", "sigma_c"), [(0.45, 1.3), (0.6, 2.0)])
+def test_route_b_rounding_kernel_is_close_to_discrete_gaussian(s, sigma_c):
+    """Steps 1–3: κ sums to one, and rounding N(0, σ'²) with κ gives a pmf within a factor
+    r = (1+2η)/(1−2η) of N_Z(0, σ'² + s²).  A small s makes η visible (≈ 1e-2, 1e-3)."""
+    from scipy import integrate
+
+    from dpsql.mechanisms.discrete_calibration import _log_ratio_bound
+
+    shifts = np.arange(-60, 61)
+
+    def theta(u: float) -> float:
+        return float(np.exp(-((u + shifts) ** 2) / (2 * s * s)).sum())
+
+    for u in (0.0, 0.13, 0.5, 0.77):
+        kernel = [math.exp(-((u + n) ** 2) / (2 * s * s)) / theta(u + n) for n in shifts]
+        assert sum(kernel) == pytest.approx(1.0, abs=1e-12)
+    ms = np.arange(-15, 16)
+    q = []
+    for m in ms:
+        def density(w, m=m):
+            return (norm.pdf(w, scale=sigma_c) * math.exp(-((w - m) ** 2) / (2 * s * s))
+                    / theta(w))
+        lo, hi = m - 12 * (s + sigma_c), m + 12 * (s + sigma_c)
+        q.append(integrate.quad(density, lo, hi, limit=400, epsabs=0, epsrel=1e-12)[0])
+    tau2 = sigma_c**2 + s**2
+    grid = np.arange(-400, 401)
+    target = np.exp(-(ms**2) / (2 * tau2)) / np.exp(-(grid**2) / (2 * tau2)).sum()
+    log_ratio = np.abs(np.log(np.array(q) / target))
+    assert log_ratio.max() <= _log_ratio_bound(s * s) * (1 + 1e-6)
+
+
+def test_route_b_constants():
+    """σ² log r(s²(σ)) ≤ B_MAX for every σ ≥ 1, and s²/σ² is largest at the coarsest cell."""
+    from dpsql.mechanisms.discrete_calibration import (
+        B_MAX,
+        _log_ratio_bound,
+        smoothing_width_sq,
+    )
+
+    sigmas = np.geomspace(1.0, 1e12, 4001)
+    products = [sg * sg * _log_ratio_bound(smoothing_width_sq(sg)) for sg in sigmas]
+    assert max(products) <= B_MAX
+    assert max(products) == pytest.approx(4 * math.exp(-40), rel=1e-3)
+    ratios = [smoothing_width_sq(sg) / sg**2 for sg in sigmas]
+    assert all(a > b for a, b in itertools.pairwise(ratios))
+
+
+def exact_delta_cells(cells: list[tuple[float, int]], eps: float) -> float:
+    """Exact δ(ε) of independent N_Z(0, σ_j²) noise on cells shifted by integers Δ_j
+    (at most two cells: the joint privacy loss is enumerated on the product grid)."""
+    loss, prob = np.array([0.0]), np.array([1.0])
+    for sigma, shift in cells:
+        k = int(14 * sigma) + abs(shift) + 2
+        y = np.arange(-k, k + 1)
+        p = np.exp(-(y**2) / (2 * sigma**2))
+        p /= p.sum()
+        cell_loss = (shift * shift + 2 * shift * y) / (2 * sigma**2)
+        loss = (loss[:, None] + cell_loss[None, :]).ravel()
+        prob = (prob[:, None] * p[None, :]).ravel()
+    return float(np.sum(prob * np.clip(-np.expm1(eps - loss), 0, None)))
+
+
+@pytest.mark.parametrize(("eps", "delta"), [(1.0, 1e-5), (0.5, 1e-6), (2.0, 1e-7), (5.0, 1e-8)])
+@pytest.mark.parametrize(("grid_bound", "cells"), [
+    (1.0, [(1.0, 2)]),                  # the whole L2 = 2 in one count
+    (1.0, [(1.0, 1), (3.0, 3)]),        # counts with bounds 1 and 3, both maxed out
+    (1.0, [(1.0, 1), (3.0, 2)]),        # a cell below its bound
+    (1.0, [(1.0, 2), (1.0, 1)]),
+    (4.0, [(4.0, 4), (6.0, 5)]),        # coarser grids: σ_j = σ·bound_j in grid steps
+])
+def test_discrete_calibration_holds_exactly_for_uneven_cells(eps, delta, grid_bound, cells):
+    """Cells of different σ_j (in grid steps) and uneven integer shifts Δ_j."""
+    l2 = math.sqrt(sum((shift / bound) ** 2 for bound, shift in cells))
+    sigma = discrete_gaussian_sigma(l2, eps, delta, grid_bound=grid_bound)
+    assert exact_delta_cells([(sigma * bound, shift) for bound, shift in cells], eps) <= delta

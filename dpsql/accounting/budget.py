@@ -78,6 +78,8 @@ class Accountant:
     def __init__(self, total: Budget) -> None:
         self.total = total
         self._charges: list[Charge] = []
+        self._epsilon = Fraction(0)
+        self._delta = Fraction(0)
         self._lock = threading.Lock()
 
     @property
@@ -85,9 +87,7 @@ class Accountant:
         return tuple(self._charges)
 
     def _sums(self) -> tuple[Fraction, Fraction]:
-        eps = sum((Fraction(c.epsilon) for c in self._charges), Fraction(0))
-        delta = sum((Fraction(c.delta) for c in self._charges), Fraction(0))
-        return eps, delta
+        return self._epsilon, self._delta
 
     @property
     def spent(self) -> Cost:
@@ -119,6 +119,8 @@ class Accountant:
             self.check(epsilon, delta)
             charge = Charge(epsilon=epsilon, delta=delta, query=query)
             self._charges.append(charge)
+            self._epsilon += Fraction(epsilon)
+            self._delta += Fraction(delta)
             return charge
 
     def __repr__(self) -> str:

@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from dpsql.analysis.aggregates import collect_aggregates
 from dpsql.analysis.draft import Context, Draft
-from dpsql.analysis.sensitivity import calibrate, contribution_limits, sensitivity
+from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
 from dpsql.analysis.shape import check_statement, check_where, resolve_keys, resolve_table
 from dpsql.catalog import Catalog
 from dpsql.errors import InternalError
@@ -33,7 +33,7 @@ PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     resolve_keys,
     collect_aggregates,
     contribution_limits,
-    sensitivity,
+    measure_sensitivity,
     calibrate,
 )
 

@@ -14,6 +14,7 @@ q = min(g, r/c): the largest norms of a vector with at most g entries in
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import replace
 
@@ -69,13 +70,19 @@ def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
                      integer=True, cells=float(g))
 
 
-def sensitivity(draft: Draft, ctx: Context) -> Draft:
+def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
     """One ``Statistic`` per released statistic, adding the unit count for selection."""
     stats = draft.stats
     if needs_selection(draft) and not any(s.kind == "units" for s in stats):
         stats = (*stats, StatSpec(name=f"__dp_s{len(stats)}", kind="units", expr=None))
     statistics = tuple(_statistic(s, draft.contribution) for s in stats)
     return replace(draft, stats=stats, statistics=statistics)
+
+
+@functools.lru_cache(maxsize=256)
+def _choose_noise(statistics: tuple[Statistic, ...], epsilon: float, delta: float):
+    """choose_noise, memoised: calibration is pure and costs milliseconds per call."""
+    return choose_noise(statistics, epsilon, delta)
 
 
 def needs_selection(draft: Draft) -> bool:
@@ -91,7 +98,7 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
     """
     validate_privacy(draft.epsilon, draft.delta)
     if not needs_selection(draft):
-        noise = choose_noise(draft.statistics, draft.epsilon, draft.delta)
+        noise = _choose_noise(draft.statistics, draft.epsilon, draft.delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
         return replace(draft, noise=noise, cost_delta=used)
     if draft.delta == 0:
@@ -100,7 +107,7 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
             f"GROUP BY {keys}: group keys are private, and releasing them needs delta > 0 "
             f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
             f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
-    noise = choose_noise(draft.statistics, draft.epsilon, draft.delta / 2)
+    noise = _choose_noise(draft.statistics, draft.epsilon, draft.delta / 2)
     selection_delta = draft.delta / 2 if noise.kind == "gaussian" else draft.delta
     units = next(s for s in draft.statistics if s.name == _units_name(draft))
     groups = draft.contribution.groups_per_unit

@@ -93,11 +93,11 @@ def _row_level(plan: PrivacyPlan) -> exp.Select:
         else:
             final = _coalesced_sum(_value(spec, plan))
         items.append(exp.alias_(final, spec.name))
-    query = exp.select(*items).from_(plan.relation)
+    query = exp.select(*items).from_(plan.relation, copy=False)
     where = _filter(plan, None)
     if where is not None:
-        query = query.where(where)
-    return query.group_by(*_keys(plan)) if plan.keys else query
+        query = query.where(where, copy=False)
+    return query.group_by(*_keys(plan), copy=False) if plan.keys else query
 
 
 def _coalesced_sum(value: exp.Expression) -> exp.Expression:
@@ -121,19 +121,24 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     c = limits.rows_per_group
     unit = exp.column(plan.privacy_unit)
     rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *_row_values(plan))
-    rows = rows.from_(plan.relation)
+    rows = rows.from_(plan.relation, copy=False)
     where = _filter(plan, unit)
     if where is not None:
-        rows = rows.where(where)
+        rows = rows.where(where, copy=False)
     group = [exp.column(UNIT), *_keys(plan)]
     partials = [exp.alias_(_pair_partial(s, c), s.name) for s in plan.stats if s.kind != "units"]
-    pairs = (exp.select(*group, *partials).from_(rows.subquery("__dp_r")).group_by(*group))
+    pairs = _over(rows, "__dp_r", *group, *partials).group_by(*group, copy=False)
     if limits.caps_total:
-        pairs = pairs.select(exp.alias_(exp.Count(this=exp.Star()), ROWS), append=True)
+        pairs = pairs.select(exp.alias_(exp.Count(this=exp.Star()), ROWS), copy=False)
     kept = _keep_groups(plan, pairs, salt)
     if limits.caps_total:
         kept = _cap_total(plan, kept)
     return _per_group(plan, kept)
+
+
+def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Select:
+    """SELECT items FROM (inner) AS alias, building in place (no tree copies)."""
+    return exp.select(*items, copy=False).from_(inner.subquery(alias, copy=False), copy=False)
 
 
 def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
@@ -143,12 +148,12 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
         return pairs
     digest = exp.Anonymous(this="HASH", expressions=[exp.Literal.string(salt),
                                                      exp.column(UNIT), *_keys(plan)])
-    hashed = exp.select("*", exp.alias_(digest, HASH)).from_(pairs.subquery("__dp_p"))
+    hashed = _over(pairs, "__dp_p", "*", exp.alias_(digest, HASH))
     window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
                         order=exp.Order(expressions=[exp.Ordered(this=exp.column(HASH))]))
-    ranked = exp.select("*", exp.alias_(window, RANK)).from_(hashed.subquery("__dp_h"))
-    return exp.select("*").from_(ranked.subquery("__dp_k")).where(
-        exp.LTE(this=exp.column(RANK), expression=number(g)))
+    ranked = _over(hashed, "__dp_h", "*", exp.alias_(window, RANK))
+    rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
+    return _over(ranked, "__dp_k", "*").where(rank_ok, copy=False)
 
 
 def _public_domain_size(plan: PrivacyPlan) -> float:
@@ -167,7 +172,7 @@ def _cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     total = exp.Window(this=exp.Sum(this=clamped), partition_by=[exp.column(UNIT)])
     ratio = exp.Div(this=number(float(limits.max_rows_per_unit)), expression=total)
     factor = exp.Least(this=number(1), expressions=[ratio], ignore_nulls=True)
-    return exp.select("*", exp.alias_(factor, FACTOR)).from_(kept.subquery("__dp_c"))
+    return _over(kept, "__dp_c", "*", exp.alias_(factor, FACTOR))
 
 
 def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
@@ -187,5 +192,5 @@ def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
         else:
             final = _coalesced_sum(partial)
         items.append(exp.alias_(final, spec.name))
-    query = exp.select(*items).from_(kept.subquery("__dp_b"))
-    return query.group_by(*_keys(plan)) if plan.keys else query
+    query = _over(kept, "__dp_b", *items)
+    return query.group_by(*_keys(plan), copy=False) if plan.keys else query

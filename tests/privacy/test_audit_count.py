@@ -13,27 +13,29 @@ import pytest
 import dpsql
 import dpsql.analysis.sensitivity as sensitivity_module
 import dpsql.rewrite as rewrite_module
+from dpsql.accounting import Accountant
 from tests.privacy.audit import audit
 
 pytestmark = pytest.mark.slow
 
 EPSILON = 1.0
 TARGET = 10_000
-TRIALS = 2000
+TRIALS = 1500
+UNLIMITED = dpsql.Budget(epsilon=1e9, delta=0.9)
 
 
 def table(with_target: bool, target_key: str) -> pa.Table:
-    """200 one-row units in group 'shared' (+ 50 in 'other'); the target has 10 rows."""
+    """200 one-row units in group 'shared' (+ 50 in 'other'); the target has 30 rows."""
     units = list(range(200)) + list(range(200, 250))
     keys = ["shared"] * 200 + ["other"] * 50
     if with_target:
-        units += [TARGET] * 10
-        keys += [target_key] * 10
+        units += [TARGET] * 30
+        keys += [target_key] * 30
     return pa.table({"pid": units, "k": keys})
 
 
 def connection(data: pa.Table) -> dpsql.Connection:
-    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.9))
+    con = dpsql.connect(budget=UNLIMITED)
     con.register("t", data, privacy_unit="pid", max_groups_per_unit=1, max_rows_per_group=3)
     return con
 
@@ -42,6 +44,7 @@ def shared_count_event(con: dpsql.Connection, truth: dict[str, int], delta: floa
     """E = both released cells of group 'shared' are at least their values on D."""
 
     def run(seed: int) -> bool:
+        con.budget = Accountant(UNLIMITED)  # thousands of runs: spending is not under test
         rows = con.sql("SELECT k, COUNT(*) AS n, COUNT(DISTINCT pid) AS u FROM t GROUP BY k",
                        epsilon=EPSILON, delta=delta, seed=seed).fetchall()
         shared = next((r for r in rows if r[0] == "shared"), None)
@@ -70,7 +73,7 @@ def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
     """A rewrite that trusts max_rows_per_group instead of enforcing it must be caught."""
     enforce = rewrite_module._pair_partial
     monkeypatch.setattr(rewrite_module, "_pair_partial", lambda spec, c: enforce(spec, 10**6))
-    result = count_audit(TRIALS // 2)
+    result = count_audit(TRIALS // 3)
     print(result)
     assert result.epsilon_lower > EPSILON, result
 
@@ -83,6 +86,7 @@ def selection_audit(trials: int):
 
     def event(con):
         def run(seed: int) -> bool:
+            con.budget = Accountant(UNLIMITED)
             rows = con.sql("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=EPSILON, delta=delta,
                            seed=seed).fetchall()
             return any(r[0] == "solo" for r in rows)
