@@ -24,6 +24,39 @@ from dpsql.errors import CatalogError
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL")
 FLOAT_TYPES = ("FLOAT", "DOUBLE", "REAL")
+STRING_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "UUID")
+TEMPORAL_TYPES = ("DATE", "TIMESTAMP", "TIME", "INTERVAL")
+
+
+def column_class(sql_type: str) -> str:
+    """numeric, string, boolean, temporal or other, from an engine type name.
+
+    >>> column_class("DECIMAL(10,2)"), column_class("VARCHAR"), column_class("INTEGER[]")
+    ('numeric', 'string', 'other')
+    """
+    name = sql_type.upper()
+    if name.endswith("]") or name.startswith(("STRUCT", "MAP", "UNION")):
+        return "other"
+    if name.startswith(NUMERIC_TYPES):
+        return "numeric"
+    if name.startswith(STRING_TYPES):
+        return "string"
+    if name.startswith("BOOL"):
+        return "boolean"
+    if name.startswith(TEMPORAL_TYPES):
+        return "temporal"
+    return "other"
+
+
+def _check_key_values(column: str, sql_type: str, values: tuple[Any, ...], table: str) -> None:
+    """Public key values must have the column's type, or the IN list fails in the engine."""
+    kind = column_class(sql_type)
+    expected = {"numeric": (int, float), "string": (str,)}.get(kind)
+    wrong = [v for v in values if v is not None and expected and
+             (isinstance(v, bool) or not isinstance(v, expected))]
+    if wrong:
+        raise CatalogError(f"public_keys[{column!r}] of table {table!r}: {wrong[:3]!r} are not "
+                           f"{kind} like the column ({sql_type})")
 
 
 def _positive_int(name: str, value: Any, table: str) -> int | None:
@@ -97,6 +130,8 @@ class TableInfo:
             if col.lower() == unit:
                 raise CatalogError(f"public_keys cannot list the privacy unit {col!r}")
             keys[col.lower()] = values if isinstance(values, str) else tuple(values)
+            if not isinstance(values, str):
+                _check_key_values(col, columns[col.lower()], keys[col.lower()], name)
         return cls(
             name=name, columns=columns, privacy_unit=unit,
             bounds=_bounds(bounds, columns, name),

@@ -36,6 +36,7 @@ from dpsql.analysis.grammar import (
     fragment,
     refuse,
 )
+from dpsql.analysis.types import type_class
 from dpsql.errors import UnsupportedQueryError
 from dpsql.plan import NOISY_TABLE, ROW_ID, Aggregate, OutputColumn, StatSpec, value_quantum
 
@@ -76,6 +77,8 @@ class _Collector:
                 refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
                        "COUNT(DISTINCT <privacy unit>)")
             check_row_expression(arg, f"{node.key.upper()} argument")
+            if type_class(arg, self.draft.table.columns) != "numeric":
+                refuse(node, f"{node.key.upper()}", "a numeric argument")
             lo, hi = self._bounds(node, arg)
             if isinstance(node, exp.Sum):
                 return "sum", (self.stat("sum", arg, lo=lo, hi=hi),), (lo, hi)
@@ -98,6 +101,7 @@ class _Collector:
                    (f", i.e. COUNT(DISTINCT {unit})" if unit else ""),
                    "Distinct counts of other columns are not supported yet")
         check_row_expression(arg, "COUNT argument")
+        type_class(arg, self.draft.table.columns)
         return "count", (self.stat("count", arg),), None
 
     def _bounds(self, node: exp.AggFunc, arg: exp.Expression) -> tuple[float, float]:

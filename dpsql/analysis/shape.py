@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
+from dpsql.analysis.types import type_class
 from dpsql.errors import UnsupportedQueryError
 from dpsql.plan import GroupKey
 
@@ -50,6 +51,9 @@ def _table_name(select: exp.Select) -> exp.Table:
     if not isinstance(table, exp.Table):
         refuse(table, "FROM", "a registered table name",
                "Subqueries and derived tables are not supported yet")
+    if table.args.get("sample") is not None:
+        refuse(table, "TABLESAMPLE", "the whole table",
+               "Sampling is not supported: it would change which rows are protected")
     if not isinstance(table.this, exp.Identifier) or table.args.get("db"):
         refuse(table, "FROM", "a table registered with dpsql",
                "File-reading and other table functions cannot be queried: register the file "
@@ -98,6 +102,8 @@ def check_where(draft: Draft, ctx: Context) -> Draft:
     if where is None:
         return draft
     check_row_expression(where.this, "WHERE")
+    if type_class(where.this, draft.table.columns) not in ("boolean", "null"):
+        refuse(where.this, "WHERE", "a condition (a comparison, IN, LIKE, IS NULL, ...)")
     return replace(draft, where=where.this)
 
 

@@ -62,7 +62,36 @@ def bounded(expr: exp.Expression, types: Mapping[str, str],
             return _clean_column(node, types, bounds)
         return node
 
-    return expr.transform(swap, copy=True)
+    return total(expr.transform(swap, copy=True))
+
+
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs)
+
+
+def total(expr: exp.Expression) -> exp.Expression:
+    """``expr`` with arithmetic in DOUBLE, which overflows to ±inf instead of raising.
+
+    Integer overflow raises an error for some rows and not others — an error
+    that depends on private data. Floats never raise; infinities are clamped.
+
+    >>> import sqlglot
+    >>> total(sqlglot.parse_one("age * 1000000000000 > 5")).sql()
+    'CAST(age AS DOUBLE) * CAST(1000000000000 AS DOUBLE) > 5'
+    """
+
+    def widen(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, ARITHMETIC):
+            for arg in ("this", "expression"):
+                child = node.args.get(arg)
+                if child is not None and not _is_double(child):
+                    node.set(arg, as_double(child))
+        return node
+
+    return expr.transform(widen, copy=True)
+
+
+def _is_double(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DOUBLE
 
 
 def as_double(node: exp.Expression) -> exp.Expression:

@@ -1,0 +1,102 @@
+"""Row-level values of statistics, computed once and shared by every statistic that reads them.
+
+Two kinds of value per row: whether an expression is present (COUNT counts
+non-NULL, non-NaN values) and an expression in integer *quanta*: clamped to
+[lo, hi] and rounded to a multiple of a power of two, so that sums are exact
+integers whatever order the engine adds them in. SUM and AVG of the same
+expression with the same bounds read the same quanta column.
+
+>>> import sqlglot
+>>> from dpsql.plan import StatSpec
+>>> spec = StatSpec("s", "sum", sqlglot.parse_one("x"), lo=0, hi=4, quantum=0.5)
+>>> print(quanta(spec, {"x": "INTEGER"}, {}).sql(pretty=True))
+CASE
+  WHEN x IS NULL
+  THEN NULL
+  ELSE CAST(LEAST(GREATEST(ROUND(CAST(x AS DOUBLE) / 0.5), 0), 8) AS BIGINT)
+END
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlglot import exp
+
+from dpsql.catalog import FLOAT_TYPES
+from dpsql.plan import StatSpec
+from dpsql.rewrite.expressions import as_bigint, as_double, bounded, missing, number
+
+
+def limit(node: exp.Expression, lo: float, hi: float) -> exp.Expression:
+    """LEAST(GREATEST(node, lo), hi) for a node known not to be NULL."""
+    raised = exp.Greatest(this=node, expressions=[number(lo)], ignore_nulls=True)
+    return exp.Least(this=raised, expressions=[number(hi)], ignore_nulls=True)
+
+
+def present(spec: StatSpec, types: Mapping[str, str]) -> exp.Expression:
+    """What COUNT(expr) counts: the expression with NaN turned into NULL."""
+    return bounded(spec.expr, types, {})
+
+
+def quanta(spec: StatSpec, types: Mapping[str, str],
+           bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
+    """The value in integer quanta, clamped to [lo_units, hi_units]; NULL/NaN stay NULL."""
+    if isinstance(spec.expr, exp.Column):
+        # A bare column needs no catalog clamp: the clamp below is at least as tight.
+        raw = spec.expr.copy()
+        is_float = types.get(spec.expr.name.lower(), "").upper().startswith(FLOAT_TYPES)
+    else:
+        raw, is_float = as_double(bounded(spec.expr, types, bounds)), True
+    scaled = exp.Round(this=exp.Div(this=as_double(raw.copy()),
+                                    expression=number(spec.value_quantum)))
+    units = as_bigint(limit(scaled, spec.lo_units, spec.hi_units))
+    return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
+                    default=units)
+
+
+def value_key(spec: StatSpec) -> tuple | None:
+    """Statistics with the same key read the same row-level column."""
+    if spec.kind == "count":
+        return ("present", spec.expr.sql())
+    if spec.kind in ("sum", "centered_sum"):
+        return ("quanta", spec.expr.sql(), spec.value_quantum, spec.lo_units, spec.hi_units)
+    return None
+
+
+class RowValues:
+    """The distinct row-level value columns a plan needs, and which statistic reads which."""
+
+    def __init__(self, stats: tuple[StatSpec, ...], types: Mapping[str, str],
+                 bounds: Mapping[str, tuple[float, float]]) -> None:
+        self.columns: dict[tuple, tuple[str, exp.Expression]] = {}
+        self.of: dict[str, str] = {}
+        for spec in stats:
+            key = value_key(spec)
+            if key is None:
+                continue
+            if key not in self.columns:
+                expr = present(spec, types) if key[0] == "present" else quanta(spec, types, bounds)
+                self.columns[key] = (f"__dp_v{len(self.columns)}", expr)
+            self.of[spec.name] = self.columns[key][0]
+
+    def select_items(self) -> list[exp.Expression]:
+        return [exp.alias_(expr, name) for name, expr in self.columns.values()]
+
+    def inline(self, spec: StatSpec) -> exp.Expression:
+        """The value expression itself (for queries without a row subquery)."""
+        name = self.of[spec.name]
+        return next(expr for n, expr in self.columns.values() if n == name).copy()
+
+
+def aggregate(spec: StatSpec, value: exp.Expression) -> exp.Expression:
+    """The statistic over a set of rows whose value column is ``value`` (unclamped)."""
+    if spec.kind == "count":
+        return exp.Count(this=value)
+    total = exp.Coalesce(this=exp.Sum(this=value), expressions=[number(0)])
+    if spec.kind == "sum":
+        return total
+    # Σ (2k − (lo + hi)) over non-NULL values, written to reuse the sum of k.
+    return exp.Sub(this=exp.Mul(this=number(2), expression=total),
+                   expression=exp.Mul(this=number(spec.lo_units + spec.hi_units),
+                                      expression=exp.Count(this=value.copy())))

@@ -1,0 +1,143 @@
+# note: Aggregates: COUNT(*), COUNT(expr), COUNT(DISTINCT <privacy unit>), SUM, AVG.
+# note: visits: 3 groups/unit, 4 rows/group, cost in [0, 2000], age in [0, 100].
+# note: A global aggregate touches one group, so one unit adds at most 4 rows.
+
+# title: COUNT of non-NULL values
+SELECT COUNT(cost) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(cost) L1=4 L2=4
+
+# title: COUNT of a constant
+SELECT COUNT(1) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(1) L1=4 L2=4
+
+# title: COUNT of a row-level expression
+SELECT COUNT(COALESCE(cost, age)) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(COALESCE(cost, age)) L1=4 L2=4
+
+# title: COUNT DISTINCT of the privacy unit counts people
+SELECT COUNT(DISTINCT patient_id) AS patients FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | patients=COUNT(DISTINCT patient_id) L1=1 L2=1
+
+# title: COUNT DISTINCT of the qualified privacy unit
+SELECT COUNT(DISTINCT v.patient_id) FROM visits v;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT patient_id) L1=1 L2=1
+
+# title: COUNT DISTINCT of another table's privacy unit
+SELECT COUNT(DISTINCT pid) FROM pums;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(DISTINCT pid) L1=1 L2=1
+
+# title: SUM with catalog bounds
+SELECT SUM(cost) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost) in [0, 2000] L1=8000 L2=8000
+
+# title: AVG is a count and a centred sum
+SELECT AVG(cost) FROM visits;
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(cost) in [0, 2000] L1=4000 L2=4000
+
+# title: AVG with a lower bound above zero
+SELECT AVG(educ) FROM pums;
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=2 selection=public | AVG(educ) in [1, 16] L1=15 L2=15
+
+# title: SUM of a constant is a bounded count
+SELECT SUM(1) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(1) in [1, 1] L1=4 L2=4
+
+# title: every aggregate at once shares statistics
+SELECT COUNT(*), COUNT(cost), SUM(cost), AVG(cost), COUNT(DISTINCT patient_id) FROM visits;
+# plan: laplace stats/unit=5 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | COUNT(cost) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
+
+# title: the same aggregate twice is computed once
+SELECT COUNT(*) AS a, COUNT(*) AS b FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | a=COUNT(*) L1=4 L2=4 | b=COUNT(*) L1=4 L2=4
+
+# title: MIN is refused
+SELECT MIN(cost) FROM visits;
+# error: UnsupportedQueryError: allowed: COUNT(*), COUNT(expr), COUNT(DISTINCT <privacy unit>), SUM(expr), AVG(expr)
+
+# title: MAX is refused
+SELECT MAX(age) FROM visits;
+# error: UnsupportedQueryError: `MAX(age)` is not supported
+
+# title: MEDIAN is refused
+SELECT MEDIAN(cost) FROM visits;
+# error: UnsupportedQueryError: `MEDIAN(cost)` is not supported
+
+# title: quantile is refused
+SELECT QUANTILE_CONT(cost, 0.9) FROM visits;
+# error: UnsupportedQueryError: aggregate
+
+# title: STDDEV is refused
+SELECT STDDEV(cost) FROM visits;
+# error: UnsupportedQueryError: `STDDEV(cost)` is not supported
+
+# title: VARIANCE is refused
+SELECT VARIANCE(age) FROM visits;
+# error: UnsupportedQueryError: aggregate
+
+# title: STRING_AGG is refused
+SELECT STRING_AGG(specialty, ',') FROM visits;
+# error: UnsupportedQueryError: aggregate
+
+# title: LIST is refused
+SELECT LIST(cost) FROM visits;
+# error: UnsupportedQueryError: aggregate
+
+# title: COUNT_IF is refused
+SELECT COUNT_IF(age > 65) FROM visits;
+# error: UnsupportedQueryError: `COUNT_IF(age > 65)` is not supported
+
+# title: APPROX_COUNT_DISTINCT is refused
+SELECT APPROX_COUNT_DISTINCT(patient_id) FROM visits;
+# error: UnsupportedQueryError: aggregate
+
+# title: COUNT DISTINCT of a non-unit column
+SELECT COUNT(DISTINCT specialty) FROM visits;
+# error: UnsupportedQueryError: i.e. COUNT(DISTINCT patient_id)
+
+# title: COUNT DISTINCT on a row-level table
+SELECT COUNT(DISTINCT age) FROM people;
+# error: UnsupportedQueryError: Distinct counts of other columns are not supported yet
+
+# title: SUM DISTINCT is refused
+SELECT SUM(DISTINCT cost) FROM visits;
+# error: UnsupportedQueryError: DISTINCT is allowed only in COUNT(DISTINCT <privacy unit>)
+
+# title: AVG DISTINCT is refused
+SELECT AVG(DISTINCT age) FROM visits;
+# error: UnsupportedQueryError: DISTINCT is allowed only in COUNT(DISTINCT <privacy unit>)
+
+# title: aggregate nested in an aggregate
+SELECT AVG(SUM(cost)) FROM visits;
+# error: UnsupportedQueryError: not nested in other aggregates
+
+# title: COUNT nested in SUM
+SELECT SUM(COUNT(*)) FROM visits;
+# error: UnsupportedQueryError: SUM argument
+
+# title: FILTER clause on an aggregate
+SELECT COUNT(*) FILTER (WHERE age > 65) FROM visits;
+# error: UnsupportedQueryError: FILTER
+
+# title: SUM without bounds
+SELECT SUM(married) FROM people;
+# error: UnsupportedQueryError: SUM(married) needs bounds: declare bounds={"married": (lo, hi)}
+
+# title: AVG without bounds
+SELECT AVG(race) FROM pums;
+# error: UnsupportedQueryError: or write AVG(LEAST(GREATEST(race, lo), hi))
+
+# title: SUM of a text column
+SELECT SUM(specialty) FROM visits;
+# error: UnsupportedQueryError: a numeric argument
+
+# title: AVG of a constant
+SELECT AVG(1) FROM visits;
+# error: UnsupportedQueryError: AVG is the constant 1 here
+
+# title: SUM that is always zero
+SELECT SUM(0) FROM visits;
+# error: UnsupportedQueryError: This sum is always 0
+
+# title: SUM window function
+SELECT SUM(cost) OVER (ORDER BY visit_date) FROM visits;
+# error: UnsupportedQueryError: window function

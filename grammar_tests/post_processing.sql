@@ -1,0 +1,138 @@
+# note: Everything after the noise is post-processing and free: HAVING, ORDER BY,
+# note: LIMIT/OFFSET and arithmetic over noisy aggregates and group keys.
+
+# title: HAVING on an output alias
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING n > 10;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
+
+# title: HAVING on an aggregate that is not selected
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING AVG(cost) > 100;
+# plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also AVG(cost)
+
+# title: HAVING on a group key
+SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region <> 'pacific';
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
+
+# title: HAVING with AND and OR
+SELECT region, SUM(cost) AS total, COUNT(*) AS n FROM visits GROUP BY region HAVING total > 1000 AND (n > 5 OR region = 'mountain');
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4 | n=COUNT(*) L1=12 L2=6.9282
+
+# title: HAVING on a global aggregate
+SELECT AVG(age) AS mean_age FROM visits HAVING mean_age > 5;
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | mean_age=AVG(age) in [0, 100] L1=200 L2=200
+
+# title: ORDER BY an alias descending
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region ORDER BY n DESC;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
+
+# title: ORDER BY an aggregate and a key
+SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY COUNT(*) DESC, region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
+
+# title: ORDER BY an aggregate that is not selected
+SELECT region FROM visits GROUP BY region ORDER BY SUM(cost) DESC;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | also SUM(cost)
+
+# title: ORDER BY position with NULLS FIRST
+SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY 2 DESC NULLS FIRST;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
+
+# title: LIMIT
+SELECT specialty, COUNT(*) AS n FROM visits GROUP BY specialty ORDER BY n DESC LIMIT 5;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=12 L2=6.9282
+
+# title: LIMIT with OFFSET
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region ORDER BY n DESC LIMIT 3 OFFSET 1;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
+
+# title: OFFSET alone
+SELECT region, COUNT(*) FROM visits GROUP BY region OFFSET 2;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
+
+# title: LIMIT 0
+SELECT COUNT(*) FROM visits LIMIT 0;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: ratio of two noisy aggregates
+SELECT region, SUM(cost) / COUNT(*) AS mean_cost FROM visits GROUP BY region;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_cost | also SUM(cost), COUNT(*)
+
+# title: ROUND over AVG
+SELECT ROUND(AVG(cost), 2) AS mean_cost FROM visits;
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | mean_cost | also AVG(cost)
+
+# title: CASE over a noisy count
+SELECT region, CASE WHEN COUNT(*) > 100 THEN 'many' ELSE 'few' END AS size FROM visits GROUP BY region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | size | also COUNT(*)
+
+# title: scalar functions over aggregates
+SELECT SQRT(ABS(SUM(cost))) AS s, GREATEST(COUNT(*), 0) AS n, COALESCE(NULLIF(AVG(age), 0), -1) AS a FROM visits;
+# plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | s | n | a | also SUM(cost), COUNT(*), AVG(age)
+
+# title: CAST over an aggregate
+SELECT CAST(COUNT(*) AS INTEGER) AS n, COUNT(*) * 1.0 / 2 AS half FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n | half | also COUNT(*)
+
+# title: literal output columns
+SELECT 'all' AS scope, 1 AS one, COUNT(*) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | scope | one | COUNT(*) L1=4 L2=4
+
+# title: alias shadowing a column name in ORDER BY and HAVING
+SELECT region, SUM(age) AS age FROM visits GROUP BY region HAVING age > 3 ORDER BY age;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | age=SUM(age) in [0, 100] L1=1200 L2=692.82
+
+# title: raw column in HAVING
+SELECT region, COUNT(*) FROM visits GROUP BY region HAVING cost > 5;
+# error: UnsupportedQueryError: HAVING: `cost` is not supported
+
+# title: raw column in ORDER BY
+SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY age;
+# error: UnsupportedQueryError: ORDER BY: `age` is not supported
+
+# title: privacy unit in ORDER BY
+SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY patient_id;
+# error: UnsupportedQueryError: Use COUNT(DISTINCT patient_id) to count people
+
+# title: raw column in SELECT
+SELECT cost FROM visits;
+# error: UnsupportedQueryError: aggregate it (e.g. AVG(cost)) or add it to GROUP BY
+
+# title: raw column beside an aggregate
+SELECT age, COUNT(*) FROM visits;
+# error: UnsupportedQueryError: SELECT: `age` is not supported
+
+# title: privacy unit in SELECT
+SELECT patient_id, COUNT(*) FROM visits;
+# error: UnsupportedQueryError: Use COUNT(DISTINCT patient_id) to count people
+
+# title: raw column inside an output expression
+SELECT ROUND(cost) FROM visits;
+# error: UnsupportedQueryError: group keys and aggregates
+
+# title: LIMIT expression
+SELECT COUNT(*) FROM visits LIMIT 1 + 1;
+# error: UnsupportedQueryError: a non-negative integer literal
+
+# title: negative LIMIT
+SELECT COUNT(*) FROM visits LIMIT -1;
+# error: UnsupportedQueryError: LIMIT
+
+# title: random() over an aggregate
+SELECT random() * COUNT(*) FROM visits;
+# error: UnsupportedQueryError: `RANDOM()` is not supported
+
+# title: current time in SELECT
+SELECT COUNT(*), now() FROM visits;
+# error: UnsupportedQueryError: SELECT
+
+# title: output alias used in the same SELECT
+SELECT COUNT(*) AS n, n + 1 AS m FROM visits;
+# error: UnsupportedQueryError: column `n` is not in table 'visits'
+
+# title: subquery in HAVING
+SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region IN (SELECT region FROM regions);
+# error: UnsupportedQueryError: HAVING
+
+# title: window function over a noisy aggregate
+SELECT region, RANK() OVER (ORDER BY COUNT(*)) FROM visits GROUP BY region;
+# error: UnsupportedQueryError: window function

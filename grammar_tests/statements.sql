@@ -1,0 +1,189 @@
+# note: Statement shape: one SELECT over one registered private table.
+
+# title: COUNT(*) over the whole table
+SELECT COUNT(*) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: keywords and names in any letter case
+select Count(*) As n From VISITS Where Age > 30;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
+
+# title: quoted identifiers
+SELECT "region", COUNT(*) AS "n" FROM "visits" GROUP BY "region";
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
+
+# title: quoted output alias with a space
+SELECT COUNT(*) AS "number of visits" FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | number of visits=COUNT(*) L1=4 L2=4
+
+# title: table alias qualifies columns
+SELECT v.region, COUNT(*) FROM visits v GROUP BY v.region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
+
+# title: table alias with AS in WHERE
+SELECT COUNT(*) FROM visits AS v WHERE v.cost > 100;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: alias qualifier is case-insensitive
+SELECT COUNT(*) FROM visits v WHERE V.age > 3;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: columns qualified by the table name
+SELECT visits.region, SUM(visits.cost) AS total FROM visits GROUP BY visits.region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4
+
+# title: quoted qualified column
+SELECT COUNT(*) FROM "visits" WHERE "visits"."age" >= 18;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: comments and a query over several lines
+SELECT specialty,   -- a private key
+       COUNT(*) AS n /* rows */
+FROM visits
+WHERE cost > 0
+GROUP BY specialty;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=12 L2=6.9282
+
+# title: DELETE is refused
+DELETE FROM visits;
+# error: UnsupportedQueryError: DELETE statements are not supported
+
+# title: INSERT is refused
+INSERT INTO visits VALUES (1, 'x', 30, 10.0, '2021-01-01', 'pacific');
+# error: UnsupportedQueryError: INSERT statements are not supported
+
+# title: UPDATE is refused
+UPDATE visits SET cost = 0;
+# error: UnsupportedQueryError: UPDATE statements are not supported
+
+# title: CREATE TABLE AS is refused
+CREATE TABLE copy AS SELECT * FROM visits;
+# error: UnsupportedQueryError: CREATE statements are not supported
+
+# title: DROP TABLE is refused
+DROP TABLE visits;
+# error: UnsupportedQueryError: DROP statements are not supported
+
+# title: COPY to a file is refused
+COPY visits TO 'visits.csv';
+# error: UnsupportedQueryError: COPY statements are not supported
+
+# title: ATTACH is refused
+ATTACH 'other.duckdb';
+# error: UnsupportedQueryError: ATTACH statements are not supported
+
+# title: PRAGMA is refused
+PRAGMA table_info('visits');
+# error: UnsupportedQueryError: PRAGMA statements are not supported
+
+# title: SET is refused
+SET threads = 1;
+# error: UnsupportedQueryError: SET statements are not supported
+
+# title: two statements in one call
+SELECT COUNT(*) FROM visits; SELECT COUNT(*) FROM pums;
+# error: ParseError: expected one SQL statement, got 2
+
+# title: misspelt keyword is a parse error
+SELEC COUNT(*) FROM visits;
+# error: ParseError: cannot parse the query at line 1
+
+# title: backtick quotes are not DuckDB syntax
+SELECT `region`, COUNT(*) FROM visits GROUP BY `region`;
+# error: ParseError
+
+# title: UNION is refused
+SELECT COUNT(*) FROM visits UNION SELECT COUNT(*) FROM pums;
+# error: UnsupportedQueryError: Run each SELECT as its own query
+
+# title: UNION ALL is refused
+SELECT COUNT(*) FROM visits UNION ALL SELECT COUNT(*) FROM visits;
+# error: UnsupportedQueryError: set operation
+
+# title: INTERSECT is refused
+SELECT COUNT(*) FROM visits INTERSECT SELECT COUNT(*) FROM visits;
+# error: UnsupportedQueryError: set operation
+
+# title: EXCEPT is refused
+SELECT COUNT(*) FROM visits EXCEPT SELECT COUNT(*) FROM visits;
+# error: UnsupportedQueryError: set operation
+
+# title: common table expression is refused
+WITH recent AS (SELECT * FROM visits WHERE age > 60) SELECT COUNT(*) FROM recent;
+# error: UnsupportedQueryError: WITH (common table expressions)
+
+# title: subquery in FROM is refused
+SELECT COUNT(*) FROM (SELECT * FROM visits WHERE age > 60) AS t;
+# error: UnsupportedQueryError: Subqueries and derived tables are not supported
+
+# title: JOIN of two private tables is refused
+SELECT COUNT(*) FROM visits a JOIN visits b ON a.patient_id = b.patient_id;
+# error: UnsupportedQueryError: JOIN
+
+# title: JOIN with a public table is refused
+SELECT COUNT(*) FROM visits v LEFT JOIN regions r ON v.region = r.region;
+# error: UnsupportedQueryError: JOIN
+
+# title: comma join is refused
+SELECT COUNT(*) FROM visits, pums;
+# error: UnsupportedQueryError: JOIN
+
+# title: CROSS JOIN is refused
+SELECT COUNT(*) FROM visits CROSS JOIN regions;
+# error: UnsupportedQueryError: JOIN
+
+# title: read_csv table function is refused
+SELECT COUNT(*) FROM read_csv('datasets/PUMS.csv');
+# error: UnsupportedQueryError: register the file with con.register
+
+# title: read_parquet table function is refused
+SELECT COUNT(*) FROM read_parquet('visits.parquet');
+# error: UnsupportedQueryError: File-reading and other table functions cannot be queried
+
+# title: schema-qualified table is refused
+SELECT COUNT(*) FROM main.visits;
+# error: UnsupportedQueryError: a table registered with dpsql
+
+# title: a file path in FROM is not a registered table
+SELECT COUNT(*) FROM 'datasets/PUMS.csv';
+# error: CatalogError: is not registered with dpsql
+
+# title: unknown table
+SELECT COUNT(*) FROM patients;
+# error: CatalogError: table 'patients' is not registered with dpsql
+
+# title: public table cannot be queried
+SELECT COUNT(*) FROM regions;
+# error: UnsupportedQueryError: 'regions' is a public table
+
+# title: SELECT without FROM
+SELECT 1;
+# error: UnsupportedQueryError: SELECT without FROM
+
+# title: SELECT star
+SELECT * FROM visits;
+# error: UnsupportedQueryError: Private rows cannot be released
+
+# title: SELECT DISTINCT
+SELECT DISTINCT region FROM visits;
+# error: UnsupportedQueryError: SELECT DISTINCT
+
+# title: unknown column
+SELECT COUNT(diagnosis) FROM visits;
+# error: UnsupportedQueryError: column `diagnosis` is not in table 'visits'
+
+# title: qualifier that is not in FROM
+SELECT p.region, COUNT(*) FROM visits v GROUP BY p.region;
+# error: UnsupportedQueryError: 'p' is not a table in FROM
+
+# title: QUALIFY is refused
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region QUALIFY n > 1;
+# error: UnsupportedQueryError: QUALIFY
+
+# title: window function is refused
+SELECT COUNT(*) OVER (PARTITION BY region) FROM visits;
+# error: UnsupportedQueryError: Window functions over private rows are not supported
+
+# title: TABLESAMPLE on the private table is refused
+SELECT COUNT(*) FROM visits TABLESAMPLE 10%;
+# error: UnsupportedQueryError: TABLESAMPLE

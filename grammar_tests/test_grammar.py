@@ -1,0 +1,141 @@
+"""The SQL corpus: every case in grammar_tests/*.sql, run against one fixed catalog.
+
+A case, in the style of sqlglot's fixtures::
+
+    # title: COUNT(*) over the whole table
+    # epsilon: 0.5                       (optional, default 1)
+    # delta: 0                           (optional, default 1e-6)
+    SELECT COUNT(*) FROM visits;
+    # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+An accepted case ends with ``# plan:``, a one-line summary of ``explain().to_dict()``
+(see ``summarize``), and is also run once. The summary reads: noise kind; released
+statistics one unit can change; the effective contribution limits; partition selection
+(``public`` or its method); then per output column its name, or ``name=AGGREGATE
+in [lo, hi] L1=.. L2=..``; and ``also ..`` for aggregates used only inside expressions,
+HAVING or ORDER BY. A refused case ends with ``# error: ClassName`` or
+``# error: ClassName: substring of the message``; it must spend no budget.
+``# note:`` lines are comments. Every ```sql block of docs/sql.md must be a case.
+The catalog the cases run against is the ``con`` fixture in conftest.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+import dpsql
+
+HERE = Path(__file__).parent
+DOCS = HERE.parent / "docs" / "sql.md"
+KEYS = ("title", "epsilon", "delta", "note", "plan", "error")
+
+
+@dataclass
+class Case:
+    title: str = ""
+    sql: str = ""
+    epsilon: float = 1.0
+    delta: float = 1e-6
+    expect: dict[str, str] = field(default_factory=dict)
+
+
+def read_cases(path: Path) -> list[Case]:
+    """Parse one case file; a case closes at its ``# plan:`` or ``# error:`` line."""
+    cases, case = [], Case()
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if line.startswith("#"):
+            key, _, value = line[1:].partition(":")
+            key, value = key.strip(), value.strip()
+            where = f"{path.name}:{number}"
+            assert key in KEYS and value, f"{where}: expected '# <{'|'.join(KEYS)}>: <value>'"
+            if key in ("plan", "error"):
+                assert case.title and case.sql, f"{where}: {key} without a title and SQL"
+                case.expect[key] = value
+                case.sql = case.sql.removesuffix(";")
+                cases.append(case)
+                case = Case()
+            elif key in ("epsilon", "delta"):
+                setattr(case, key, float(value))
+            elif key == "title":
+                case.title = value
+        elif line.strip():
+            case.sql = f"{case.sql}\n{line}".strip()
+    assert not case.sql, f"{path.name}: the last case has no '# plan:' or '# error:' line"
+    return cases
+
+
+def normalise(sql: str) -> str:
+    return " ".join(sql.split()).rstrip(";").strip()
+
+
+CASES = [c for path in sorted(HERE.glob("*.sql")) for c in read_cases(path)]
+ACCEPTED = [c for c in CASES if "plan" in c.expect]
+REFUSED = [c for c in CASES if "error" in c.expect]
+
+
+def _number(x: float) -> str:
+    return f"{x + 0.0:.6g}"  # + 0.0 turns -0.0 into 0
+
+
+def summarize(info: dict) -> str:
+    """One deterministic line: noise, limits, selection, then each output column."""
+    limits, selection = info["contribution_bounds"], info["partition_selection"]
+    head = [info["mechanism"]["kind"], f"stats/unit={info['statistics_per_unit']}",
+            f"groups/unit={limits['max_groups_per_unit']}",
+            f"rows/group={limits['max_rows_per_group']}"]
+    if limits["max_rows_per_unit"] is not None:
+        head.append(f"rows/unit={limits['max_rows_per_unit']}")
+    head.append(f"selection={selection if selection == 'public' else selection['method']}")
+    parts, shown = [" ".join(head)], set()
+    for col in info["columns"]:
+        agg = col["aggregate"]
+        if agg is None:
+            parts.append(col["name"])
+            continue
+        shown.add(agg)
+        text = agg if col["name"] == agg else f"{col['name']}={agg}"
+        if col.get("bounds"):
+            text += f" in [{_number(col['bounds'][0])}, {_number(col['bounds'][1])}]"
+        parts.append(f"{text} L1={_number(col['l1_sensitivity'])} "
+                     f"L2={_number(col['l2_sensitivity'])}")
+    hidden = [a["sql"] for a in info["aggregates"] if a["sql"] not in shown]
+    if hidden:
+        parts.append("also " + ", ".join(hidden))
+    return " | ".join(parts)
+
+
+def test_titles_are_unique() -> None:
+    titles = [c.title for c in CASES]
+    assert len(titles) == len(set(titles)), sorted(t for t in titles if titles.count(t) > 1)
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[c.title for c in ACCEPTED])
+def test_accepted(case: Case, con: dpsql.Connection) -> None:
+    info = con.explain(case.sql, epsilon=case.epsilon, delta=case.delta).to_dict()
+    assert summarize(info) == case.expect["plan"]
+    result = con.sql(case.sql, epsilon=case.epsilon, delta=case.delta)
+    assert result.columns == [c["name"] for c in info["columns"]]
+    assert all(len(row) == len(result.columns) for row in result.fetchall())
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c.title for c in REFUSED])
+def test_refused(case: Case, con: dpsql.Connection) -> None:
+    name, _, message = (part.strip() for part in case.expect["error"].partition(":"))
+    spent = con.budget.spent
+    with pytest.raises(getattr(dpsql, name)) as err:
+        con.sql(case.sql, epsilon=case.epsilon, delta=case.delta)
+    assert type(err.value).__name__ == name, err.value
+    assert message in str(err.value)
+    assert con.budget.spent == spent
+
+
+def test_docs_examples_are_cases() -> None:
+    corpus = {normalise(c.sql) for c in CASES}
+    blocks = re.findall(r"```sql\n(.*?)```", DOCS.read_text(), flags=re.DOTALL)
+    assert blocks, "docs/sql.md has no ```sql examples"
+    missing = [b for b in map(normalise, blocks) if b not in corpus]
+    assert not missing, f"docs/sql.md examples missing from grammar_tests/*.sql: {missing}"

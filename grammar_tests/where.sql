@@ -1,0 +1,185 @@
+# note: WHERE: row-level predicates only. Filtering never changes sensitivity.
+
+# title: equality on a string
+SELECT COUNT(*) FROM visits WHERE region = 'pacific';
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: inequality operators
+SELECT COUNT(*) FROM visits WHERE age <> 40 AND age != 41 AND cost < 900 AND cost <= 800;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: AND OR NOT with parentheses
+SELECT COUNT(*) FROM visits WHERE NOT (age > 80 OR (cost >= 1000 AND region = 'mountain'));
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: IN list
+SELECT COUNT(*) FROM visits WHERE specialty IN ('cardiology', 'oncology', 'neurology');
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: NOT IN list
+SELECT COUNT(*) FROM visits WHERE region NOT IN ('pacific', 'mountain');
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: tuple IN list
+SELECT COUNT(*) FROM visits WHERE (region, age) IN (('pacific', 30), ('mountain', 40));
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: BETWEEN
+SELECT COUNT(*) FROM visits WHERE age BETWEEN 18 AND 65;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: NOT BETWEEN
+SELECT COUNT(*) FROM visits WHERE cost NOT BETWEEN 100 AND 200;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: IS NULL and IS NOT NULL
+SELECT COUNT(*) FROM visits WHERE cost IS NOT NULL OR age IS NULL;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: LIKE and NOT LIKE
+SELECT COUNT(*) FROM visits WHERE specialty LIKE 'p%' AND specialty NOT LIKE '%surgery';
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: ILIKE
+SELECT COUNT(*) FROM visits WHERE specialty ILIKE '%CARDIO%';
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: arithmetic in a predicate
+SELECT COUNT(*) FROM visits WHERE cost * 2 - age + 1 > 500;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: LEAST GREATEST and ABS in a predicate
+SELECT COUNT(*) FROM visits WHERE LEAST(cost, 1000) > 200 AND GREATEST(age, 18) < 65 AND ABS(age - 50) < 10;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: COALESCE in a predicate
+SELECT COUNT(*) FROM visits WHERE COALESCE(cost, 0) > 100;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: LOWER and UPPER in a predicate
+SELECT COUNT(*) FROM visits WHERE LOWER(region) = 'pacific' OR UPPER(specialty) = 'ONCOLOGY';
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: date column compared with a string
+SELECT COUNT(*) FROM visits WHERE visit_date >= '2023-01-01';
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: negative literal
+SELECT COUNT(*) FROM pums WHERE income > -1;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(*) L1=2 L2=2
+
+# title: filter on the privacy unit
+SELECT COUNT(*) FROM visits WHERE patient_id < 100;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: constant predicate
+SELECT COUNT(*) FROM visits WHERE TRUE;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: WHERE and GROUP BY together
+SELECT region, AVG(cost) FROM visits WHERE age >= 65 GROUP BY region;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | AVG(cost) in [0, 2000] L1=12000 L2=6928.2
+
+# title: division in WHERE
+SELECT COUNT(*) FROM visits WHERE cost / age > 10;
+# error: UnsupportedQueryError: WHERE: `cost / age` is not supported
+
+# title: modulo in WHERE
+SELECT COUNT(*) FROM visits WHERE patient_id % 2 = 0;
+# error: UnsupportedQueryError: WHERE
+
+# title: CAST in WHERE
+SELECT COUNT(*) FROM visits WHERE CAST(age AS VARCHAR) = '40';
+# error: UnsupportedQueryError: WHERE
+
+# title: DATE literal is a cast
+SELECT COUNT(*) FROM visits WHERE visit_date >= DATE '2023-01-01';
+# error: UnsupportedQueryError: CAST('2023-01-01' AS DATE)
+
+# title: CASE in WHERE
+SELECT COUNT(*) FROM visits WHERE CASE WHEN age > 65 THEN cost > 100 ELSE FALSE END;
+# error: UnsupportedQueryError: WHERE
+
+# title: string concatenation in WHERE
+SELECT COUNT(*) FROM visits WHERE region || specialty = 'pacificoncology';
+# error: UnsupportedQueryError: WHERE
+
+# title: other scalar functions in WHERE
+SELECT COUNT(*) FROM visits WHERE LENGTH(specialty) > 10;
+# error: UnsupportedQueryError: `LENGTH(specialty)` is not supported
+
+# title: regular expression in WHERE
+SELECT COUNT(*) FROM visits WHERE regexp_matches(specialty, '^p');
+# error: UnsupportedQueryError: WHERE
+
+# title: GLOB in WHERE
+SELECT COUNT(*) FROM visits WHERE specialty GLOB 'p*';
+# error: UnsupportedQueryError: WHERE
+
+# title: IS DISTINCT FROM in WHERE
+SELECT COUNT(*) FROM visits WHERE age IS DISTINCT FROM 40;
+# error: UnsupportedQueryError: WHERE
+
+# title: random() in WHERE
+SELECT COUNT(*) FROM visits WHERE random() < 0.5;
+# error: UnsupportedQueryError: `RANDOM()` is not supported
+
+# title: IN subquery
+SELECT COUNT(*) FROM visits WHERE region IN (SELECT region FROM regions);
+# error: UnsupportedQueryError: IN takes a list of literals, not a subquery
+
+# title: EXISTS subquery
+SELECT COUNT(*) FROM visits WHERE EXISTS (SELECT 1 FROM regions);
+# error: UnsupportedQueryError: WHERE
+
+# title: scalar subquery
+SELECT COUNT(*) FROM visits WHERE age > (SELECT AVG(age) FROM visits);
+# error: UnsupportedQueryError: WHERE
+
+# title: aggregate in WHERE
+SELECT COUNT(*) FROM visits WHERE COUNT(*) > 1;
+# error: UnsupportedQueryError: Aggregates are allowed only in SELECT, HAVING and ORDER BY
+
+# title: positional parameter
+SELECT COUNT(*) FROM visits WHERE age > ?;
+# error: UnsupportedQueryError: WHERE
+
+# title: unknown column in WHERE
+SELECT COUNT(*) FROM visits WHERE diagnosis = 'flu';
+# error: UnsupportedQueryError: its columns are age, cost, patient_id, region, specialty, visit_date
+
+# title: text column compared with a number is refused before reading data
+SELECT COUNT(*) FROM visits WHERE patient_id = 3 AND region = 5;
+# error: UnsupportedQueryError: compares string with numeric
+
+# title: number column compared with text is refused
+SELECT COUNT(*) FROM visits WHERE age = 'old';
+# error: UnsupportedQueryError: compares numeric with string
+
+# title: IN list of the wrong type is refused
+SELECT COUNT(*) FROM visits WHERE region IN (1, 2);
+# error: UnsupportedQueryError: compares string with numeric
+
+# title: text column used as a condition is refused
+SELECT COUNT(*) FROM visits WHERE specialty;
+# error: UnsupportedQueryError: a condition
+
+# title: LIKE on a number is refused
+SELECT COUNT(*) FROM visits WHERE age LIKE '1%';
+# error: UnsupportedQueryError: needs string arguments
+
+# title: LOWER of a number is refused
+SELECT COUNT(*) FROM visits WHERE LOWER(age) = 'a';
+# error: UnsupportedQueryError: needs string arguments
+
+# title: date column against a date literal
+SELECT COUNT(*) FROM visits WHERE visit_date >= '2023-01-01';
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
+
+# title: arithmetic that would overflow integers runs in DOUBLE and cannot fail
+SELECT COUNT(age * 100000000) FROM visits WHERE patient_id = 3;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(age * 100000000) L1=4 L2=4
+
+# title: huge multiplier inside a clamp cannot fail on any row
+SELECT SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) FROM visits WHERE age > 50;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) in [0, 1] L1=4 L2=4
