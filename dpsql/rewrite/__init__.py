@@ -29,7 +29,6 @@ from dpsql.rewrite.values import RowValues, aggregate, limit
 
 UNIT = "__dp_unit"
 RANK = "__dp_rank"
-HASH = "__dp_hash"
 FACTOR = "__dp_factor"
 ROWS = "__dp_rows"
 PAIRS = "__dp_pairs"
@@ -142,7 +141,6 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
     digest = exp.Anonymous(this="HASH", expressions=[exp.Literal.string(salt),
                                                      exp.column(UNIT), *_keys(plan)])
     names = [item.alias_or_name for item in pairs.expressions]
-    pairs.select(exp.alias_(digest, HASH), copy=False)
     heavy = (exp.select(UNIT).from_(PAIRS, copy=False).group_by(UNIT, copy=False)
              .having(exp.GT(this=exp.Count(this=exp.Star()), expression=number(g)), copy=False))
     heavy_units = exp.select(UNIT).from_(HEAVY, copy=False).subquery(copy=False)
@@ -150,7 +148,7 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
     light = exp.select(*names).from_(PAIRS, copy=False).where(exp.Not(this=in_heavy.copy()),
                                                              copy=False)
     window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
-                        order=exp.Order(expressions=[exp.Ordered(this=exp.column(HASH))]))
+                        order=exp.Order(expressions=[exp.Ordered(this=digest)]))
     ranked = exp.select("*", exp.alias_(window, RANK)).from_(PAIRS, copy=False)
     ranked = ranked.where(in_heavy, copy=False)
     rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
