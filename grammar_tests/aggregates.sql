@@ -141,3 +141,7 @@ SELECT SUM(0) FROM visits;
 # title: SUM window function
 SELECT SUM(cost) OVER (ORDER BY visit_date) FROM visits;
 # error: UnsupportedQueryError: window function
+
+# title: COUNT(DISTINCT (unit)) with parentheses counts people
+SELECT COUNT(DISTINCT (patient_id)) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT (patient_id)) L1=1 L2=1

@@ -118,7 +118,7 @@ SELECT COUNT(*) FROM (SELECT * FROM visits WHERE age > 60) AS t;
 
 # title: JOIN of two private tables is refused
 SELECT COUNT(*) FROM visits a JOIN visits b ON a.patient_id = b.patient_id;
-# error: UnsupportedQueryError: JOIN
+# error: UnsupportedQueryError: JOIN: `JOIN visits AS b ON a.patient_id = b.patient_id` is not supported
 
 # title: JOIN with a public table is refused
 SELECT COUNT(*) FROM visits v LEFT JOIN regions r ON v.region = r.region;
@@ -146,7 +146,7 @@ SELECT COUNT(*) FROM main.visits;
 
 # title: a file path in FROM is not a registered table
 SELECT COUNT(*) FROM 'datasets/PUMS.csv';
-# error: CatalogError: is not registered with dpsql
+# error: UnsupportedQueryError: register it first
 
 # title: unknown table
 SELECT COUNT(*) FROM patients;

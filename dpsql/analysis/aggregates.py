@@ -93,7 +93,7 @@ class _Collector:
         if isinstance(arg, exp.Star):
             return "count_star", (self.stat("rows"),), None
         if isinstance(arg, exp.Distinct):
-            inner = arg.expressions
+            inner = [e.unnest() for e in arg.expressions]
             if len(inner) == 1 and isinstance(inner[0], exp.Column) and unit \
                     and inner[0].name.lower() == unit:
                 return "count_units", (self.stat("units"),), None

@@ -71,6 +71,13 @@ def check_post_expression(node: exp.Expression, context: str) -> None:
                    "and group keys")
 
 
+SHAPE_FIXES = {
+    "joins": "Joins are not supported yet: query one private table",
+    "with_": "Inline the common table expression or run its query directly",
+    "distinct": "Drop DISTINCT: grouped outputs are already one row per group",
+}
+
+
 def check_select_shape(select: exp.Select) -> None:
     """Refuse clauses of SELECT that issue 2's grammar does not cover."""
     unsupported = {
@@ -79,10 +86,12 @@ def check_select_shape(select: exp.Select) -> None:
         "sample": "TABLESAMPLE", "into": "SELECT INTO", "locks": "FOR UPDATE",
     }
     for arg, label in unsupported.items():
-        if select.args.get(arg):
-            refuse(select.args[arg] if isinstance(select.args[arg], exp.Expression) else None,
-                   label, "one SELECT ... FROM <private table> [WHERE] [GROUP BY] [HAVING] "
-                   "[ORDER BY] [LIMIT]")
+        value = select.args.get(arg)
+        if value:
+            node = value[0] if isinstance(value, list) else value
+            refuse(node if isinstance(node, exp.Expression) else None, label,
+                   "one SELECT ... FROM <private table> [WHERE] [GROUP BY] [HAVING] "
+                   "[ORDER BY] [LIMIT]", SHAPE_FIXES.get(arg, ""))
     for node in select.find_all(exp.Window):
         refuse(node, "window function", AGGREGATES, "Window functions over private rows are "
                "not supported; aggregate first")

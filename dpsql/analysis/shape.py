@@ -65,6 +65,10 @@ def resolve_table(draft: Draft, ctx: Context) -> Draft:
     """Find the one private table in FROM and drop table qualifiers from columns."""
     select = draft.select
     table = _table_name(select)
+    if table.name not in ctx.catalog and any(c in table.name for c in "./\\"):
+        refuse(table, "FROM", "a table registered with dpsql",
+               f"To query the file {table.name!r}, register it first: "
+               "con.register(name, path, privacy_unit=...)")
     info = ctx.catalog.get(table.name)
     if info.public:
         raise UnsupportedQueryError(
