@@ -14,12 +14,13 @@ from __future__ import annotations
 import secrets
 import threading
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from dpsql.accounting import Accountant, Budget
+from dpsql.accounting import Accountant, Budget, as_fraction, float_at_most
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
 from dpsql.catalog import Catalog, TableInfo, read_toml
@@ -147,11 +148,13 @@ class Connection:
 
 
 def _verify_cost(plan: PrivacyPlan) -> None:
-    """The cost charged must be exactly what the noise and selection account for."""
+    """The charge must cover what the noise and selection use, to within one float step."""
     noise_delta = plan.noise.delta if plan.noise.kind == "gaussian" else 0.0
     selection_delta = plan.selection.delta if plan.selection else 0.0
-    if plan.noise.epsilon != plan.cost.epsilon or \
-            abs(noise_delta + selection_delta - plan.cost.delta) > 1e-15 * max(plan.cost.delta, 1):
+    used = (Fraction(plan.noise.epsilon), Fraction(noise_delta) + Fraction(selection_delta))
+    charged = (as_fraction(plan.cost.epsilon), as_fraction(plan.cost.delta))
+    if used[0] > charged[0] or used[1] > charged[1] or \
+            plan.noise.epsilon != float_at_most(plan.cost.epsilon):
         raise InternalError(f"plan cost {plan.cost} differs from its noise "
                             f"(ε={plan.noise.epsilon}, δ={noise_delta}+{selection_delta})")
 

@@ -1,8 +1,11 @@
 """A privacy budget and the accountant that spends it, with exact arithmetic.
 
-Spending is compared exactly: floats are turned into Fractions (exact, since
-floats are dyadic), summed, and compared with the total, so rounding can never
-let a query overdraw. Basic composition: ε's and δ's add up.
+Spending is compared exactly: every ε and δ is taken as the decimal the user
+wrote (``0.1`` is exactly 1/10, via its shortest repr), summed as Fractions and
+compared with the total, so rounding can never let a query overdraw and three
+queries at ε = 0.1 fit a budget of 0.3. Noise is calibrated with
+:func:`float_at_most` of the charged value, never more than what is charged.
+Basic composition: ε's and δ's add up.
 
 >>> acct = Accountant(Budget(epsilon=1.0, delta=1e-6))
 >>> _ = acct.charge(0.25, 0.0, query="q1")
@@ -19,6 +22,26 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from dpsql.errors import BudgetExceededError, PrivacyError
+
+
+def as_fraction(value: float) -> Fraction:
+    """The decimal a float was written as, exactly: as_fraction(0.1) == Fraction(1, 10).
+
+    >>> as_fraction(0.1)
+    Fraction(1, 10)
+    """
+    return Fraction(repr(float(value)))
+
+
+def float_at_most(value: float | Fraction) -> float:
+    """The largest float not above the exact (decimal) value: safe to calibrate noise with.
+
+    >>> float_at_most(0.1) < 0.1 <= float_at_most(0.5) == 0.5
+    True
+    """
+    exact = as_fraction(value) if isinstance(value, float) else Fraction(value)
+    nearest = float(exact)
+    return nearest if Fraction(nearest) <= exact else math.nextafter(nearest, -math.inf)
 
 
 def _check(name: str, value: float, *, upper: float = math.inf, zero_ok: bool = False) -> None:
@@ -97,17 +120,19 @@ class Accountant:
     @property
     def remaining(self) -> Cost:
         eps, delta = self._sums()
-        return Cost(float(Fraction(self.total.epsilon) - eps),
-                    float(Fraction(self.total.delta) - delta))
+        return Cost(float(as_fraction(self.total.epsilon) - eps),
+                    float(as_fraction(self.total.delta) - delta))
 
     def check(self, epsilon: float, delta: float) -> None:
         """Raise BudgetExceededError if (ε, δ) does not fit in what remains."""
         eps, dlt = self._sums()
         over = []
-        if eps + Fraction(epsilon) > Fraction(self.total.epsilon):
-            over.append(f"epsilon {epsilon:g} > remaining {float(self.total.epsilon - eps):g}")
-        if dlt + Fraction(delta) > Fraction(self.total.delta):
-            over.append(f"delta {delta:g} > remaining {float(self.total.delta - dlt):g}")
+        left_eps = as_fraction(self.total.epsilon) - eps
+        left_delta = as_fraction(self.total.delta) - dlt
+        if as_fraction(epsilon) > left_eps:
+            over.append(f"epsilon {epsilon:g} > remaining {float(left_eps):g}")
+        if as_fraction(delta) > left_delta:
+            over.append(f"delta {delta:g} > remaining {float(left_delta):g}")
         if over:
             raise BudgetExceededError(
                 "query refused, nothing was spent: " + "; ".join(over) +
@@ -119,8 +144,8 @@ class Accountant:
             self.check(epsilon, delta)
             charge = Charge(epsilon=epsilon, delta=delta, query=query)
             self._charges.append(charge)
-            self._epsilon += Fraction(epsilon)
-            self._delta += Fraction(delta)
+            self._epsilon += as_fraction(epsilon)
+            self._delta += as_fraction(delta)
             return charge
 
     def __repr__(self) -> str:

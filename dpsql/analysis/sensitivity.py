@@ -18,6 +18,7 @@ import functools
 import math
 from dataclasses import replace
 
+from dpsql.accounting import float_at_most
 from dpsql.analysis.draft import Context, Draft
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
@@ -97,8 +98,10 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
     Laplace noise is pure ε-DP, so selection gets all of δ.
     """
     validate_privacy(draft.epsilon, draft.delta)
+    # Calibrate with values never above what is charged (the decimals the user wrote).
+    epsilon, delta = float_at_most(draft.epsilon), float_at_most(draft.delta)
     if not needs_selection(draft):
-        noise = _choose_noise(draft.statistics, draft.epsilon, draft.delta)
+        noise = _choose_noise(draft.statistics, epsilon, delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
         return replace(draft, noise=noise, cost_delta=used)
     if draft.delta == 0:
@@ -107,8 +110,8 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
             f"GROUP BY {keys}: group keys are private, and releasing them needs delta > 0 "
             f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
             f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
-    noise = _choose_noise(draft.statistics, draft.epsilon, draft.delta / 2)
-    selection_delta = draft.delta / 2 if noise.kind == "gaussian" else draft.delta
+    noise = _choose_noise(draft.statistics, epsilon, delta / 2)
+    selection_delta = delta / 2 if noise.kind == "gaussian" else delta
     units = next(s for s in draft.statistics if s.name == _units_name(draft))
     groups = draft.contribution.groups_per_unit
     threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
