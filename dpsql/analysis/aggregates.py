@@ -37,6 +37,7 @@ from dpsql.analysis.grammar import (
     refuse,
 )
 from dpsql.analysis.types import type_class
+from dpsql.catalog import INTEGER_TYPES
 from dpsql.errors import UnsupportedQueryError
 from dpsql.plan import NOISY_TABLE, ROW_ID, Aggregate, OutputColumn, StatSpec, value_quantum
 
@@ -53,11 +54,21 @@ class _Collector:
 
     def stat(self, kind: str, expr: exp.Expression | None = None, **bounds: float) -> str:
         quantum = value_quantum(bounds["lo"], bounds["hi"]) if bounds else 1.0
+        if bounds and self._integral(expr, bounds["lo"], bounds["hi"]):
+            quantum = 1.0  # integer values with integer bounds are already exact
         if kind == "centered_sum":
             quantum /= 2
         spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, quantum=quantum,
                         **bounds)
         return self.stats.setdefault(spec.key, spec).name
+
+    def _integral(self, expr: exp.Expression, lo: float, hi: float) -> bool:
+        """A bare integer column with integer bounds (small enough for exact BIGINT sums)."""
+        if not isinstance(expr, exp.Column) or not (float(lo).is_integer() and
+                                                     float(hi).is_integer()):
+            return False
+        sql_type = self.draft.table.columns.get(expr.name.lower(), "").upper()
+        return sql_type in INTEGER_TYPES and max(abs(lo), abs(hi)) <= 2**31
 
     def aggregate(self, node: exp.AggFunc) -> str:
         sql = node.sql(dialect="duckdb")

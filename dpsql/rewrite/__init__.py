@@ -12,9 +12,20 @@ The tree is dialect-neutral sqlglot; backends print it in their dialect.
 >>> cat = Catalog()
 >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "x": "INT"}, row_privacy=True,
 ...                               bounds={"x": (0, 5)}))
->>> sql = rewrite(analyze("SELECT SUM(x) FROM t", cat, epsilon=1, delta=0), salt="s").sql()
->>> sql.startswith("SELECT CAST(COALESCE(SUM(CASE WHEN x IS NULL THEN NULL ELSE CAST(LEAST(")
-True
+>>> sql = rewrite(analyze("SELECT SUM(x) FROM t", cat, epsilon=1, delta=0), salt="s")
+>>> print(sql.ast.sql(pretty=True, max_text_width=40))
+SELECT
+  CAST(COALESCE(
+    SUM(
+      CASE
+        WHEN x IS NULL
+        THEN NULL
+        ELSE LEAST(GREATEST(x, 0), 5)
+      END
+    ),
+    0
+  ) AS DOUBLE) AS __dp_s0
+FROM t
 """
 
 from __future__ import annotations

@@ -48,9 +48,12 @@ def quanta(spec: StatSpec, types: Mapping[str, str],
         is_float = types.get(spec.expr.name.lower(), "").upper().startswith(FLOAT_TYPES)
     else:
         raw, is_float = as_double(bounded(spec.expr, types, bounds)), True
-    scaled = exp.Round(this=exp.Div(this=as_double(raw.copy()),
-                                    expression=number(spec.value_quantum)))
-    units = as_bigint(limit(scaled, spec.lo_units, spec.hi_units))
+    if spec.value_quantum == 1 and not is_float and isinstance(spec.expr, exp.Column):
+        units = limit(raw.copy(), spec.lo_units, spec.hi_units)  # integers: exact as they are
+    else:
+        scaled = exp.Round(this=exp.Div(this=as_double(raw.copy()),
+                                        expression=number(spec.value_quantum)))
+        units = as_bigint(limit(scaled, spec.lo_units, spec.hi_units))
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=units)
 
