@@ -16,6 +16,7 @@ from dpsql.errors import (
     InternalError,
     ParseError,
     PrivacyError,
+    PrivacyWarning,
     UnsupportedQueryError,
 )
 from dpsql.explain import Explanation
@@ -34,6 +35,7 @@ __all__ = [
     "InternalError",
     "ParseError",
     "PrivacyError",
+    "PrivacyWarning",
     "Result",
     "UnsupportedQueryError",
     "__version__",

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 import threading
+import warnings
 from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from pathlib import Path
@@ -21,10 +22,12 @@ from typing import Any
 import duckdb
 
 from dpsql.accounting import Accountant, Budget, as_fraction, float_at_most
+from dpsql.accounting.guide import delta_warning
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
+from dpsql.cache import AnswerStore, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
-from dpsql.errors import InternalError, PrivacyError
+from dpsql.errors import InternalError, PrivacyError, PrivacyWarning
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
@@ -45,11 +48,15 @@ class Connection:
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
                  budget: Budget | None = None, catalog: str | Path | None = None,
                  seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
-                 default_delta: float | None = None) -> None:
+                 default_delta: float | None = None, cache: bool = True) -> None:
         self.backend = DuckDBBackend(database)
         self.catalog = Catalog()
         self.budget = Accountant(budget or DEFAULT_BUDGET)
+        self.analyst = "default"
+        self.answers: AnswerStore | None = MemoryCache() if cache else None
         self.seed = seed
+        self._sources: dict[str, str] = {}
+        self._sizes: dict[str, int] = {}
         self._noisy = duckdb.connect()  # post-processing only: never sees private rows
         self._noisy_lock = threading.Lock()
         self._plans: dict[tuple, tuple[PrivacyPlan, str]] = {}
@@ -71,9 +78,17 @@ class Connection:
                  row_privacy: bool = False, bounds: Mapping[str, Any] | None = None,
                  max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
                  max_rows_per_unit: int | None = None,
-                 public_keys: Mapping[str, Iterable[Any] | str] | None = None) -> None:
-        """Register a private table from a file path, DataFrame, Arrow table or table name."""
+                 public_keys: Mapping[str, Iterable[Any] | str] | None = None,
+                 size: int | None = None) -> None:
+        """Register a private table from a file path, DataFrame, Arrow table or table name.
+
+        ``size`` is a public (declared) number of people, used only to warn when a
+        query's δ is not well below 1/size; it is never read from the data.
+        """
         columns = self.backend.load(name, source)
+        self._sources[name.lower()] = _fingerprint(source)
+        if size is not None:
+            self._sizes[name.lower()] = size
         self.catalog.add(TableInfo.private(
             name, columns=columns, privacy_unit=privacy_unit, row_privacy=row_privacy,
             bounds=bounds, max_groups_per_unit=max_groups_per_unit,
@@ -83,6 +98,7 @@ class Connection:
     def register_public(self, name: str, source: Any) -> None:
         """Register a public table (lookups and public group keys; never noised)."""
         columns = self.backend.load(name, source)
+        self._sources[name.lower()] = _fingerprint(source)
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
 
     def _plan(self, query: str, epsilon: float | None, delta: float | None) -> PrivacyPlan:
@@ -123,18 +139,42 @@ class Connection:
             seed: int | None = None) -> Result:
         """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first."""
         plan, bounded = self._prepared(query, epsilon, delta)
-        self.budget.check(plan.cost.epsilon, plan.cost.delta)
         seed = self.seed if seed is None else seed
+        key = self._answer_key(plan, bounded) if seed is None else None
+        cached = self.answers.get(key) if key and self.answers is not None else None
+        if cached is not None:
+            return load(cached, plan)
+        self._warn_about_delta(plan)
+        self.budget.check(plan.cost.epsilon, plan.cost.delta)
         salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
         exact = self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
         _verify_cost(plan)
-        self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query)
+        self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=plan.table,
+                           plan=str(plan), mechanism=plan.noise.kind)
         sampler = Sampler(seed)
         groups = add_noise(plan, exact, sampler)
         with self._noisy_lock:
             table, rows = post_process(plan, groups, self._noisy)
-        return Result(table=table, plan=plan, groups=groups, rows=rows, cost=plan.cost,
-                      private=sampler.private)
+        result = Result(table=table, plan=plan, groups=groups, rows=rows, cost=plan.cost,
+                        private=sampler.private)
+        if key and self.answers is not None:
+            self.answers.put(key, dump(result))
+        return result
+
+    def _answer_key(self, plan: PrivacyPlan, bounded: str) -> str:
+        tables = sorted({plan.table.lower(), *self._public_tables(plan)})
+        sources = ";".join(f"{t}={self._sources.get(t, '')}" for t in tables)
+        return answer_key(analyst=self.analyst, bounded_sql=bounded,
+                          epsilon=plan.cost.epsilon, delta=plan.cost.delta, sources=sources)
+
+    def _public_tables(self, plan: PrivacyPlan) -> set[str]:
+        info = self.catalog.get(plan.table)
+        return {v.lower() for v in info.public_keys.values() if isinstance(v, str)}
+
+    def _warn_about_delta(self, plan: PrivacyPlan) -> None:
+        message = delta_warning(plan.cost.delta, self._sizes.get(plan.table.lower()))
+        if message:
+            warnings.warn(message, PrivacyWarning, stacklevel=3)
 
     def close(self) -> None:
         self.backend.close()
@@ -157,6 +197,16 @@ def _verify_cost(plan: PrivacyPlan) -> None:
             plan.noise.epsilon != float_at_most(plan.cost.epsilon):
         raise InternalError(f"plan cost {plan.cost} differs from its noise "
                             f"(ε={plan.noise.epsilon}, δ={noise_delta}+{selection_delta})")
+
+
+def _fingerprint(source: Any) -> str:
+    """What identifies a source's content across processes (files: path, size, mtime)."""
+    if isinstance(source, str | Path) and Path(source).exists():
+        stat = Path(source).stat()
+        return f"file:{Path(source).resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    if isinstance(source, str):
+        return f"table:{source}"
+    return f"object:{id(source)}"
 
 
 def connect(database: str | duckdb.DuckDBPyConnection = ":memory:", **options: Any) -> Connection:

@@ -41,3 +41,7 @@ class ExecutionError(Error):
 
 class InternalError(Error):
     """A bug in dpsql: an invariant that should always hold did not."""
+
+
+class PrivacyWarning(UserWarning):
+    """A query is allowed but its parameters are unwise (e.g. δ not well below 1/n)."""

@@ -87,11 +87,15 @@ class Cost:
 
 @dataclass(frozen=True)
 class Charge:
-    """One recorded spend."""
+    """One recorded spend, with what was released (for reports and the audit log)."""
 
     epsilon: float
     delta: float
     query: str
+    dataset: str = ""
+    plan: str = ""
+    mechanism: str = ""
+    rho: float | None = None
     at: float = field(default_factory=time.time)
 
 
@@ -138,11 +142,13 @@ class Accountant:
                 "query refused, nothing was spent: " + "; ".join(over) +
                 f" (total budget {self.total}). Ask for less epsilon/delta, or for a new budget")
 
-    def charge(self, epsilon: float, delta: float, *, query: str) -> Charge:
+    def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",
+               plan: str = "", mechanism: str = "", rho: float | None = None) -> Charge:
         """Record a spend if it fits, atomically; raise BudgetExceededError otherwise."""
         with self._lock:
             self.check(epsilon, delta)
-            charge = Charge(epsilon=epsilon, delta=delta, query=query)
+            charge = Charge(epsilon=epsilon, delta=delta, query=query, dataset=dataset,
+                            plan=plan, mechanism=mechanism, rho=rho)
             self._charges.append(charge)
             self._epsilon += as_fraction(epsilon)
             self._delta += as_fraction(delta)

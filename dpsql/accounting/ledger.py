@@ -1,0 +1,374 @@
+"""A durable privacy ledger in one SQLite file, shared by every process that opens it.
+
+Same interface as :class:`~dpsql.accounting.budget.Accountant` (``total``, ``spent``,
+``remaining``, ``charges``, ``check``, ``charge``), so a connection can use either, but
+every spend is a committed row of a file. ``charge`` checks and records in one
+``BEGIN IMMEDIATE`` transaction (SQLite's write lock), so processes racing for the
+last of a budget cannot overdraw it; the file is in WAL mode with ``synchronous=FULL``,
+so a charge that returned survives a crash or a power cut. ε and δ are stored as the
+decimal text the caller wrote and summed as Fractions, exactly as the Accountant does.
+
+Intended order for a query (*spend before release*): ``check`` before touching data,
+``charge`` (commits) right before drawing noise, ``cache_put`` right after the noise,
+then return. A crash between ``charge`` and the return costs budget but never releases
+an unrecorded answer. Re-asking a query whose key is cached returns the stored noisy
+answer without any new charge (post-processing is free).
+
+Budgets are policy, stored in the file by whoever first opens it for an analyst (or a
+dataset). Opening it later with a *different* budget raises PrivacyError rather than
+silently raising or lowering the limit: pass the same budget, ``budget=None`` to use
+the stored one, or ``reset_budget=True`` to replace it (what was spent stays spent). A
+dataset budget bounds the spend of all analysts on that dataset together.
+
+Schema (``PRAGMA user_version`` = 1): ``budgets(scope, name, epsilon, delta,
+updated_at)``, ``charges(id, analyst, dataset, query, query_hash, plan, mechanism,
+epsilon, delta, rho, created_at, status)`` -- append-only, enforced by triggers;
+refused charges are not recorded and ``status`` is always ``'spent'`` -- and
+``cache(key, analyst, result, created_at)``. ``rho`` is recorded for the audit log
+only: limits are enforced on (ε, δ). Open one Ledger per process (not across fork);
+one Ledger may be shared by threads.
+
+>>> import tempfile
+>>> from pathlib import Path
+>>> from dpsql.accounting.budget import Budget
+>>> tmp = tempfile.TemporaryDirectory()
+>>> path = Path(tmp.name) / "ledger.db"
+>>> with Ledger(path, budget=Budget(epsilon=0.3), analyst="alice") as ledger:
+...     for _ in range(3):
+...         _ = ledger.charge(0.1, 0.0, query="SELECT COUNT(*) FROM visits")
+>>> reopened = Ledger(path, budget=None, analyst="alice")
+>>> reopened.spent, len(reopened.charges), reopened.history()[0]["epsilon"]
+(Cost(epsilon=0.3, delta=0.0), 3, 0.1)
+>>> reopened.charge(0.1, 0.0, query="one too many")
+Traceback (most recent call last):
+...
+dpsql.errors.BudgetExceededError: query refused, nothing was spent: epsilon 0.1 > remaining 0 ...
+>>> reopened.close(); tmp.cleanup()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dpsql.accounting.budget import Budget, Cost, as_fraction
+from dpsql.errors import BudgetExceededError, PrivacyError
+
+SCHEMA_VERSION = 1
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS budgets (
+        scope TEXT NOT NULL CHECK (scope IN ('analyst', 'dataset')),
+        name TEXT NOT NULL, epsilon TEXT NOT NULL, delta TEXT NOT NULL,
+        updated_at REAL NOT NULL, PRIMARY KEY (scope, name))""",
+    """CREATE TABLE IF NOT EXISTS charges (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, analyst TEXT NOT NULL, dataset TEXT NOT NULL,
+        query TEXT NOT NULL, query_hash TEXT NOT NULL, plan TEXT NOT NULL,
+        mechanism TEXT NOT NULL, epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho REAL,
+        created_at REAL NOT NULL, status TEXT NOT NULL CHECK (status = 'spent'))""",
+    "CREATE INDEX IF NOT EXISTS charges_by_analyst ON charges (analyst, id)",
+    "CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset, id)",
+    """CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, analyst TEXT NOT NULL,
+        result BLOB NOT NULL, created_at REAL NOT NULL)""",
+    """CREATE TRIGGER IF NOT EXISTS charges_no_update BEFORE UPDATE ON charges
+        BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
+    """CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges
+        BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
+)
+COLUMNS = ("id, analyst, dataset, query, query_hash, plan, mechanism, epsilon, delta, rho, "
+           "created_at, status")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LedgerCharge:
+    """One committed spend, as stored (``epsilon``/``delta`` round-trip the decimal text)."""
+
+    id: int
+    analyst: str
+    dataset: str
+    query: str
+    query_hash: str
+    plan: str
+    mechanism: str
+    epsilon: float
+    delta: float
+    rho: float | None
+    created_at: float
+    status: str
+
+    @property
+    def at(self) -> float:
+        """When it was charged (the name :class:`~dpsql.accounting.budget.Charge` uses)."""
+        return self.created_at
+
+
+class Ledger:
+    """Spends of one analyst against budgets stored in a SQLite file (see the module doc)."""
+
+    def __init__(self, path: str | Path, *, budget: Budget | None, analyst: str = "default",
+                 dataset_budgets: Mapping[str, Budget] | None = None,
+                 reset_budget: bool = False, timeout: float = 30.0) -> None:
+        if not isinstance(analyst, str) or not analyst:
+            raise PrivacyError(f"analyst={analyst!r}: must be a non-empty string")
+        self.path = Path(path)
+        self.analyst = analyst
+        self._timeout = timeout
+        self._lock = threading.Lock()
+        # Running sums per (scope, name), valid up to a charge id. Exact because charges
+        # are append-only and ids are assigned under the write lock, in commit order.
+        self._sums: dict[tuple[str, str], tuple[int, Fraction, Fraction]] = {}
+        self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
+                                   check_same_thread=False)
+
+        def setup(db: sqlite3.Connection) -> None:
+            _create_schema(db, self.path)
+            self._settle(db, "analyst", analyst, budget, reset_budget)
+            for name, limit in (dataset_budgets or {}).items():
+                self._settle(db, "dataset", name, limit, reset_budget)
+
+        try:
+            self._run(_durable, transaction=None)
+            self._run(setup, transaction="IMMEDIATE")
+        except BaseException:
+            self._db.close()
+            raise
+
+    @property
+    def total(self) -> Budget:
+        """This analyst's total budget, as stored in the file now."""
+        return self._run(lambda db: _budget(db, "analyst", self.analyst), transaction=None)
+
+    @property
+    def spent(self) -> Cost:
+        eps, delta = self._run(lambda db: self._spent(db, "analyst", self.analyst))
+        return Cost(float(eps), float(delta))
+
+    @property
+    def remaining(self) -> Cost:
+        """What is left, never below zero (a budget reset below the spend leaves nothing)."""
+        def left(db: sqlite3.Connection) -> tuple[Fraction, Fraction]:
+            total = _budget(db, "analyst", self.analyst)
+            eps, delta = self._spent(db, "analyst", self.analyst)
+            return as_fraction(total.epsilon) - eps, as_fraction(total.delta) - delta
+
+        eps, delta = self._run(left)
+        return Cost(float(max(eps, Fraction(0))), float(max(delta, Fraction(0))))
+
+    @property
+    def charges(self) -> tuple[LedgerCharge, ...]:
+        """This analyst's committed spends, oldest first."""
+        return tuple(self._records(self.analyst))
+
+    def history(self, analyst: str | None = None) -> list[dict[str, Any]]:
+        """The audit log: every committed spend (of ``analyst``, or of all), oldest first."""
+        return [asdict(record) for record in self._records(analyst)]
+
+    def check(self, epsilon: float, delta: float, *, dataset: str = "") -> None:
+        """Raise BudgetExceededError if (ε, δ) does not fit the analyst's or dataset's budget."""
+        cost = _exact("epsilon", epsilon), _exact("delta", delta)
+        self._run(lambda db: self._refuse_if_over(db, cost, dataset))
+
+    def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",
+               plan: str | Mapping[str, Any] = "", mechanism: str = "",
+               rho: float | None = None) -> LedgerCharge:
+        """Check and record a spend in one write transaction; durable once this returns."""
+        cost = _exact("epsilon", epsilon), _exact("delta", delta)
+        plan_text = plan if isinstance(plan, str) else json.dumps(plan, sort_keys=True,
+                                                                   default=str)
+        row = (self.analyst, dataset, query, hashlib.sha256(query.encode()).hexdigest(),
+               plan_text, mechanism, repr(float(epsilon)), repr(float(delta)),
+               None if rho is None else float(rho), time.time(), "spent")
+
+        def record(db: sqlite3.Connection) -> int:
+            self._refuse_if_over(db, cost, dataset)
+            return db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid
+
+        charge_id = self._run(record, transaction="IMMEDIATE")
+        return _record((charge_id, *row))
+
+    def cache_get(self, key: str) -> bytes | None:
+        """The answer stored under ``key`` for this analyst, or None."""
+        row = self._run(lambda db: db.execute(
+            "SELECT result FROM cache WHERE key = ? AND analyst = ?",
+            (key, self.analyst)).fetchone(), transaction=None)
+        return None if row is None else bytes(row[0])
+
+    def cache_put(self, key: str, value: bytes) -> bytes:
+        """Store an answer right after its noise was drawn (its charge has committed).
+
+        The first answer stored under a key wins and is returned, so everyone asking one
+        key sees one released value. Keys should include the analyst: a key already held
+        by another analyst is left alone and ``value`` is returned uncached.
+        """
+        def put(db: sqlite3.Connection) -> bytes:
+            db.execute("INSERT OR IGNORE INTO cache VALUES (?, ?, ?, ?)",
+                       (key, self.analyst, bytes(value), time.time()))
+            row = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
+                             (key, self.analyst)).fetchone()
+            return bytes(value) if row is None else bytes(row[0])
+
+        return self._run(put, transaction="IMMEDIATE")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r}, analyst={self.analyst!r})"
+
+    def _run(self, body: Callable[[sqlite3.Connection], T],
+             transaction: str | None = "DEFERRED") -> T:
+        """Run ``body`` in a transaction, retrying while another process holds the lock."""
+        deadline, pause = time.monotonic() + self._timeout, 0.005
+        with self._lock:
+            while True:
+                try:
+                    return _in_transaction(self._db, body, transaction)
+                except sqlite3.OperationalError as exc:
+                    if not _busy(exc) or time.monotonic() > deadline:
+                        raise _ledger_error(self.path, exc) from exc
+                except sqlite3.Error as exc:
+                    raise _ledger_error(self.path, exc) from exc
+                time.sleep(pause * random.random())
+                pause = min(2 * pause, 0.25)
+
+    def _settle(self, db: sqlite3.Connection, scope: str, name: str, budget: Budget | None,
+                reset: bool) -> None:
+        stored = _budget(db, scope, name) if _has_budget(db, scope, name) else None
+        if budget is None and stored is None:
+            raise PrivacyError(f"ledger {str(self.path)!r} holds no budget for {scope} "
+                               f"{name!r}: pass budget=Budget(epsilon=..., delta=...)")
+        if budget is None or (stored is not None and _same(stored, budget)):
+            return
+        if stored is not None and not reset:
+            raise PrivacyError(
+                f"ledger {str(self.path)!r} already holds the budget {stored} for {scope} "
+                f"{name!r}, not {budget}: pass the stored budget, or budget=None to use it, "
+                "or reset_budget=True to replace it (what was spent stays spent)")
+        db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?)",
+                   (scope, name, repr(float(budget.epsilon)), repr(float(budget.delta)),
+                    time.time()))
+
+    def _spent(self, db: sqlite3.Connection, scope: str, name: str) -> tuple[Fraction, Fraction]:
+        last, eps, delta = self._sums.get((scope, name), (0, Fraction(0), Fraction(0)))
+        column = "analyst" if scope == "analyst" else "dataset"
+        for charge_id, e, d in db.execute(
+                f"SELECT id, epsilon, delta FROM charges WHERE {column} = ? AND id > ? "
+                "ORDER BY id", (name, last)):
+            last, eps, delta = charge_id, eps + Fraction(e), delta + Fraction(d)
+        self._sums[scope, name] = (last, eps, delta)
+        return eps, delta
+
+    def _refuse_if_over(self, db: sqlite3.Connection, cost: tuple[Fraction, Fraction],
+                        dataset: str) -> None:
+        scopes = [("analyst", self.analyst)]
+        if dataset and _has_budget(db, "dataset", dataset):
+            scopes.append(("dataset", dataset))
+        over = []
+        for scope, name in scopes:
+            total, spent = _budget(db, scope, name), self._spent(db, scope, name)
+            limits = (as_fraction(total.epsilon), as_fraction(total.delta))
+            for label, want, limit, used in zip(("epsilon", "delta"), cost, limits, spent,
+                                                strict=True):
+                if want > limit - used:
+                    over.append(f"{label} {float(want):g} > remaining "
+                                f"{float(max(limit - used, Fraction(0))):g} of {scope} "
+                                f"{name!r} (total budget {total})")
+        if over:
+            raise BudgetExceededError("query refused, nothing was spent: " + "; ".join(over) +
+                                      ". Ask for less epsilon/delta, or for a new budget")
+
+    def _records(self, analyst: str | None) -> list[LedgerCharge]:
+        where, args = ("", ()) if analyst is None else (" WHERE analyst = ?", (analyst,))
+        rows = self._run(lambda db: db.execute(
+            f"SELECT {COLUMNS} FROM charges{where} ORDER BY id", args).fetchall(),
+            transaction=None)
+        return [_record(row) for row in rows]
+
+
+def _in_transaction(db: sqlite3.Connection, body: Callable[[sqlite3.Connection], T],
+                    transaction: str | None) -> T:
+    if transaction is None:
+        return body(db)
+    db.execute(f"BEGIN {transaction}")
+    try:
+        result = body(db)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return result
+
+
+def _durable(db: sqlite3.Connection) -> None:
+    """WAL lets readers run beside the one writer; FULL syncs the WAL at every commit."""
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+
+
+def _create_schema(db: sqlite3.Connection, path: Path) -> None:
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        raise PrivacyError(f"ledger {str(path)!r} has schema version {version}, newer than "
+                           f"this dpsql reads ({SCHEMA_VERSION}): upgrade dpsql")
+    for statement in SCHEMA:
+        db.execute(statement)
+    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _has_budget(db: sqlite3.Connection, scope: str, name: str) -> bool:
+    return db.execute("SELECT 1 FROM budgets WHERE scope = ? AND name = ?",
+                      (scope, name)).fetchone() is not None
+
+
+def _budget(db: sqlite3.Connection, scope: str, name: str) -> Budget:
+    row = db.execute("SELECT epsilon, delta FROM budgets WHERE scope = ? AND name = ?",
+                     (scope, name)).fetchone()
+    if row is None:
+        raise PrivacyError(f"the ledger holds no budget for {scope} {name!r}")
+    return Budget(epsilon=float(row[0]), delta=float(row[1]))
+
+
+def _same(a: Budget, b: Budget) -> bool:
+    return (as_fraction(a.epsilon), as_fraction(a.delta)) == \
+        (as_fraction(b.epsilon), as_fraction(b.delta))
+
+
+def _exact(name: str, value: float) -> Fraction:
+    if isinstance(value, bool) or not isinstance(value, int | float) or \
+            not math.isfinite(value) or value < 0:
+        raise PrivacyError(f"{name}={value!r}: a charge must be a finite number >= 0")
+    return as_fraction(value)
+
+
+def _record(row: tuple) -> LedgerCharge:
+    charge_id, analyst, dataset, query, digest, plan, mechanism, eps, delta, *rest = row
+    return LedgerCharge(charge_id, analyst, dataset, query, digest, plan, mechanism,
+                        float(eps), float(delta), *rest)
+
+
+def _busy(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _ledger_error(path: Path, exc: sqlite3.Error) -> PrivacyError:
+    return PrivacyError(f"privacy ledger {str(path)!r} failed: {exc}. No charge is confirmed, "
+                        "so release nothing; retry, or check the file")

@@ -1,0 +1,99 @@
+"""Answer cache: the same question with the same parameters gets the same noisy answer.
+
+Re-asking a query would otherwise draw fresh noise and let an analyst average
+it away while paying for every draw; answering from the cache costs nothing
+and reveals nothing new. The key covers everything the answer depends on: the
+analyst, the rewritten (bounded) SQL — which captures the query and every
+catalog setting it reads — ε, δ, and the sources' fingerprints. Seeded (not
+private) answers are never cached.
+
+>>> store = MemoryCache()
+>>> store.put("k", b"v"); store.get("k"), store.get("other")
+(b'v', None)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from typing import Protocol
+
+import numpy as np
+import pyarrow as pa
+
+from dpsql.accounting import Cost
+from dpsql.plan import PrivacyPlan
+from dpsql.release import NoisyGroups
+from dpsql.result import Result
+
+
+class AnswerStore(Protocol):
+    def get(self, key: str) -> bytes | None: ...
+
+    def put(self, key: str, value: bytes) -> None: ...
+
+
+class MemoryCache:
+    """An in-process cache (a connection without a ledger file)."""
+
+    def __init__(self) -> None:
+        self._answers: dict[str, bytes] = {}
+
+    def get(self, key: str) -> bytes | None:
+        return self._answers.get(key)
+
+    def put(self, key: str, value: bytes) -> None:
+        self._answers[key] = value
+
+
+class LedgerCache:
+    """The cache table of a durable ledger, shared by every process using the file."""
+
+    def __init__(self, ledger) -> None:
+        self.ledger = ledger
+
+    def get(self, key: str) -> bytes | None:
+        return self.ledger.cache_get(key)
+
+    def put(self, key: str, value: bytes) -> None:
+        self.ledger.cache_put(key, value)
+
+
+def answer_key(*, analyst: str, bounded_sql: str, epsilon: float, delta: float,
+               sources: str) -> str:
+    """A stable hash of everything a noisy answer depends on."""
+    text = json.dumps([analyst, bounded_sql, repr(float(epsilon)), repr(float(delta)), sources])
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _table(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+def dump(result: Result) -> bytes:
+    """Serialise a released answer (noisy values only) for the cache."""
+    stats = pa.table({name: pa.array(values) for name, values in result.groups.stats.items()})
+    parts = {"table": _ipc(result.table), "keys": _ipc(result.groups.keys),
+             "stats": _ipc(stats), "rows": _ipc(pa.table({"rows": result.rows}))}
+    sink = io.BytesIO()
+    np.savez(sink, **{k: np.frombuffer(v, dtype=np.uint8) for k, v in parts.items()})
+    return sink.getvalue()
+
+
+def load(data: bytes, plan: PrivacyPlan) -> Result:
+    """Rebuild a cached answer; its cost is zero (it was paid for when first released)."""
+    parts = np.load(io.BytesIO(data))
+    stats = _table(parts["stats"].tobytes())
+    groups = NoisyGroups(keys=_table(parts["keys"].tobytes()),
+                         stats={n: stats.column(n).to_numpy() for n in stats.column_names})
+    rows = _table(parts["rows"].tobytes()).column("rows").to_numpy()
+    return Result(table=_table(parts["table"].tobytes()), plan=plan, groups=groups, rows=rows,
+                  cost=Cost(0.0, 0.0), private=True)

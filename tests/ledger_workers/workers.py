@@ -1,0 +1,47 @@
+"""Targets of the ledger's multi-process tests: each runs in its own process.
+
+Results travel back over a one-way multiprocessing pipe. Every message is one small
+``send_bytes`` (a single ``write`` below PIPE_BUF), so a SIGKILL cannot cut one in half.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import traceback
+from multiprocessing.connection import Connection
+from multiprocessing.synchronize import Event
+from pathlib import Path
+
+from dpsql.accounting.budget import Budget
+from dpsql.accounting.ledger import Ledger
+from dpsql.errors import BudgetExceededError
+
+
+def charge_many(path: Path, total: float, attempts: int, epsilon: float, start: Event,
+                out: Connection) -> None:
+    """Open the ledger, wait for the starting gun, try ``attempts`` charges; report counts."""
+    try:
+        with Ledger(path, budget=Budget(epsilon=total), analyst="shared") as ledger:
+            start.wait()
+            accepted = refused = 0
+            for i in range(attempts):
+                try:
+                    ledger.charge(epsilon, 0.0, query=f"SELECT {i}", dataset="visits")
+                except BudgetExceededError:
+                    refused += 1
+                else:
+                    accepted += 1
+        out.send_bytes(json.dumps({"accepted": accepted, "refused": refused}).encode())
+    except BaseException:
+        out.send_bytes(json.dumps({"error": traceback.format_exc()}).encode())
+        raise
+
+
+def release_until_killed(path: Path, out: Connection) -> None:
+    """Charge, then "release" (report) the answer only after ``charge`` returned; forever."""
+    ledger = Ledger(path, budget=Budget(epsilon=1e6), analyst="crash")
+    while True:
+        token = secrets.token_hex(8)
+        record = ledger.charge(0.001, 0.0, query=f"SELECT COUNT(*) FROM t -- {token}")
+        out.send_bytes(f"RELEASED {record.id} {token}".encode())

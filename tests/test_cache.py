@@ -1,0 +1,59 @@
+"""The answer cache: repeating a question returns the stored answer at no cost."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+import dpsql
+from dpsql.datasets import pums_path
+
+QUERY = "SELECT sex, COUNT(*) AS n, AVG(age) AS a FROM pums GROUP BY sex"
+
+
+def connection(**options) -> dpsql.Connection:
+    budget = options.pop("budget", dpsql.Budget(epsilon=2.0, delta=1e-6))
+    con = dpsql.connect(budget=budget, **options)
+    con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
+                 bounds={"age": (0, 100)}, public_keys={"sex": [0, 1]}, size=1000)
+    return con
+
+
+def test_repeated_query_returns_the_same_answer_for_free():
+    con = connection()
+    first = con.sql(QUERY, epsilon=0.5)
+    again = con.sql(QUERY, epsilon=0.5)
+    assert again.fetchall() == first.fetchall()
+    assert again.ci(0.9).to_pylist() == first.ci(0.9).to_pylist()
+    assert again.cost.epsilon == 0 and con.budget.spent.epsilon == 0.5
+
+
+def test_different_parameters_are_different_questions():
+    con = connection()
+    con.sql(QUERY, epsilon=0.5)
+    con.sql(QUERY, epsilon=0.25)
+    assert con.budget.spent.epsilon == 0.75
+
+
+def test_cache_can_be_switched_off():
+    con = connection(cache=False)
+    answers = {tuple(con.sql(QUERY, epsilon=0.5).fetchall()) for _ in range(3)}
+    assert len(answers) > 1 and con.budget.spent.epsilon == 1.5
+
+
+def test_new_data_is_a_new_question(tmp_path):
+    path = tmp_path / "t.parquet"
+    pa.parquet.write_table(pa.table({"pid": [1, 2, 3]}), path)
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=2.0))
+    con.register("t", str(path), privacy_unit="pid")
+    con.sql("SELECT COUNT(*) FROM t", epsilon=0.5)
+    pa.parquet.write_table(pa.table({"pid": [1, 2, 3, 4]}), path)
+    con.register("t", str(path), privacy_unit="pid")
+    con.sql("SELECT COUNT(*) FROM t", epsilon=0.5)
+    assert con.budget.spent.epsilon == 1.0
+
+
+def test_delta_not_well_below_one_over_n_warns():
+    con = connection(budget=dpsql.Budget(epsilon=2.0, delta=0.01))
+    with pytest.warns(dpsql.PrivacyWarning, match="1/n"):
+        con.sql("SELECT educ, COUNT(*) FROM pums GROUP BY educ", epsilon=0.5, delta=1e-3)
