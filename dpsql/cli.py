@@ -82,6 +82,20 @@ def _explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _budget(args: argparse.Namespace) -> int:
+    if args.guide:
+        from dpsql.accounting.guide import render_guide
+
+        print(render_guide())
+        return 0
+    con = _connect(args)
+    spent, left = con.budget.spent, con.budget.remaining
+    print(f"total ε={con.budget.total.epsilon:g} δ={con.budget.total.delta:g}; "
+          f"spent ε={spent.epsilon:g} δ={spent.delta:g}; "
+          f"remaining ε={left.epsilon:g} δ={left.delta:g}")
+    return 0
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dpsql", description="Differentially private SQL on DuckDB.",
@@ -103,6 +117,10 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--rows", type=int, default=200_000, help="synthetic visits to generate")
     demo.add_argument("--epsilon", type=float, default=0.5, help="ε per demo query")
     demo.add_argument("--seed", type=int, default=None, help="fixed noise seed (not private)")
+    budget = sub.add_parser("budget", help="show the budget, or how to choose epsilon",
+                            description="Example: dpsql budget --guide")
+    budget.add_argument("--guide", action="store_true",
+                        help="typical epsilon per use case and advice on delta")
     explain = sub.add_parser("explain", help="show the plan and cost of a query (no data read)",
                              description="Example: dpsql --catalog c.toml explain \"SELECT ...\"")
     explain.add_argument("sql")
@@ -112,7 +130,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    handler = {"demo": _demo, "explain": _explain}.get(args.cmd)
+    handler = {"demo": _demo, "explain": _explain, "budget": _budget}.get(args.cmd)
     if handler is None and args.command is None:
         parser.print_help(sys.stderr)
         return 2

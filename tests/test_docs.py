@@ -81,3 +81,9 @@ def test_cli_query_with_a_catalog(tmp_path):
                   "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex")
     assert out.returncode == 0, out.stderr
     assert '"n_lower"' in out.stdout
+
+
+def test_cli_budget_guide_lists_use_cases():
+    out = run_cli("budget", "--guide")
+    assert out.returncode == 0
+    assert "health records" in out.stdout and "0.5 – 2" in out.stdout
