@@ -23,6 +23,7 @@ import duckdb
 
 from dpsql.accounting import Accountant, Budget, as_fraction, float_at_most
 from dpsql.accounting.guide import delta_warning
+from dpsql.accounting.report import query_events
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
 from dpsql.cache import AnswerStore, MemoryCache, answer_key, dump, load
@@ -145,12 +146,13 @@ class Connection:
         if cached is not None:
             return load(cached, plan)
         self._warn_about_delta(plan)
-        self.budget.check(plan.cost.epsilon, plan.cost.delta)
+        events = plan_events(plan)
+        self.budget.check(plan.cost.epsilon, plan.cost.delta, events)
         salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
         exact = self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
         _verify_cost(plan)
         self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=plan.table,
-                           plan=str(plan), mechanism=plan.noise.kind)
+                           plan=str(plan), mechanism=plan.noise.kind, events=events)
         sampler = Sampler(seed)
         groups = add_noise(plan, exact, sampler)
         with self._noisy_lock:
@@ -197,6 +199,14 @@ def _verify_cost(plan: PrivacyPlan) -> None:
             plan.noise.epsilon != float_at_most(plan.cost.epsilon):
         raise InternalError(f"plan cost {plan.cost} differs from its noise "
                             f"(ε={plan.noise.epsilon}, δ={noise_delta}+{selection_delta})")
+
+
+def plan_events(plan: PrivacyPlan) -> tuple:
+    """The mechanisms a query releases, as the accountant composes them."""
+    noise = plan.noise
+    multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
+    selection = plan.selection.delta if plan.selection is not None else 0.0
+    return query_events(noise.kind, noise.epsilon, multiplier, selection)
 
 
 def _fingerprint(source: Any) -> str:

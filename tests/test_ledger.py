@@ -100,6 +100,8 @@ def test_a_different_budget_is_refused_unless_reset(path):
         assert ledger.spent.epsilon == 0.75 and ledger.remaining.epsilon == 0.0
     with pytest.raises(dpsql.PrivacyError, match="no budget for analyst 'carol'"):
         Ledger(path, budget=None, analyst="carol")
+    with pytest.raises(dpsql.PrivacyError, match="dataset name ''"):
+        Ledger(path, budget=None, analyst="alice", dataset_budgets={"": Budget(epsilon=1.0)})
 
 
 def test_a_refused_charge_writes_nothing(path):

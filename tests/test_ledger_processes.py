@@ -1,7 +1,7 @@
 """The durable ledger across real processes: racing spenders, and SIGKILL at random moments.
 
-Workers are forked from a multiprocessing forkserver that has already imported dpsql,
-so each one starts in milliseconds instead of re-importing the whole package.
+Workers are forked from a multiprocessing forkserver that has already imported dpsql, so
+each one starts in milliseconds instead of re-importing the whole package for a second.
 """
 
 from __future__ import annotations
@@ -72,25 +72,30 @@ def test_racing_processes_spend_exactly_the_budget(ctx, tmp_path):
 
 
 def test_sigkill_never_leaves_a_release_without_its_charge(ctx, tmp_path):
+    """Even iterations are killed a random time after the start (often while the ledger
+    opens: schema creation, WAL recovery), odd ones a random time into charging."""
     path, rng = tmp_path / "ledger.db", random.Random(20240607)
     released_total = 0
-    for _ in range(30):
+    for iteration in range(30):
         reader, writer = ctx.Pipe(duplex=False)
         process = ctx.Process(target=workers.release_until_killed, args=(path, writer))
         process.start()
         writer.close()
-        time.sleep(rng.uniform(0.0, 0.15))
+        if iteration % 2:
+            assert reader.recv_bytes() == b"READY"
+        time.sleep(rng.uniform(0.0, 0.08))
         process.kill()
-        released = [m.decode().split() for m in messages(reader)]
+        released = [m.decode().split() for m in messages(reader) if m != b"READY"]
         process.join(10)
         assert process.exitcode == -9  # killed, not crashed on its own
         if not path.exists():
             continue
         assert integrity(path) == "ok"
-        with Ledger(path, budget=None, analyst="crash") as ledger:
+        # the budget too: a kill before the worker's first commit leaves none stored
+        with Ledger(path, budget=workers.CRASH_BUDGET, analyst="crash") as ledger:
             recorded = {c.id: c.query for c in ledger.charges}
             ledger.charge(0.001, 0.0, query="after the kill")  # no stale lock is left
         for word, charge_id, token in released:
             assert word == "RELEASED" and recorded[int(charge_id)].endswith(token)
         released_total += len(released)
-    assert released_total > 100  # the kills did land while the workers were charging
+    assert released_total > 30  # the kills did land while the workers were charging

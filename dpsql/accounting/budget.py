@@ -21,27 +21,10 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from dpsql.accounting.exact import as_fraction, float_at_most
 from dpsql.errors import BudgetExceededError, PrivacyError
 
-
-def as_fraction(value: float) -> Fraction:
-    """The decimal a float was written as, exactly: as_fraction(0.1) == Fraction(1, 10).
-
-    >>> as_fraction(0.1)
-    Fraction(1, 10)
-    """
-    return Fraction(repr(float(value)))
-
-
-def float_at_most(value: float | Fraction) -> float:
-    """The largest float not above the exact (decimal) value: safe to calibrate noise with.
-
-    >>> float_at_most(0.1) < 0.1 <= float_at_most(0.5) == 0.5
-    True
-    """
-    exact = as_fraction(value) if isinstance(value, float) else Fraction(value)
-    nearest = float(exact)
-    return nearest if Fraction(nearest) <= exact else math.nextafter(nearest, -math.inf)
+__all__ = ["Accountant", "Budget", "Charge", "Cost", "as_fraction", "float_at_most"]
 
 
 def _check(name: str, value: float, *, upper: float = math.inf, zero_ok: bool = False) -> None:
@@ -96,6 +79,7 @@ class Charge:
     plan: str = ""
     mechanism: str = ""
     rho: float | None = None
+    events: tuple = ()
     at: float = field(default_factory=time.time)
 
 
@@ -118,41 +102,70 @@ class Accountant:
 
     @property
     def spent(self) -> Cost:
+        """Spent so far under the tightest valid privacy filter (basic or zCDP)."""
         eps, delta = self._sums()
-        return Cost(float(eps), float(delta))
+        if delta <= as_fraction(self.total.delta) and not self._zcdp_wins(float(eps)):
+            return Cost(float(eps), float(delta))
+        return Cost(self._zcdp_spent(), self.total.delta)
 
     @property
     def remaining(self) -> Cost:
-        eps, delta = self._sums()
-        return Cost(float(as_fraction(self.total.epsilon) - eps),
-                    float(as_fraction(self.total.delta) - delta))
+        spent = self.spent
+        return Cost(max(float(as_fraction(self.total.epsilon) - as_fraction(spent.epsilon)), 0.0),
+                    max(float(as_fraction(self.total.delta) - as_fraction(spent.delta)), 0.0))
 
-    def check(self, epsilon: float, delta: float) -> None:
-        """Raise BudgetExceededError if (ε, δ) does not fit in what remains."""
+    def _zcdp_spent(self, extra: tuple = ()) -> float:
+        from dpsql.accounting.report import zcdp_epsilon
+
+        events = [e for c in self._charges for e in c.events] + list(extra)
+        if self.total.delta == 0 or not events or any(not c.events for c in self._charges):
+            return math.inf
+        spent = zcdp_epsilon(events, self.total.delta)
+        return math.inf if spent is None else spent
+
+    def _zcdp_wins(self, basic_epsilon: float) -> bool:
+        return self.total.delta > 0 and bool(self._charges) and \
+            self._zcdp_spent() < basic_epsilon
+
+    def check(self, epsilon: float, delta: float, events: tuple = ()) -> None:
+        """Raise BudgetExceededError unless a valid filter (basic, or zCDP) still fits."""
         eps, dlt = self._sums()
-        over = []
         left_eps = as_fraction(self.total.epsilon) - eps
         left_delta = as_fraction(self.total.delta) - dlt
+        if as_fraction(epsilon) <= left_eps and as_fraction(delta) <= left_delta:
+            return
+        if events and self._zcdp_spent(events) <= self.total.epsilon:
+            return
+        over = []
         if as_fraction(epsilon) > left_eps:
             over.append(f"epsilon {epsilon:g} > remaining {float(left_eps):g}")
         if as_fraction(delta) > left_delta:
             over.append(f"delta {delta:g} > remaining {float(left_delta):g}")
-        if over:
-            raise BudgetExceededError(
-                "query refused, nothing was spent: " + "; ".join(over) +
-                f" (total budget {self.total}). Ask for less epsilon/delta, or for a new budget")
+        raise BudgetExceededError(
+            "query refused, nothing was spent: " + "; ".join(over) +
+            f" (total budget {self.total}, basic composition; zCDP does not fit either). "
+            "Ask for less epsilon/delta, or for a new budget")
 
     def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",
-               plan: str = "", mechanism: str = "", rho: float | None = None) -> Charge:
+               plan: str = "", mechanism: str = "", rho: float | None = None,
+               events: tuple = ()) -> Charge:
         """Record a spend if it fits, atomically; raise BudgetExceededError otherwise."""
         with self._lock:
-            self.check(epsilon, delta)
+            self.check(epsilon, delta, events)
             charge = Charge(epsilon=epsilon, delta=delta, query=query, dataset=dataset,
-                            plan=plan, mechanism=mechanism, rho=rho)
+                            plan=plan, mechanism=mechanism, rho=rho, events=events)
             self._charges.append(charge)
             self._epsilon += as_fraction(epsilon)
             self._delta += as_fraction(delta)
             return charge
+
+    def report(self):
+        """Spending under every composition method (see :mod:`dpsql.accounting.report`)."""
+        from dpsql.accounting.report import build_report
+
+        events = [e for c in self._charges for e in c.events]
+        costs = [(c.epsilon, c.delta) for c in self._charges]
+        return build_report(events, costs, self.total.epsilon, self.total.delta)
 
     def __repr__(self) -> str:
         return f"Accountant(total={self.total}, spent={self.spent}, remaining={self.remaining})"

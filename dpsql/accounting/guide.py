@@ -4,7 +4,7 @@ The table reflects production practice (REFERENCES.md, "Error reports"); it is
 advice, not a guarantee: smaller ε is more private, and δ should be well below
 1/n for n people, or one person's data could be released with probability δ.
 
->>> delta_warning(1e-3, 500) is not None
+>>> delta_warning(1e-3, 5000) is not None
 True
 >>> delta_warning(1e-7, 10_000) is None
 True

@@ -251,6 +251,8 @@ class Ledger:
 
     def _settle(self, db: sqlite3.Connection, scope: str, name: str, budget: Budget | None,
                 reset: bool) -> None:
+        if not isinstance(name, str) or not name:
+            raise PrivacyError(f"{scope} name {name!r}: must be a non-empty string")
         stored = _budget(db, scope, name) if _has_budget(db, scope, name) else None
         if budget is None and stored is None:
             raise PrivacyError(f"ledger {str(self.path)!r} holds no budget for {scope} "

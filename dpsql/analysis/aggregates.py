@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from fractions import Fraction
 
 from sqlglot import exp
 
@@ -31,15 +32,26 @@ from dpsql.analysis.bounds import infer_interval
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import (
     AGGREGATES,
+    QUANTILES,
     check_post_expression,
     check_row_expression,
     fragment,
+    is_aggregate,
     refuse,
 )
 from dpsql.analysis.types import type_class
 from dpsql.catalog import INTEGER_TYPES
 from dpsql.errors import UnsupportedQueryError
-from dpsql.plan import NOISY_TABLE, ROW_ID, Aggregate, OutputColumn, StatSpec, value_quantum
+from dpsql.plan import (
+    NOISY_TABLE,
+    ROW_ID,
+    Aggregate,
+    HistogramSpec,
+    OutputColumn,
+    QuantileSpec,
+    StatSpec,
+    value_quantum,
+)
 
 _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -50,6 +62,7 @@ class _Collector:
     def __init__(self, draft: Draft):
         self.draft = draft
         self.stats: dict[tuple, StatSpec] = {}
+        self.histograms: dict[tuple, HistogramSpec] = {}
         self.aggregates: dict[str, Aggregate] = {}
 
     def stat(self, kind: str, expr: exp.Expression | None = None, **bounds: float) -> str:
@@ -70,14 +83,44 @@ class _Collector:
         sql_type = self.draft.table.columns.get(expr.name.lower(), "").upper()
         return sql_type in INTEGER_TYPES and max(abs(lo), abs(hi)) <= 2**31
 
-    def aggregate(self, node: exp.AggFunc) -> str:
-        sql = node.sql(dialect="duckdb")
+    def aggregate(self, node: exp.Expression) -> str:
+        sql = fragment(node, limit=None)
         if sql not in self.aggregates:
+            name = f"__dp_a{len({a.name for a in self.aggregates.values()})}"
+            if isinstance(node, (exp.WithinGroup, *QUANTILES)):
+                self.aggregates[sql] = self._quantile(node, name, sql)
+                return self.aggregates[sql].name
             kind, stats, interval = self._classify(node)
             self.aggregates[sql] = Aggregate(
-                name=f"__dp_a{len(self.aggregates)}", kind=kind, sql=sql, stats=stats,
+                name=name, kind=kind, sql=sql, stats=stats,
                 lo=interval[0] if interval else None, hi=interval[1] if interval else None)
         return self.aggregates[sql].name
+
+    def _quantile(self, node: exp.Expression, name: str, sql: str) -> Aggregate:
+        """MEDIAN, QUANTILE_CONT/QUANTILE/APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP."""
+        arg, q = _quantile_parts(node)
+        label = sql.split("(")[0]
+        if isinstance(arg, exp.Distinct):
+            refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
+                   "COUNT(DISTINCT <privacy unit>)")
+        check_row_expression(arg, f"{label} argument")
+        columns = self.draft.table.columns
+        for column in arg.find_all(exp.Column):
+            if column.name.lower() not in columns:
+                refuse(column, f"{label} argument", f"columns of {self.draft.table.name}")
+        if type_class(arg, columns) != "numeric":
+            refuse(node, label, "a numeric argument")
+        lo, hi = self._bounds(node, arg)
+        if lo == hi:
+            refuse(node, label, "bounds with lo < hi", f"{label} is the constant {lo:g} here")
+        spec = HistogramSpec(name=f"__dp_h{len(self.histograms)}", expr=arg, lo=lo, hi=hi)
+        histogram = self.histograms.setdefault(spec.key, spec)
+        for other in self.aggregates.values():  # MEDIAN(x) and QUANTILE_CONT(x, 0.5): one release
+            if other.quantile is not None and (other.quantile.histogram, other.quantile.q) == (
+                    histogram, q):
+                return other
+        return Aggregate(name=name, kind="quantile", sql=sql, stats=(histogram.name,), lo=lo,
+                         hi=hi, quantile=QuantileSpec(q=q, histogram=histogram))
 
     def _classify(self, node: exp.AggFunc):
         arg = node.this
@@ -115,15 +158,19 @@ class _Collector:
         type_class(arg, self.draft.table.columns)
         return "count", (self.stat("count", arg),), None
 
-    def _bounds(self, node: exp.AggFunc, arg: exp.Expression) -> tuple[float, float]:
+    def _bounds(self, node: exp.Expression, arg: exp.Expression) -> tuple[float, float]:
         interval = infer_interval(arg, self.draft.table.bounds)
         if not interval.finite:
             col = next(arg.find_all(exp.Column), None)
             name = col.name if col is not None else "x"
-            func = node.key.upper()
+            clamp = exp.Anonymous(this="LEAST", expressions=[
+                exp.Anonymous(this="GREATEST", expressions=[exp.column(name), exp.var("lo")]),
+                exp.var("hi")])
+            example = node.copy()
+            next(n for n in example.walk() if n == arg).replace(clamp)
             raise UnsupportedQueryError(
                 f"{fragment(node)} needs bounds: declare bounds={{\"{name}\": (lo, hi)}} when "
-                f"registering the table, or write {func}(LEAST(GREATEST({name}, lo), hi))")
+                f"registering the table, or write {fragment(example, limit=None)}")
         if interval.lo == interval.hi == 0 and isinstance(node, exp.Sum):
             refuse(node, "SUM", "bounds other than [0, 0]", "This sum is always 0")
         return interval.lo, interval.hi
@@ -140,7 +187,7 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         check_post_expression(node, context)
 
         def swap(n: exp.Expression) -> exp.Expression:
-            if isinstance(n, exp.AggFunc):
+            if is_aggregate(n):
                 return exp.column(collector.aggregate(n))
             if isinstance(n, exp.Column):
                 name = n.name.lower()
@@ -155,7 +202,7 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         inner = item.this if isinstance(item, exp.Alias) else item
         name = item.alias or (inner.name if isinstance(inner, exp.Column) else fragment(inner))
         noisy = to_noisy(inner, "SELECT", allow_aliases=False)
-        bare = collector.aggregate(inner) if isinstance(inner, exp.AggFunc) else None
+        bare = collector.aggregate(inner) if is_aggregate(inner) else None
         items.append(exp.alias_(noisy, name, quoted=not _PLAIN_NAME.match(name))
                      if name != getattr(noisy, "name", None) else noisy)
         columns.append(OutputColumn(name=name, aggregate=bare))
@@ -173,8 +220,9 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
     if not collector.aggregates:
         refuse(select, "SELECT", "at least one aggregate",
                "Private rows cannot be listed; aggregate them, e.g. COUNT(*)")
+    aggregates = {a.name: a for a in collector.aggregates.values()}  # one per distinct release
     return replace(draft, stats=tuple(collector.stats.values()),
-                   aggregates=tuple(collector.aggregates.values()),
+                   aggregates=tuple(aggregates.values()),
                    output=output, columns=tuple(columns))
 
 
@@ -190,3 +238,33 @@ def _check_literal_count(node: exp.Expression, clause: str) -> None:
     value = node.expression
     if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
         refuse(node, clause, "a non-negative integer literal")
+
+
+def _quantile_parts(node: exp.Expression) -> tuple[exp.Expression, Fraction]:
+    """(argument, q) of a quantile aggregate; ORDER BY x DESC asks for quantile 1 − q."""
+    if isinstance(node, exp.Median):
+        return node.this, Fraction(1, 2)
+    if isinstance(node, exp.Quantile):
+        return node.this, _level(node, node.args.get("quantile"))
+    if isinstance(node, exp.PercentileCont):
+        return node.this, _level(node, node.expression)
+    inner, order = node.this, node.expression
+    if not isinstance(inner, exp.PercentileCont) or inner.expression is not None:
+        refuse(node, "WITHIN GROUP", "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY expr)")
+    if not isinstance(order, exp.Order) or len(order.expressions) != 1:
+        refuse(node, "WITHIN GROUP", "ORDER BY exactly one expression")
+    ordered = order.expressions[0]
+    q = _level(node, inner.this)
+    return ordered.this, 1 - q if ordered.args.get("desc") else q
+
+
+def _level(node: exp.Expression, value: exp.Expression | None) -> Fraction:
+    """q as the exact decimal written: a numeric literal in [0, 1]."""
+    allowed = "q a numeric literal in [0, 1], e.g. QUANTILE_CONT(x, 0.9)"
+    if not isinstance(value, exp.Literal) or value.is_string:
+        refuse(node, "quantile", allowed, "Give one literal level per aggregate; lists, "
+               "expressions and parameters are not supported")
+    q = Fraction(value.this)
+    if not 0 <= q <= 1:
+        refuse(node, "quantile", allowed, f"q = {value.this} is outside [0, 1]")
+    return q

@@ -26,7 +26,16 @@ ROW_NODES: tuple[type[exp.Expression], ...] = (
 )
 """Node types allowed in row-level expressions: total, no errors on any data."""
 
-AGGREGATES = "COUNT(*), COUNT(expr), COUNT(DISTINCT <privacy unit>), SUM(expr), AVG(expr)"
+AGGREGATES = ("COUNT(*), COUNT(expr), COUNT(DISTINCT <privacy unit>), SUM(expr), AVG(expr), "
+              "MEDIAN(expr), QUANTILE_CONT(expr, q), PERCENTILE_CONT(q) WITHIN GROUP "
+              "(ORDER BY expr)")
+QUANTILES = (exp.Median, exp.PercentileCont, exp.Quantile)
+"""Quantile aggregates (exp.ApproxQuantile is a Quantile); PERCENTILE_CONT may be WITHIN GROUP."""
+
+
+def is_aggregate(node: exp.Expression) -> bool:
+    """An aggregate call, including ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)``."""
+    return isinstance(node, exp.AggFunc | exp.WithinGroup)
 ROW_ALLOWED = ("columns, numbers, strings, comparisons, AND/OR/NOT, IN (list), BETWEEN, "
                "IS [NOT] NULL, LIKE/ILIKE, + - *, LEAST, GREATEST, ABS, COALESCE, LOWER, UPPER")
 
@@ -38,10 +47,14 @@ POST_NODES: tuple[type[exp.Expression], ...] = (
 """Node types allowed over noisy outputs (post-processing is free and safe)."""
 
 
-def fragment(node: exp.Expression, limit: int = 80) -> str:
-    """The SQL of ``node``, shortened for error messages."""
-    sql = node.sql(dialect="duckdb")
-    return sql if len(sql) <= limit else sql[: limit - 3] + "..."
+def fragment(node: exp.Expression, limit: int | None = 80) -> str:
+    """The SQL of ``node`` (DuckDB dialect), shortened for error messages unless limit=None.
+
+    ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)`` prints as written (DuckDB's printer would
+    turn it into ``QUANTILE_CONT(x, q ORDER BY x)``).
+    """
+    sql = node.sql(dialect="postgres" if node.find(exp.WithinGroup) else "duckdb")
+    return sql if limit is None or len(sql) <= limit else sql[: limit - 3] + "..."
 
 
 def refuse(node: exp.Expression | None, context: str, allowed: str, fix: str = "") -> None:
@@ -54,7 +67,7 @@ def refuse(node: exp.Expression | None, context: str, allowed: str, fix: str = "
 def check_row_expression(node: exp.Expression, context: str) -> None:
     """Refuse any node outside ROW_NODES (aggregates, subqueries, casts, division, ...)."""
     for sub in node.walk():
-        if isinstance(sub, exp.AggFunc):
+        if is_aggregate(sub):
             refuse(sub, context, ROW_ALLOWED, "Aggregates are allowed only in SELECT, HAVING "
                    "and ORDER BY, not nested in other aggregates or in WHERE/GROUP BY")
         if isinstance(sub, exp.In) and (sub.args.get("query") or sub.args.get("field")):
@@ -65,8 +78,8 @@ def check_row_expression(node: exp.Expression, context: str) -> None:
 
 def check_post_expression(node: exp.Expression, context: str) -> None:
     """Refuse anything but arithmetic and scalar functions over noisy outputs."""
-    for sub in node.walk(prune=lambda n: isinstance(n, exp.AggFunc)):
-        if not isinstance(sub, (*POST_NODES, exp.AggFunc)):
+    for sub in node.walk(prune=is_aggregate):
+        if not is_aggregate(sub) and not isinstance(sub, POST_NODES):
             refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over aggregates "
                    "and group keys")
 

@@ -22,7 +22,8 @@ from dpsql.accounting import float_at_most
 from dpsql.analysis.draft import Context, Draft
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
-from dpsql.plan import Contribution, Selection, StatSpec
+from dpsql.mechanisms.exponential import ExponentialQuantile
+from dpsql.plan import WEIGHT_SCALE, Aggregate, Contribution, Selection, StatSpec, epsilon_share
 
 DEFAULT_GROUPS_PER_UNIT = 1
 DEFAULT_ROWS_PER_GROUP = 1
@@ -92,14 +93,24 @@ def needs_selection(draft: Draft) -> bool:
 
 
 def calibrate(draft: Draft, ctx: Context) -> Draft:
-    """Pick Laplace or Gaussian for the whole query; set the selection threshold.
+    """Split ε between the noise and the quantiles; calibrate each; set the selection threshold.
 
-    With private keys, δ is split: Gaussian noise gets δ/2 and selection δ/2;
-    Laplace noise is pure ε-DP, so selection gets all of δ.
+    ε is shared equally by the mechanisms that spend it (``plan.epsilon_share``): the noise of
+    all noisy statistics together, when there are any, and each quantile aggregate, so a
+    query with noisy statistics and k quantiles gives each ε/(1 + k). With private keys, δ is
+    split: Gaussian noise gets δ/2 and selection δ/2; Laplace noise is pure ε-DP, so selection
+    gets all of δ. Quantiles are pure ε-DP and use no δ.
     """
     validate_privacy(draft.epsilon, draft.delta)
+    quantiles = [a for a in draft.aggregates if a.quantile is not None]
+    share = epsilon_share(draft.epsilon, len(quantiles) + bool(draft.statistics))
+    aggregates = tuple(_with_mechanism(a, share, draft.contribution) if a.quantile else a
+                       for a in draft.aggregates)
+    draft = replace(draft, aggregates=aggregates)
+    if not draft.statistics:
+        return replace(draft, noise=None, cost_delta=0.0)
     # Calibrate with values never above what is charged (the decimals the user wrote).
-    epsilon, delta = float_at_most(draft.epsilon), float_at_most(draft.delta)
+    epsilon, delta = share, float_at_most(draft.delta)
     if not needs_selection(draft):
         noise = _choose_noise(draft.statistics, epsilon, delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
@@ -122,3 +133,21 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
 
 def _units_name(draft: Draft) -> str:
     return next(s.name for s in draft.stats if s.kind == "units")
+
+
+def quantile_weight_limits(limits: Contribution) -> tuple[int, int]:
+    """(W_tot, g): the most histogram weight one unit adds over all groups, and its groups.
+
+    The rewrite gives a unit at most c rows' weight per group, in at most g groups, scaled
+    down to r rows in total when max_rows_per_unit binds: W_tot = min(g·c, r) rows.
+    """
+    g, c, r = limits.groups_per_unit, limits.rows_per_group, limits.max_rows_per_unit
+    rows = g * c if r is None else min(g * c, r)
+    return rows * WEIGHT_SCALE, g
+
+
+def _with_mechanism(agg: Aggregate, epsilon: float, limits: Contribution) -> Aggregate:
+    weight, groups = quantile_weight_limits(limits)
+    mechanism = ExponentialQuantile(epsilon=epsilon, q=agg.quantile.q, max_weight=weight,
+                                    max_groups=groups)
+    return replace(agg, quantile=replace(agg.quantile, mechanism=mechanism))

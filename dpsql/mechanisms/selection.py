@@ -11,11 +11,18 @@ itself is the noisy count that was compared with τ.
 15.0
 >>> release_probability(n, 15.0, 1) <= 1e-6
 True
+
+The optimal alternative for a pure count of units, the truncated-geometric mechanism of
+Desfontaines et al. (:func:`truncated_geometric_probability`), needs its own ε; see
+:func:`best_selection` for when it releases more groups than the threshold.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
+
+import numpy as np
 
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms.noise import SAFETY, Noise, least_integer
@@ -61,3 +68,172 @@ def release_probability(noise: Noise, threshold: float, n_units: int) -> float:
     0.622
     """
     return noise.tail(threshold - _on_grid(noise, float(n_units)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Truncated geometric (optimal) partition selection
+
+
+def _per_group_budget(epsilon: float, delta: float, max_groups: int) -> tuple[float, float]:
+    """(ε', δ') = (ε/k, 1 − (1 − δ)^{1/k}), δ' shaved by SAFETY like the thresholds."""
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise PrivacyError(f"partition selection needs a finite epsilon > 0, got {epsilon!r}")
+    return epsilon / max_groups, split_delta(delta, max_groups) * (1.0 - SAFETY)
+
+
+def _geometric_part(n, eps: float, dlt: float):
+    """δ'·(e^{nε'} − 1)/(e^{ε'} − 1): the first regime (equality in p(n) ≤ e^{ε'}p(n−1) + δ')."""
+    return dlt * np.expm1(np.multiply(n, eps)) / math.expm1(eps)
+
+
+def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups: int
+                                   ) -> tuple[int, int]:
+    """(n₁, n₂) of the truncated-geometric mechanism: p grows geometrically up to n₁, then
+    approaches 1 geometrically, and is 1 from n₂ + 1 on.
+
+    Closed forms (Desfontaines, Voss, Gipson & Mandayam, "Differentially private partition
+    selection", PoPETs 2022, Thm. 1, arXiv:2006.03684; the same formulas are in Google's
+    differential-privacy library, ``cc/algorithms/partition-selection.h`` and
+    ``go/dpagg/select_partition.go``), with ε' = ε/k and δ' = 1 − (1 − δ)^{1/k}:
+
+        n₁ = 1 + ⌊ln(1 + tanh(ε'/2)·(1/δ' − 1)) / ε'⌋
+        n₂ = n₁ + ⌊ln(1 + (e^{ε'} − 1)(1 − p(n₁))/δ') / ε'⌋
+
+    n₁ is the last n at which e^{ε'}p(n−1) + δ' is the smaller of the two DP constraints, and
+    n₂ the last n at which p(n) < 1.  Because a floor of a rounded logarithm can be off by
+    one at an exact tie, n₁ is checked against the recurrence and moved if needed.
+
+    >>> truncated_geometric_crossovers(1.0, 1e-6, 1)
+    (14, 15)
+    """
+    eps, dlt = _per_group_budget(epsilon, delta, max_groups)
+    n1 = 1 + math.floor(math.log1p(math.tanh(eps / 2) * (1 / dlt - 1)) / eps)
+
+    def first_regime_holds(n: int) -> bool:  # the recurrence picks e^{ε'}p(n−1) + δ' at n
+        previous = float(_geometric_part(n - 1, eps, dlt))
+        return float(_geometric_part(n, eps, dlt)) <= 1 - math.exp(-eps) * (1 - previous - dlt)
+
+    while n1 > 1 and not first_regime_holds(n1):
+        n1 -= 1
+    while first_regime_holds(n1 + 1):
+        n1 += 1
+    p1 = min(float(_geometric_part(n1, eps, dlt)), 1.0)
+    n2 = n1 + math.floor(math.log1p(math.expm1(eps) * (1 - p1) / dlt) / eps)
+    return n1, n2
+
+
+def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups: int):
+    """Probability that the optimal (ε, δ) partition selection keeps a group of ``n`` units.
+
+    Desfontaines, Voss, Gipson & Mandayam, PoPETs 2022 (Thm. 1, arXiv:2006.03684): for one
+    group per unit the (ε, δ)-DP keep probability that is largest for every n is the
+    recurrence p(0) = 0, p(n) = min(e^ε p(n−1) + δ, 1 − e^{−ε}(1 − δ − p(n−1)), 1), i.e. the
+    two DP constraints (on "keep" and on "drop") taken with equality.  Its closed form, with
+    the per-group budget ε' = ε/k, δ' = 1 − (1 − δ)^{1/k} (a unit in k groups pays for k of
+    them: ε by basic composition, δ as 1 − (1 − δ')^k; REFERENCES.md), is
+
+        p(n) = δ'·(e^{nε'} − 1)/(e^{ε'} − 1)                              for 0 ≤ n ≤ n₁
+        p(n) = p(n₁) + (1 − p(n₁) + δ'/(e^{ε'} − 1))·(1 − e^{−(n − n₁)ε'})   for n₁ < n ≤ n₂
+        p(n) = 1                                                           for n > n₂
+
+    (:func:`truncated_geometric_crossovers` gives n₁, n₂).  It equals adding truncated
+    geometric noise to the unit count and thresholding, hence the name.  ``n`` is the exact
+    number of distinct units in the group *after* contribution bounding (each unit in at most
+    k groups); ``n`` may be an int or an array of ints (vectorised; the result is then an
+    array).  δ' is shaved by a factor 1 − 1e-12 so that p(1) < δ' strictly, as for the
+    thresholds.  This is also "the probability that this group is released", which can be
+    reported before running the query (it depends on n only through public parameters).
+
+    >>> truncated_geometric_probability(0, 1.0, 1e-6, 1)
+    0.0
+    >>> truncated_geometric_probability(1, 1.0, 1e-6, 1) <= 1e-6
+    True
+    >>> [round(float(p), 4) for p in truncated_geometric_probability([13, 14, 15, 16], 1, 1e-6, 1)]
+    [0.2578, 0.7006, 0.89, 1.0]
+    """
+    eps, dlt = _per_group_budget(epsilon, delta, max_groups)
+    n1, n2 = truncated_geometric_crossovers(epsilon, delta, max_groups)
+    units = np.asarray(n, dtype=np.float64)
+    if np.any(units != np.floor(units)):
+        raise PrivacyError("the number of units in a group must be a whole number")
+    p1 = min(float(_geometric_part(n1, eps, dlt)), 1.0)
+    slope = 1.0 - p1 + dlt / math.expm1(eps)
+    with np.errstate(over="ignore"):
+        first = _geometric_part(np.minimum(units, n1), eps, dlt)
+        second = p1 - slope * np.expm1(-(units - n1) * eps)
+    p = np.where(units <= n1, first, np.where(units <= n2, second, 1.0))
+    p = np.clip(np.where(units <= 0, 0.0, p), 0.0, 1.0)
+    return float(p) if p.ndim == 0 else p
+
+
+def units_for_release(probability: Callable[[int], float], level: float = 0.5) -> int:
+    """Smallest number of units n ≥ 1 with ``probability(n) ≥ level`` (monotone in n).
+
+    >>> units_for_release(lambda n: truncated_geometric_probability(n, 1.0, 1e-6, 1))
+    14
+    """
+    return least_integer(lambda n: n >= 1 and float(probability(n)) >= level, 1)
+
+
+def best_selection(noise: Noise, epsilon: float, delta: float, max_groups: int, *,
+                   sizes: Iterable[int] | None = None) -> tuple[str, float | None]:
+    """Threshold or truncated geometric, whichever releases more groups at this budget.
+
+    Returns ``(f"{noise.kind}_threshold", τ)`` or ``("truncated_geometric", None)``.
+
+    Candidates, both spending δ (split over ``max_groups`` as δ'):
+
+    - *threshold*: keep a group iff its noisy unit count, with the query's own ``noise``,
+      is ≥ τ = :func:`selection_threshold` (release probability :func:`release_probability`);
+    - *truncated geometric*: keep it with probability :func:`truncated_geometric_probability`
+      at (``epsilon``, ``delta``, ``max_groups``).
+
+    Criterion: with ``sizes`` (a reference list of group sizes, e.g. the sizes expected for
+    this table, or the one-per-size range 1..N), the larger expected number of released
+    groups Σ P(release | n); without it, the smaller n₅₀, the number of units at which a
+    group is released with probability ≥ 1/2 (:func:`units_for_release`).  Ties go to the
+    threshold, which needs no extra mechanism.
+
+    **The trade-off, for whoever integrates this.** The two are not charged alike:
+
+    - the threshold *reuses the noisy distinct-unit count* that the query already releases
+      (or adds as one more statistic in its L1/L2), so selection costs only δ; its ε is
+      already in the noise, and its price is that the noise of every cell is calibrated
+      for that extra statistic;
+    - the truncated geometric is a *separate mechanism on the exact unit count*: it needs
+      its own ε share (``epsilon`` here). Either the query's ε is split — ε_noise = ε − ε_sel,
+      so every released cell gets noise ε/ε_noise times larger — or the query costs
+      ε + ε_sel. It releases no count, so it suits queries whose statistics do not include
+      the unit count.
+
+    So compare like with like: pass as ``epsilon`` the share the truncated geometric would
+    actually get, and as ``noise`` the unit-count noise the query would have *with* the
+    threshold. The truncated geometric is optimal among all (ε, δ)-DP selections of one
+    group per unit (Desfontaines et al., Thm. 1); with k groups per unit it pays ε/k and
+    δ' per group by composition, which is no longer optimal, and Gaussian thresholding
+    (L2 = √k) overtakes it for larger k (Google's Go library switches above k = 3).
+
+    >>> best_selection(Noise("laplace", 1.0), 1.0, 1e-6, 1)   # n₅₀: 15 against 14
+    ('truncated_geometric', None)
+    >>> best_selection(Noise("laplace", 1.0), 0.25, 1e-6, 1)  # too little ε left for it
+    ('laplace_threshold', 15.0)
+    """
+    threshold = selection_threshold(noise, max_groups, delta)
+
+    def by_threshold(n: int) -> float:
+        return release_probability(noise, threshold, n)
+
+    def by_geometric(n: int) -> float:
+        return float(truncated_geometric_probability(n, epsilon, delta, max_groups))
+
+    if sizes is None:
+        geometric_wins = units_for_release(by_geometric) < units_for_release(by_threshold)
+    else:
+        reference = np.asarray(list(sizes), dtype=np.int64)
+        expected_threshold = sum(by_threshold(int(n)) for n in reference)
+        expected_geometric = float(np.sum(truncated_geometric_probability(
+            reference, epsilon, delta, max_groups)))
+        geometric_wins = expected_geometric > expected_threshold
+    if geometric_wins:
+        return "truncated_geometric", None
+    return f"{noise.kind}_threshold", threshold

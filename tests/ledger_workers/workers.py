@@ -17,6 +17,8 @@ from dpsql.accounting.budget import Budget
 from dpsql.accounting.ledger import Ledger
 from dpsql.errors import BudgetExceededError
 
+CRASH_BUDGET = Budget(epsilon=1e6)
+
 
 def charge_many(path: Path, total: float, attempts: int, epsilon: float, start: Event,
                 out: Connection) -> None:
@@ -40,7 +42,8 @@ def charge_many(path: Path, total: float, attempts: int, epsilon: float, start: 
 
 def release_until_killed(path: Path, out: Connection) -> None:
     """Charge, then "release" (report) the answer only after ``charge`` returned; forever."""
-    ledger = Ledger(path, budget=Budget(epsilon=1e6), analyst="crash")
+    ledger = Ledger(path, budget=CRASH_BUDGET, analyst="crash")
+    out.send_bytes(b"READY")
     while True:
         token = secrets.token_hex(8)
         record = ledger.charge(0.001, 0.0, query=f"SELECT COUNT(*) FROM t -- {token}")

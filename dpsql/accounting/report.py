@@ -1,0 +1,152 @@
+"""What a history of queries has spent, under every composition method.
+
+Two kinds of answer. The **limit** (what the connection enforces) must hold even
+though the analyst picks each query after seeing earlier answers and the system
+stops them at the budget: that is a *privacy filter*, and only basic composition
+and zCDP (a Rényi filter, Feldman & Zrnic 2021) are valid filters here, so the
+limit uses the smaller of the two. The **report** adds what the realised history
+would cost if it had been fixed in advance: advanced composition (Kairouz, Oh &
+Viswanath 2015), PLD accounting, and for Gaussian histories the GDP µ (Dong, Roth &
+Su 2022) with the tightness of that one-number description.
+
+>>> from dpsql.accounting.composition import gaussian, laplace
+>>> eps, method = filter_epsilon([laplace(0.5)] * 2, [(0.5, 0.0)] * 2, 1e-6)
+>>> eps, method
+(1.0, 'basic')
+>>> eps, method = filter_epsilon([gaussian(5.0, discrete=True)] * 40, [(1.0, 1e-7)] * 40, 1e-5)
+>>> method, round(eps, 2)
+('zcdp', 6.21)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from dpsql.accounting.budget import as_fraction
+from dpsql.accounting.composition import (
+    MechanismEvent,
+    advanced,
+    approx,
+    basic,
+    gaussian,
+    laplace,
+    zcdp,
+    zcdp_to_dp,
+)
+
+
+def query_events(kind: str, epsilon: float, noise_multiplier: float,
+                 selection_delta: float) -> tuple[MechanismEvent, ...]:
+    """The events of one query: its noise (pure Laplace, or a discrete Gaussian given by
+    its noise multiplier σ/Δ₂) and, with private keys, partition selection's δ."""
+    noise = laplace(epsilon) if kind == "laplace" else gaussian(noise_multiplier, discrete=True)
+    return (noise, approx(0.0, selection_delta)) if selection_delta > 0 else (noise,)
+
+
+def _basic_costs(costs: Sequence[tuple[float, float]]) -> tuple[Fraction, Fraction]:
+    eps = sum((as_fraction(e) for e, _ in costs), Fraction(0))
+    delta = sum((as_fraction(d) for _, d in costs), Fraction(0))
+    return eps, delta
+
+
+def zcdp_epsilon(events: Sequence[MechanismEvent], delta: float) -> float | None:
+    """ε at ``delta`` by zCDP for the noise events plus the approx events' δ (and ε)."""
+    approximate = [e for e in events if e.kind == "approx"]
+    rest = [e for e in events if e.kind != "approx"]
+    extra = basic(approximate) if approximate else (0.0, 0.0)
+    rho = zcdp(rest)
+    left = delta - extra[1]
+    if rho is None or left <= 0:
+        return None
+    return (zcdp_to_dp(rho, left) if rho > 0 else 0.0) + extra[0]
+
+
+def filter_epsilon(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, float]],
+                   delta: float) -> tuple[float, str]:
+    """The smallest ε at total ``delta`` that a valid privacy filter certifies.
+
+    ``costs`` are the (ε, δ) each query was calibrated to (basic composition sums
+    them exactly); ``events`` are the same queries as mechanisms (for zCDP).
+    Returns (inf, "none") when no method fits ``delta``.
+    """
+    candidates = []
+    eps, dlt = _basic_costs(costs)
+    if dlt <= as_fraction(delta):
+        candidates.append((float(eps), "basic"))
+    if delta > 0 and events:
+        zc = zcdp_epsilon(events, delta)
+        if zc is not None:
+            candidates.append((zc, "zcdp"))
+    return min(candidates, default=(math.inf, "none"))
+
+
+@dataclass(frozen=True)
+class BudgetReport:
+    """Spending of one history, at the total budget's δ, under each method."""
+
+    total_epsilon: float
+    total_delta: float
+    limit_epsilon: float
+    limit_method: str
+    basic: tuple[float, float]
+    advanced: float | None
+    zcdp: float | None
+    pld: float | None
+    gdp_mu: float | None
+    gdp_tightness: float | None
+    queries: int
+
+    def __str__(self) -> str:
+        def fmt(value: float | None) -> str:
+            return "n/a" if value is None else f"{value:.4g}"
+
+        lines = [
+            f"budget ε={self.total_epsilon:g} δ={self.total_delta:g}; {self.queries} queries",
+            f"  enforced ({self.limit_method}): ε spent {fmt(self.limit_epsilon)}, "
+            f"left {fmt(max(self.total_epsilon - self.limit_epsilon, 0.0))}",
+            f"  basic: ε={self.basic[0]:.4g} δ={self.basic[1]:.3g}",
+            f"  at δ={self.total_delta:g}: zCDP ε={fmt(self.zcdp)}, "
+            f"advanced ε={fmt(self.advanced)}, PLD ε={fmt(self.pld)} "
+            "(PLD/advanced: as if the queries were fixed in advance)",
+        ]
+        if self.gdp_mu is not None:
+            lines.append(f"  GDP µ={self.gdp_mu:.4g} (continuous-Gaussian description), "
+                         f"tightness Δ={fmt(self.gdp_tightness)}")
+        return "\n".join(lines)
+
+
+def build_report(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, float]],
+                 total_epsilon: float, total_delta: float) -> BudgetReport:
+    """Every method's ε at the total δ (slow methods are imported only here)."""
+    from dpsql.accounting.gdp import gdp_tightness, tradeoff_from_profile
+    from dpsql.accounting.pld import pld, privacy_profile
+
+    limit = filter_epsilon(events, costs, total_delta)
+    eps, dlt = _basic_costs(costs)
+    spread = advanced(events, total_delta) if events and total_delta > 0 else None
+    continuous = [_as_continuous(e) for e in events]
+    pld_eps = pld(continuous, total_delta) if events and total_delta > 0 and \
+        not any(e.discrete for e in events) else None
+    gaussians = [e for e in events if e.kind == "gaussian"]
+    mu = tightness = None
+    if gaussians and len(gaussians) == len(events):
+        mu = math.sqrt(sum(1 / e.noise_multiplier**2 for e in gaussians))
+        grid = [x / 4 for x in range(0, 81)]
+        alphas, betas = tradeoff_from_profile(grid, privacy_profile(continuous, grid))
+        tightness = gdp_tightness(alphas, betas)[1]
+    return BudgetReport(
+        total_epsilon=total_epsilon, total_delta=total_delta, limit_epsilon=limit[0],
+        limit_method=limit[1], basic=(float(eps), float(dlt)),
+        advanced=None if spread is None else spread[0],
+        zcdp=zcdp_epsilon(events, total_delta) if events and total_delta > 0 else None,
+        pld=pld_eps, gdp_mu=mu, gdp_tightness=tightness, queries=len(costs))
+
+
+def _as_continuous(event: MechanismEvent) -> MechanismEvent:
+    """The continuous-Gaussian description of a discrete Gaussian (for µ and its tightness)."""
+    if event.kind == "gaussian" and event.discrete:
+        return gaussian(event.noise_multiplier)
+    return event

@@ -1,0 +1,159 @@
+"""Bucket histograms for quantiles, in SQL, with each unit's weight bounded exactly.
+
+Per group, a quantile needs the weights h_b of B equal buckets of [lo, hi]. A unit's weight
+must be bounded (the exponential mechanism's sensitivity, `dpsql.mechanisms.exponential`)
+without looking at its values, so the rewrite makes it a function of *how many* values the
+unit has in the group, never of which:
+
+- each value falls in bucket ⌊(v − lo)·B/(hi − lo)⌋, clamped to [0, B − 1] (so ±inf and
+  out-of-bound values land in the end buckets); NULL and NaN have no bucket;
+- a unit with n values in a group gives each weight w = min(S, ⌊c·S/n⌋) (S = WEIGHT_SCALE),
+  so its n·w ≤ min(n, c)·S: at most c rows in the group, in exact integers;
+- when ``max_rows_per_unit`` r binds, w becomes ⌊w·min(T, r)/T⌋, with T the unit's clamped
+  row total over its kept groups (the same T that scales its noisy partials): the unit's
+  weight over all groups is then at most min(T, r)·S ≤ r·S;
+- only the (unit, group) pairs the rest of the query keeps (the salted-hash choice of at most
+  g groups per unit) contribute: the histogram joins the same kept pairs.
+
+A unit's weights depend only on its own rows, so removing it subtracts its weights and leaves
+every other unit's unchanged, and the integer sums do not depend on the engine's order.
+
+The bounded query returns, per group, one list of {b: bucket, w: weight} per histogram
+(``ARRAY_AGG`` of a struct: ``list`` in DuckDB, ``collect_list`` in Spark); absent buckets
+weigh 0.
+
+>>> import sqlglot
+>>> from dpsql.plan import HistogramSpec
+>>> spec = HistogramSpec("__dp_h0", sqlglot.parse_one("age"), 0, 100, buckets=4)
+>>> print(bucket(spec, {"age": "INTEGER"}, {}).sql())
+CASE WHEN age IS NULL THEN NULL ELSE CAST(LEAST(GREATEST(FLOOR((CAST(age AS DOUBLE) - 0) * 0.04), 0), 3) AS BIGINT) END
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlglot import exp
+
+from dpsql.catalog import FLOAT_TYPES
+from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
+from dpsql.rewrite.expressions import as_bigint, as_double, bounded, missing, number
+from dpsql.rewrite.values import limit
+
+BUCKET = "__dp_bucket"
+COUNT = "__dp_n"
+VALUES = "__dp_values"
+WEIGHT = "__dp_w"
+TOTAL = "__dp_total"
+"""Column of the kept pairs holding the unit's clamped row total T (when r binds)."""
+
+
+def bucket(spec: HistogramSpec, types: Mapping[str, str],
+           bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
+    """The value's bucket in [0, B − 1]; NULL for NULL and NaN."""
+    if isinstance(spec.expr, exp.Column):
+        raw = spec.expr.copy()
+        is_float = types.get(spec.expr.name.lower(), "").upper().startswith(FLOAT_TYPES)
+    else:
+        raw, is_float = as_double(bounded(spec.expr, types, bounds)), True
+    offset = exp.paren(exp.Sub(this=as_double(raw.copy()), expression=number(spec.lo)))
+    scaled = exp.Floor(this=exp.Mul(this=offset,
+                                    expression=number(spec.buckets / (spec.hi - spec.lo))))
+    index = as_bigint(limit(scaled, 0, spec.buckets - 1))
+    return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
+                    default=index)
+
+
+def attach(plan: PrivacyPlan, spine: exp.Select, cells: exp.Select | None,
+           kept: str | None, filters: exp.Expression | None) -> exp.Select:
+    """``spine`` (one row per group) with one histogram list column per plan histogram.
+
+    Unit level: ``cells`` is unused; weights come from the rows joined to the ``kept`` pairs.
+    Row level (``kept`` None): every row weighs one row, ``filters`` limit the rows.
+    """
+    keys = [k.name for k in plan.keys]
+    query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_s")))
+    query = query.from_(spine.subquery("__dp_s", copy=False), copy=False)
+    for spec in plan.histograms:
+        weights = (_unit_weights(plan, spec, kept, filters) if kept is not None
+                   else _row_weights(plan, spec, filters))
+        lists = exp.select(*keys, exp.alias_(_entries(), spec.name)).from_(
+            weights.subquery("__dp_hw", copy=False), copy=False)
+        if keys:
+            lists = lists.group_by(*keys, copy=False)
+        alias = f"{spec.name}_t"
+        query = query.select(exp.column(spec.name, table=alias), copy=False)
+        on = exp.and_(*(exp.NullSafeEQ(this=exp.column(k, table="__dp_s"),
+                                       expression=exp.column(k, table=alias)) for k in keys)) \
+            if keys else exp.true()
+        query = query.join(lists.subquery(alias, copy=False), on=on, join_type="left",
+                           copy=False)
+    return query
+
+
+def _entries() -> exp.Expression:
+    """ARRAY_AGG({b: bucket, w: weight}) over one group's non-empty buckets."""
+    struct = exp.Struct(expressions=[
+        exp.PropertyEQ(this=exp.to_identifier("b"), expression=exp.column(BUCKET)),
+        exp.PropertyEQ(this=exp.to_identifier("w"), expression=exp.column(WEIGHT))])
+    return exp.ArrayAgg(this=struct)
+
+
+def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
+          filters: exp.Expression | None) -> exp.Select:
+    """SELECT [unit,] keys, bucket FROM the table WHERE filters, rows with a bucket only."""
+    items = [exp.alias_(unit.copy(), "__dp_unit")] if unit is not None else []
+    items += [exp.column(k.name) for k in plan.keys]
+    items.append(exp.alias_(bucket(spec, plan.column_types, plan.column_bounds), BUCKET))
+    rows = exp.select(*items).from_(plan.relation, copy=False)
+    if filters is not None:
+        rows = rows.where(filters.copy(), copy=False)
+    outer = exp.select("*").from_(rows.subquery("__dp_hr", copy=False), copy=False)
+    return outer.where(exp.Not(this=exp.Is(this=exp.column(BUCKET), expression=exp.Null())),
+                       copy=False)
+
+
+def _row_weights(plan: PrivacyPlan, spec: HistogramSpec,
+                 filters: exp.Expression | None) -> exp.Select:
+    """Row-level privacy: each row is a unit with one value, weight S."""
+    group = [*(exp.column(k.name) for k in plan.keys), exp.column(BUCKET)]
+    weight = as_bigint(exp.Mul(this=exp.Count(this=exp.Star()), expression=number(WEIGHT_SCALE)))
+    return exp.select(*group, exp.alias_(weight, WEIGHT)).from_(
+        _rows(plan, spec, None, filters).subquery("__dp_hc", copy=False),
+        copy=False).group_by(*group, copy=False)
+
+
+def _unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
+                  filters: exp.Expression | None) -> exp.Select:
+    """Σ over kept (unit, group) pairs of count × per-value weight, per (group, bucket)."""
+    keys = [k.name for k in plan.keys]
+    limits = plan.contribution
+    c = limits.rows_per_group
+    unit = exp.column("__dp_unit")
+    cell = [unit, *(exp.column(k) for k in keys), exp.column(BUCKET)]
+    counts = exp.select(*cell, exp.alias_(exp.Count(this=exp.Star()), COUNT)).from_(
+        _rows(plan, spec, exp.column(plan.privacy_unit), filters).subquery("__dp_hr2",
+                                                                           copy=False),
+        copy=False).group_by(*cell, copy=False)
+    per_pair = exp.Window(this=exp.Sum(this=exp.column(COUNT)),
+                          partition_by=[unit.copy(), *(exp.column(k) for k in keys)])
+    counts = exp.select("*", exp.alias_(as_bigint(per_pair), VALUES)).from_(
+        counts.subquery("__dp_hn", copy=False), copy=False)
+    per_value = exp.Least(this=number(WEIGHT_SCALE), expressions=[
+        exp.IntDiv(this=number(c * WEIGHT_SCALE), expression=exp.column(VALUES, table="__dp_q"))])
+    if limits.caps_total:
+        total = exp.column(TOTAL, table="__dp_k")
+        capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])
+        per_value = exp.IntDiv(this=exp.paren(exp.Mul(this=per_value, expression=capped)),
+                               expression=total)
+    weight = exp.Mul(this=exp.column(COUNT, table="__dp_q"), expression=exp.paren(per_value))
+    on = exp.and_(exp.EQ(this=exp.column("__dp_unit", table="__dp_q"),
+                         expression=exp.column("__dp_unit", table="__dp_k")),
+                  *(exp.NullSafeEQ(this=exp.column(k, table="__dp_q"),
+                                   expression=exp.column(k, table="__dp_k")) for k in keys))
+    group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
+    items = [*(exp.alias_(g.copy(), g.name) for g in group),
+             exp.alias_(as_bigint(exp.Sum(this=weight)), WEIGHT)]
+    return (exp.select(*items).from_(counts.subquery("__dp_q", copy=False), copy=False)
+            .join(exp.to_table(kept).as_("__dp_k"), on=on, join_type="inner", copy=False)
+            .group_by(*group, copy=False))

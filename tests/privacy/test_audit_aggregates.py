@@ -1,0 +1,209 @@
+"""Audits of SUM, AVG and COUNT(DISTINCT unit) (Laplace noise), each with a negative control.
+
+Every audit runs the real query through ``dpsql.connect(...).sql(..., seed=seed)`` on D and on
+D' = D minus one *target* unit whose contribution is maximal and hostile (values far outside the
+bounds, more rows than ``max_rows_per_group``, NULL/NaN rows). The target touches a single group
+(or exactly ``max_groups_per_unit`` public groups) and the query releases every statistic it
+touches, so the privacy loss of the observed cells is the whole ε. The event E is "every released
+cell the target influences is ≥ its value on D": for discrete Laplace with scale t and a shift
+of one full bound, P(X ≥ 0)/P(X ≥ bound) = e^{bound/t}, and the bounds add up to ε. The honest
+audits therefore sit close to ε, limited only by the Clopper–Pearson slack at this many trials.
+
+Each negative control monkeypatches a realistic bug (a rewrite that skips clamping, one that does
+not enforce ``max_rows_per_group``, a sensitivity pass that forgets the number of groups a unit
+may touch) and must be flagged by the *same* event.
+
+Measured with the seeds below (ε = 1 claimed; lower bounds at 99 % confidence):
+
+=====================  ====================  ======================
+audit                  honest ε lower bound  negative control
+=====================  ====================  ======================
+SUM (global)           see test output       skipped clamping
+AVG + COUNT (global)   see test output       unenforced row limit
+COUNT(DISTINCT pid)    see test output       L1 forgets the groups
+=====================  ====================  ======================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+import pyarrow as pa
+import pytest
+
+import dpsql
+import dpsql.analysis.sensitivity as sensitivity_module
+import dpsql.rewrite as rewrite_module
+import dpsql.rewrite.values as values_module
+from dpsql.accounting import Accountant
+from tests.privacy.events import audit_events, describe, largest
+
+pytestmark = pytest.mark.slow
+
+EPSILON = 1.0
+TARGET = 10_000
+TRIALS = 800           # per side, honest audits
+CONTROL_TRIALS = 200   # per side, negative controls
+UNLIMITED = dpsql.Budget(epsilon=1e9, delta=0.9)
+HUGE = 1e6             # the target's values: far outside every bound below
+C = 3                  # max_rows_per_group
+
+Events = dict[str, Callable[[list[tuple]], bool]]
+
+
+def hostile_values(rows: int = 30) -> list[float | None]:
+    """The target's values: ``rows`` huge values, plus a NULL and a NaN (both ignored)."""
+    return [HUGE] * rows + [None, math.nan]
+
+
+def runner(con: dpsql.Connection, query: str, delta: float) -> Callable[[int], list[tuple]]:
+    def run(seed: int) -> list[tuple]:
+        con.budget = Accountant(UNLIMITED)  # thousands of runs: spending is not under test
+        return con.sql(query, epsilon=EPSILON, delta=delta, seed=seed).fetchall()
+    return run
+
+
+def run_audit(make_connection: Callable[[bool], dpsql.Connection], query: str, events: Events,
+              trials: int, delta: float = 0.0) -> float:
+    d, neighbour = make_connection(True), make_connection(False)
+    # The audited query must be what the comments say: Laplace noise, public keys.
+    plan = d.explain(query, epsilon=EPSILON, delta=delta).data
+    assert plan["mechanism"]["kind"] == "laplace" and plan["partition_selection"] == "public"
+    results = audit_events(runner(d, query, delta), runner(neighbour, query, delta), events,
+                           trials=trials, delta=delta)
+    print(describe(results))
+    assert all(r.hits_neighbour + r.hits_d > 0 for r in results.values())  # not degenerate
+    return largest(results)
+
+
+# ---------------------------------------------------------------------------------------------
+# SUM with bounds. D': 200 one-row units with x = 2 (sum 400). The target has 30 rows of 1e6
+# (plus NULL and NaN): each value is clamped to [-5, 10] and its partial to c·[−5, 10], so it
+# adds c·10 = 30, the statistic's bound (c·max(|lo|, |hi|)). SUM is 430 on D, 400 on D'.
+
+SUM_QUERY = "SELECT SUM(x) AS s FROM t"
+SUM_EVENTS: Events = {
+    "E: SUM >= value on D": lambda rows: rows[0][0] >= 430.0,
+    "F: SUM <= value on D'": lambda rows: rows[0][0] <= 400.0,
+}
+
+
+def sum_connection(with_target: bool) -> dpsql.Connection:
+    units, xs = list(range(200)), [2.0] * 200
+    if with_target:
+        target = hostile_values()
+        units += [TARGET] * len(target)
+        xs += target
+    con = dpsql.connect(budget=UNLIMITED)
+    con.register("t", pa.table({"pid": units, "x": xs}), privacy_unit="pid",
+                 bounds={"x": (-5, 10)}, max_rows_per_group=C)
+    return con
+
+
+def test_sum_with_bounds_keeps_its_epsilon():
+    epsilon_lower = run_audit(sum_connection, SUM_QUERY, SUM_EVENTS, TRIALS)
+    assert epsilon_lower <= EPSILON
+
+
+def test_negative_control_sum_without_clamping_is_flagged(monkeypatch):
+    """A rewrite that clamps neither values nor per-group partials must be caught."""
+    def no_clamp(node, lo, hi):
+        return node
+    monkeypatch.setattr(values_module, "limit", no_clamp)
+    monkeypatch.setattr(rewrite_module, "limit", no_clamp)
+    epsilon_lower = run_audit(sum_connection, SUM_QUERY, SUM_EVENTS, CONTROL_TRIALS)
+    assert epsilon_lower > EPSILON
+
+
+# ---------------------------------------------------------------------------------------------
+# AVG (global), released together with COUNT(x): the same statistic as AVG's count (explain:
+# 2 statistics per unit), so one unit moves the count by c = 3 and the centred sum Σ(x − 5) by
+# c·(hi − lo)/2 = 15, each with half of ε (t = 6 and t = 30). D': 197 units with x = 5 (the
+# centre) and 3 with x = 0: count 200, centred sum −15. The target (30 rows of 1e6 → 10, NULL,
+# NaN) adds 3 and 15: on D the count is 203 and the centred sum 0, so AVG = 5 exactly.
+# The released AVG is 5 + S/max(N, 1) (clamped to [0, 10]), so S = (AVG − 5)·N is recovered
+# from the release up to float error (~1e-13), far below the sum's grid (~1.5e-5).
+
+
+def centred_sum(avg: float, count: float) -> float:
+    return (avg - 5.0) * max(count, 1.0)
+
+
+AVG_QUERY = "SELECT AVG(x) AS a, COUNT(x) AS n FROM t"
+AVG_EVENTS: Events = {
+    "E: count, centred sum >= values on D":
+        lambda rows: rows[0][1] >= 203 and rows[0][0] >= 5.0,
+    "F: count, centred sum <= values on D'":
+        lambda rows: rows[0][1] <= 200 and centred_sum(*rows[0]) <= -15.0 + 1e-7,
+}
+
+
+def avg_connection(with_target: bool) -> dpsql.Connection:
+    units, xs = list(range(200)), [5.0] * 197 + [0.0] * 3
+    if with_target:
+        target = hostile_values()
+        units += [TARGET] * len(target)
+        xs += target
+    con = dpsql.connect(budget=UNLIMITED)
+    con.register("t", pa.table({"pid": units, "x": xs}), privacy_unit="pid",
+                 bounds={"x": (0, 10)}, max_rows_per_group=C)
+    return con
+
+
+def test_avg_keeps_its_epsilon():
+    epsilon_lower = run_audit(avg_connection, AVG_QUERY, AVG_EVENTS, TRIALS)
+    assert epsilon_lower <= EPSILON
+
+
+def test_negative_control_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
+    """A rewrite that trusts max_rows_per_group (no per-group clamp of the partials)."""
+    enforce = rewrite_module._pair_partial
+    monkeypatch.setattr(rewrite_module, "_pair_partial",
+                        lambda spec, c, values: enforce(spec, 10**6, values))
+    epsilon_lower = run_audit(avg_connection, AVG_QUERY, AVG_EVENTS, CONTROL_TRIALS)
+    assert epsilon_lower > EPSILON
+
+
+# ---------------------------------------------------------------------------------------------
+# COUNT(DISTINCT pid) with public keys a, b, c, d and max_groups_per_unit = 2. D': 50 one-row
+# units per key. The target has 10 rows in each of a and b (exactly 2 groups), so it adds 1 to
+# two cells whose noise has t = L1/ε = 2: ε/2 each. a and b are 51 on D, 50 on D'.
+
+DISTINCT_QUERY = "SELECT k, COUNT(DISTINCT pid) AS u FROM t GROUP BY k"
+KEYS = ["a", "b", "c", "d"]
+DISTINCT_EVENTS: Events = {
+    "E: units in a, b >= values on D": lambda rows: all(u >= 51 for k, u in rows if k in "ab"),
+    "F: units in a, b <= values on D'": lambda rows: all(u <= 50 for k, u in rows if k in "ab"),
+}
+
+
+def distinct_connection(with_target: bool) -> dpsql.Connection:
+    units, keys = list(range(200)), KEYS * 50
+    if with_target:
+        units += [TARGET] * 20
+        keys += ["a"] * 10 + ["b"] * 10
+    con = dpsql.connect(budget=UNLIMITED)
+    con.register("t", pa.table({"pid": units, "k": keys}), privacy_unit="pid",
+                 max_groups_per_unit=2, max_rows_per_group=C, public_keys={"k": KEYS})
+    return con
+
+
+def test_count_distinct_units_with_public_keys_keeps_its_epsilon():
+    epsilon_lower = run_audit(distinct_connection, DISTINCT_QUERY, DISTINCT_EVENTS, TRIALS)
+    assert epsilon_lower <= EPSILON
+
+
+def test_negative_control_sensitivity_forgetting_groups_is_flagged(monkeypatch):
+    """A sensitivity pass that bounds one group's change but forgets a unit touches g groups.
+
+    The noise is then calibrated for L1 = 1 instead of 2: the target's two cells cost 2ε, a
+    milder bug than the others (ε + ln 2 at most is visible per event), hence more trials.
+    """
+    honest = sensitivity_module._statistic
+    monkeypatch.setattr(sensitivity_module, "_statistic", lambda spec, limits: honest(
+        spec, replace(limits, max_groups_per_unit=1)))
+    epsilon_lower = run_audit(distinct_connection, DISTINCT_QUERY, DISTINCT_EVENTS,
+                              2 * CONTROL_TRIALS)
+    assert epsilon_lower > EPSILON
