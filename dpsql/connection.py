@@ -23,10 +23,11 @@ import duckdb
 
 from dpsql.accounting import Accountant, Budget, as_fraction, float_at_most
 from dpsql.accounting.guide import delta_warning
+from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.report import query_events
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
-from dpsql.cache import AnswerStore, MemoryCache, answer_key, dump, load
+from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
 from dpsql.errors import InternalError, PrivacyError, PrivacyWarning
 from dpsql.explain import Explanation
@@ -49,12 +50,19 @@ class Connection:
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
                  budget: Budget | None = None, catalog: str | Path | None = None,
                  seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
-                 default_delta: float | None = None, cache: bool = True) -> None:
+                 default_delta: float | None = None, cache: bool = True,
+                 ledger: str | Path | None = None, analyst: str = "default") -> None:
         self.backend = DuckDBBackend(database)
         self.catalog = Catalog()
-        self.budget = Accountant(budget or DEFAULT_BUDGET)
-        self.analyst = "default"
-        self.answers: AnswerStore | None = MemoryCache() if cache else None
+        self.analyst = analyst
+        self.budget: Accountant | Ledger
+        self.answers: AnswerStore | None
+        if ledger is None:
+            self.budget = Accountant(budget or DEFAULT_BUDGET)
+            self.answers = MemoryCache() if cache else None
+        else:
+            self.budget = Ledger(ledger, budget=budget, analyst=analyst)
+            self.answers = LedgerCache(self.budget) if cache else None
         self.seed = seed
         self._sources: dict[str, str] = {}
         self._sizes: dict[str, int] = {}
@@ -147,7 +155,7 @@ class Connection:
             return load(cached, plan)
         self._warn_about_delta(plan)
         events = plan_events(plan)
-        self.budget.check(plan.cost.epsilon, plan.cost.delta, events)
+        self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=plan.table)
         salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
         exact = self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
         _verify_cost(plan)
@@ -162,6 +170,10 @@ class Connection:
         if key and self.answers is not None:
             self.answers.put(key, dump(result))
         return result
+
+    def report(self):
+        """Spending under every composition method, GDP µ and its tightness (no data read)."""
+        return self.budget.report()
 
     def _answer_key(self, plan: PrivacyPlan, bounded: str) -> str:
         tables = sorted({plan.table.lower(), *self._public_tables(plan)})
@@ -181,6 +193,8 @@ class Connection:
     def close(self) -> None:
         self.backend.close()
         self._noisy.close()
+        if isinstance(self.budget, Ledger):
+            self.budget.close()
 
     def __enter__(self) -> Connection:
         return self

@@ -53,3 +53,25 @@ def test_concurrent_charges_cannot_overdraw():
 def test_invalid_budgets_are_refused(epsilon, delta):
     with pytest.raises(dpsql.PrivacyError):
         Budget(epsilon=epsilon, delta=delta)
+
+
+def test_gaussian_workloads_fit_more_queries_through_the_zcdp_filter():
+    import pyarrow as pa
+
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=3.0, delta=1e-5), cache=False)
+    keys = [f"k{i}" for i in range(20)]
+    con.register("t", pa.table({"pid": list(range(200)), "k": keys * 10}), privacy_unit="pid",
+                 max_groups_per_unit=20, public_keys={"k": keys})
+    query = "SELECT k, COUNT(*) FROM t GROUP BY k"
+    assert con.explain(query, epsilon=1.0, delta=1e-7).to_dict()["mechanism"]["kind"] == \
+        "gaussian"
+    for _ in range(4):     # basic composition would stop after 3
+        con.sql(query, epsilon=1.0, delta=1e-7)
+    spent = con.budget.spent
+    assert 3.0 >= spent.epsilon > 1.0 and spent.delta == 1e-5
+    report = con.report()
+    assert report.limit_method == "zcdp" and report.basic[0] == pytest.approx(4.0)
+    assert report.gdp_mu is not None and report.gdp_tightness is not None
+    with pytest.raises(dpsql.BudgetExceededError):
+        for _ in range(20):
+            con.sql(query, epsilon=1.0, delta=1e-7)

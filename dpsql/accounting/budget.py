@@ -127,8 +127,13 @@ class Accountant:
         return self.total.delta > 0 and bool(self._charges) and \
             self._zcdp_spent() < basic_epsilon
 
-    def check(self, epsilon: float, delta: float, events: tuple = ()) -> None:
-        """Raise BudgetExceededError unless a valid filter (basic, or zCDP) still fits."""
+    def check(self, epsilon: float, delta: float, events: tuple = (), *,
+              dataset: str = "") -> None:
+        """Raise BudgetExceededError unless a valid filter (basic, or zCDP) still fits.
+
+        ``dataset`` is accepted for interface parity with the durable Ledger, which
+        also keeps per-dataset budgets.
+        """
         eps, dlt = self._sums()
         left_eps = as_fraction(self.total.epsilon) - eps
         left_delta = as_fraction(self.total.delta) - dlt

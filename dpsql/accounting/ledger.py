@@ -62,6 +62,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpsql.accounting.budget import Budget, Cost, as_fraction
+from dpsql.accounting.composition import MechanismEvent
 from dpsql.errors import BudgetExceededError, PrivacyError
 
 SCHEMA_VERSION = 1
@@ -74,7 +75,8 @@ SCHEMA = (
         id INTEGER PRIMARY KEY AUTOINCREMENT, analyst TEXT NOT NULL, dataset TEXT NOT NULL,
         query TEXT NOT NULL, query_hash TEXT NOT NULL, plan TEXT NOT NULL,
         mechanism TEXT NOT NULL, epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho REAL,
-        created_at REAL NOT NULL, status TEXT NOT NULL CHECK (status = 'spent'))""",
+        created_at REAL NOT NULL, status TEXT NOT NULL CHECK (status = 'spent'),
+        events TEXT NOT NULL DEFAULT '[]')""",
     "CREATE INDEX IF NOT EXISTS charges_by_analyst ON charges (analyst, id)",
     "CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset, id)",
     """CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, analyst TEXT NOT NULL,
@@ -85,7 +87,7 @@ SCHEMA = (
         BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
 )
 COLUMNS = ("id, analyst, dataset, query, query_hash, plan, mechanism, epsilon, delta, rho, "
-           "created_at, status")
+           "created_at, status, events")
 T = TypeVar("T")
 
 
@@ -105,6 +107,12 @@ class LedgerCharge:
     rho: float | None
     created_at: float
     status: str
+    events_json: str = "[]"
+
+    @property
+    def events(self) -> tuple[MechanismEvent, ...]:
+        """The released mechanisms, for zCDP limits and reports."""
+        return tuple(MechanismEvent(**e) for e in json.loads(self.events_json))
 
     @property
     def at(self) -> float:
@@ -173,26 +181,28 @@ class Ledger:
         """The audit log: every committed spend (of ``analyst``, or of all), oldest first."""
         return [asdict(record) for record in self._records(analyst)]
 
-    def check(self, epsilon: float, delta: float, *, dataset: str = "") -> None:
+    def check(self, epsilon: float, delta: float, events: tuple = (), *,
+              dataset: str = "") -> None:
         """Raise BudgetExceededError if (ε, δ) does not fit the analyst's or dataset's budget."""
         cost = _exact("epsilon", epsilon), _exact("delta", delta)
-        self._run(lambda db: self._refuse_if_over(db, cost, dataset))
+        self._run(lambda db: self._refuse_if_over(db, cost, dataset, events))
 
     def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",
                plan: str | Mapping[str, Any] = "", mechanism: str = "",
-               rho: float | None = None) -> LedgerCharge:
+               rho: float | None = None, events: tuple = ()) -> LedgerCharge:
         """Check and record a spend in one write transaction; durable once this returns."""
         cost = _exact("epsilon", epsilon), _exact("delta", delta)
         plan_text = plan if isinstance(plan, str) else json.dumps(plan, sort_keys=True,
                                                                    default=str)
         row = (self.analyst, dataset, query, hashlib.sha256(query.encode()).hexdigest(),
                plan_text, mechanism, repr(float(epsilon)), repr(float(delta)),
-               None if rho is None else float(rho), time.time(), "spent")
+               None if rho is None else float(rho), time.time(), "spent",
+               json.dumps([asdict(e) for e in events]))
 
         def record(db: sqlite3.Connection) -> int:
-            self._refuse_if_over(db, cost, dataset)
+            self._refuse_if_over(db, cost, dataset, events)
             return db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid
+                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid
 
         charge_id = self._run(record, transaction="IMMEDIATE")
         return _record((charge_id, *row))
@@ -279,13 +289,15 @@ class Ledger:
         return eps, delta
 
     def _refuse_if_over(self, db: sqlite3.Connection, cost: tuple[Fraction, Fraction],
-                        dataset: str) -> None:
+                        dataset: str, events: tuple = ()) -> None:
         scopes = [("analyst", self.analyst)]
         if dataset and _has_budget(db, "dataset", dataset):
             scopes.append(("dataset", dataset))
         over = []
         for scope, name in scopes:
             total, spent = _budget(db, scope, name), self._spent(db, scope, name)
+            if events and self._zcdp_fits(db, scope, name, total, events):
+                continue
             limits = (as_fraction(total.epsilon), as_fraction(total.delta))
             for label, want, limit, used in zip(("epsilon", "delta"), cost, limits, spent,
                                                 strict=True):
@@ -296,6 +308,31 @@ class Ledger:
         if over:
             raise BudgetExceededError("query refused, nothing was spent: " + "; ".join(over) +
                                       ". Ask for less epsilon/delta, or for a new budget")
+
+    def _zcdp_fits(self, db: sqlite3.Connection, scope: str, name: str, total: Budget,
+                   events: tuple) -> bool:
+        """The zCDP privacy filter (valid under adaptive choice): its ε at the total δ fits."""
+        if total.delta == 0:
+            return False
+        column = "analyst" if scope == "analyst" else "dataset"
+        history = [json.loads(text) for (text,) in db.execute(
+            f"SELECT events FROM charges WHERE {column} = ? ORDER BY id", (name,))]
+        if any(not entry for entry in history):
+            return False  # a charge without events can only be composed by basic composition
+        from dpsql.accounting.report import zcdp_epsilon
+
+        composed = [MechanismEvent(**e) for entry in history for e in entry] + list(events)
+        spent = zcdp_epsilon(composed, total.delta)
+        return spent is not None and spent <= total.epsilon
+
+    def report(self):
+        """Spending under every composition method (see :mod:`dpsql.accounting.report`)."""
+        from dpsql.accounting.report import build_report
+
+        charges = self.charges
+        events = [e for c in charges for e in c.events]
+        return build_report(events, [(c.epsilon, c.delta) for c in charges], self.total.epsilon,
+                            self.total.delta)
 
     def _records(self, analyst: str | None) -> list[LedgerCharge]:
         where, args = ("", ()) if analyst is None else (" WHERE analyst = ?", (analyst,))

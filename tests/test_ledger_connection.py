@@ -1,0 +1,66 @@
+"""dpsql.connect(ledger=...): a durable ledger shared by processes, with a shared cache."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import dpsql
+from dpsql.datasets import pums_path
+
+QUERY = "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex"
+
+
+def connection(path, **options) -> dpsql.Connection:
+    con = dpsql.connect(ledger=str(path), **options)
+    con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
+                 public_keys={"sex": [0, 1]})
+    return con
+
+
+def test_spends_survive_reopening_and_are_shared(tmp_path):
+    path = tmp_path / "ledger.db"
+    first = connection(path, budget=dpsql.Budget(epsilon=1.0), analyst="alice")
+    first.sql(QUERY, epsilon=0.5)
+    first.close()
+    again = connection(path, budget=None, analyst="alice")
+    assert again.budget.spent.epsilon == 0.5
+    with pytest.raises(dpsql.BudgetExceededError):
+        again.sql("SELECT COUNT(*) FROM pums", epsilon=0.75)
+    assert again.budget.charges[0].query == QUERY
+
+
+def test_cached_answer_is_shared_through_the_ledger(tmp_path):
+    path = tmp_path / "ledger.db"
+    a = connection(path, budget=dpsql.Budget(epsilon=1.0), analyst="bob")
+    answer = a.sql(QUERY, epsilon=0.5).fetchall()
+    b = connection(path, budget=None, analyst="bob")
+    assert b.sql(QUERY, epsilon=0.5).fetchall() == answer
+    assert b.budget.spent.epsilon == 0.5
+
+
+def test_another_process_sees_the_charge(tmp_path):
+    path = tmp_path / "ledger.db"
+    connection(path, budget=dpsql.Budget(epsilon=1.0), analyst="carol").sql(QUERY, epsilon=0.25)
+    code = textwrap.dedent(f"""
+        import dpsql
+        con = dpsql.connect(ledger={str(path)!r}, budget=None, analyst="carol")
+        print(con.budget.spent.epsilon, con.budget.remaining.epsilon)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.split() == ["0.25", "0.75"]
+
+
+def test_report_lists_every_method(tmp_path):
+    con = connection(tmp_path / "l.db", budget=dpsql.Budget(epsilon=5.0, delta=1e-6))
+    for eps in (0.1, 0.2, 0.3):
+        con.sql("SELECT COUNT(*) FROM pums", epsilon=eps)
+    report = con.report()
+    assert report.queries == 3 and report.basic[0] == pytest.approx(0.6)
+    assert report.limit_method == "basic" and report.pld is not None
+    assert report.pld <= report.basic[0] + 1e-3
+    assert "PLD" in str(report)
