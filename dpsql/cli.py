@@ -57,8 +57,11 @@ def _demo(args: argparse.Namespace) -> int:
 def _connect(args: argparse.Namespace):
     import dpsql
 
-    budget = dpsql.Budget(epsilon=args.budget_epsilon, delta=args.budget_delta)
-    return dpsql.connect(args.database, budget=budget, catalog=args.catalog, seed=args.seed)
+    budget: dpsql.Budget | None = None  # with a ledger: the budget stored in the file
+    if args.budget_epsilon is not None or not args.ledger:
+        budget = dpsql.Budget(epsilon=args.budget_epsilon or 1.0, delta=args.budget_delta)
+    return dpsql.connect(args.database, budget=budget, catalog=args.catalog, seed=args.seed,
+                         ledger=args.ledger, analyst=args.analyst)
 
 
 def _query(args: argparse.Namespace) -> int:
@@ -88,11 +91,7 @@ def _budget(args: argparse.Namespace) -> int:
 
         print(render_guide())
         return 0
-    con = _connect(args)
-    spent, left = con.budget.spent, con.budget.remaining
-    print(f"total ε={con.budget.total.epsilon:g} δ={con.budget.total.delta:g}; "
-          f"spent ε={spent.epsilon:g} δ={spent.delta:g}; "
-          f"remaining ε={left.epsilon:g} δ={left.delta:g}")
+    print(_connect(args).report())
     return 0
 
 
@@ -106,7 +105,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--catalog", help="TOML file declaring private and public tables")
     parser.add_argument("--epsilon", type=float, default=1.0, help="ε for this query (default 1)")
     parser.add_argument("--delta", type=float, default=None, help="δ for this query")
-    parser.add_argument("--budget-epsilon", type=float, default=1.0, help="total ε budget")
+    parser.add_argument("--budget-epsilon", type=float, default=None,
+                        help="total ε budget (default 1, or what the ledger file holds)")
+    parser.add_argument("--ledger", help="durable privacy ledger file shared by every process")
+    parser.add_argument("--analyst", default="default", help="whose budget to spend")
     parser.add_argument("--budget-delta", type=float, default=1e-6, help="total δ budget")
     parser.add_argument("--seed", type=int, default=None,
                         help="fixed noise seed: reproducible but NOT private (tests only)")

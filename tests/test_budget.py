@@ -75,3 +75,27 @@ def test_gaussian_workloads_fit_more_queries_through_the_zcdp_filter():
     with pytest.raises(dpsql.BudgetExceededError):
         for _ in range(20):
             con.sql(query, epsilon=1.0, delta=1e-7)
+
+
+def test_zcdp_budget_limits_the_sum_of_rho():
+    import pyarrow as pa
+
+    con = dpsql.connect(budget=Budget(rho=0.5), cache=False)
+    con.register("t", pa.table({"pid": [1, 2, 3]}), privacy_unit="pid")
+    for _ in range(4):                          # pure ε = 0.5 costs ρ = 0.125
+        con.sql("SELECT COUNT(*) FROM t", epsilon=0.5, delta=0.0)
+    assert con.budget.rho_spent == pytest.approx(0.5)
+    with pytest.raises(dpsql.BudgetExceededError, match="ρ"):
+        con.sql("SELECT COUNT(*) FROM t", epsilon=0.1, delta=0.0)
+
+
+def test_budget_needs_exactly_one_of_epsilon_and_rho():
+    with pytest.raises(dpsql.PrivacyError, match="not both"):
+        Budget(epsilon=1.0, rho=0.5)
+    with pytest.raises(dpsql.PrivacyError, match="not both"):
+        Budget()
+
+
+def test_ledger_refuses_zcdp_budgets(tmp_path):
+    with pytest.raises(dpsql.PrivacyError, match="in-memory"):
+        dpsql.connect(ledger=str(tmp_path / "l.db"), budget=Budget(rho=0.5))

@@ -87,3 +87,17 @@ def test_cli_budget_guide_lists_use_cases():
     out = run_cli("budget", "--guide")
     assert out.returncode == 0
     assert "health records" in out.stdout and "0.5 – 2" in out.stdout
+
+
+def test_cli_spends_from_a_ledger_and_reports_it(tmp_path):
+    ledger = str(tmp_path / "ledger.db")
+    catalog = tmp_path / "c.toml"
+    catalog.write_text(f'[tables.pums]\nsource = "{pums_path("PUMS_dup")}"\n'
+                       'privacy_unit = "pid"\n')
+    first = run_cli("--ledger", ledger, "--analyst", "ann", "--budget-epsilon", "2",
+                    "--catalog", str(catalog), "--epsilon", "0.5", "-c",
+                    "SELECT COUNT(*) FROM pums")
+    assert first.returncode == 0, first.stderr
+    report = run_cli("--ledger", ledger, "--analyst", "ann", "budget")
+    assert report.returncode == 0, report.stderr
+    assert "1 queries" in report.stdout and "basic: ε=0.5" in report.stdout

@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import dpsql
@@ -64,3 +65,16 @@ def test_report_lists_every_method(tmp_path):
     assert report.limit_method == "basic" and report.pld is not None
     assert report.pld <= report.basic[0] + 1e-3
     assert "PLD" in str(report)
+
+
+def test_profile_tradeoff_and_plot(tmp_path):
+    con = connection(tmp_path / "l.db", budget=dpsql.Budget(epsilon=5.0, delta=1e-6))
+    con.sql("SELECT COUNT(*) FROM pums", epsilon=0.5)
+    con.sql("SELECT COUNT(*) FROM pums", epsilon=0.7)
+    report = con.report()
+    deltas = report.privacy_profile([0.0, 0.6, 1.2, 2.0])
+    assert deltas[0] > deltas[1] > deltas[2] >= deltas[3] == pytest.approx(0.0, abs=1e-12)
+    alphas, betas = report.tradeoff()
+    assert alphas[0] == 0 and betas[-1] == 0 and (np.diff(betas) <= 1e-12).all()
+    report.plot(str(tmp_path / "budget.png"))
+    assert (tmp_path / "budget.png").stat().st_size > 1000

@@ -38,23 +38,37 @@ def _check(name: str, value: float, *, upper: float = math.inf, zero_ok: bool = 
 
 @dataclass(frozen=True)
 class Budget:
-    """A total (ε, δ) privacy budget.
+    """A total privacy budget: pure ε (δ = 0), (ε, δ), or ρ-zCDP.
+
+    A ρ-zCDP budget (``Budget(rho=0.5)``) limits the sum of the queries' ρ (a
+    Gaussian with noise multiplier m costs 1/(2m²), a pure ε-DP query ε²/2) and,
+    separately, the δ that partition selection spends.
 
     >>> Budget(epsilon=0.0)
     Traceback (most recent call last):
     ...
     dpsql.errors.PrivacyError: epsilon=0.0 is out of range: need 0 < epsilon < inf
+    >>> str(Budget(rho=0.5, delta=1e-6))
+    'ρ=0.5, δ=1e-06'
     """
 
-    epsilon: float
+    epsilon: float | None = None
     delta: float = 0.0
+    rho: float | None = None
 
     def __post_init__(self) -> None:
-        _check("epsilon", self.epsilon)
+        if (self.epsilon is None) == (self.rho is None):
+            raise PrivacyError("give a budget as epsilon=... (with optional delta=...) or as "
+                               "rho=... for zCDP, not both and not neither")
+        if self.epsilon is not None:
+            _check("epsilon", self.epsilon)
+        if self.rho is not None:
+            _check("rho", self.rho)
         _check("delta", self.delta, upper=1.0, zero_ok=True)
 
     def __str__(self) -> str:
-        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+        head = f"ε={self.epsilon:g}" if self.rho is None else f"ρ={self.rho:g}"
+        return f"{head}, δ={self.delta:g}"
 
 
 @dataclass(frozen=True)
@@ -101,15 +115,41 @@ class Accountant:
         return self._epsilon, self._delta
 
     @property
+    def rho_spent(self) -> float:
+        """Total ρ of the noise so far (zCDP composition: ρ's add up)."""
+        from dpsql.accounting.composition import zcdp
+
+        value = zcdp([e for c in self._charges for e in c.events if e.kind != "approx"])
+        return 0.0 if value is None else value
+
+    def _check_rho(self, delta: float, events: tuple) -> None:
+        from dpsql.accounting.composition import zcdp
+
+        new = zcdp([e for e in events if e.kind != "approx"]) or 0.0
+        _, dlt = self._sums()
+        if not events:
+            raise BudgetExceededError("query refused, nothing was spent: a zCDP budget needs "
+                                      "the query's mechanisms")
+        if self.rho_spent + new > self.total.rho or \
+                dlt + as_fraction(delta) > as_fraction(self.total.delta):
+            raise BudgetExceededError(
+                f"query refused, nothing was spent: ρ {new:.4g} + spent {self.rho_spent:.4g} "
+                f"exceeds the budget {self.total}. Ask for less epsilon, or a new budget")
+
+    @property
     def spent(self) -> Cost:
         """Spent so far under the tightest valid privacy filter (basic or zCDP)."""
         eps, delta = self._sums()
+        if self.total.rho is not None:
+            return Cost(float(eps), float(delta))
         if delta <= as_fraction(self.total.delta) and not self._zcdp_wins(float(eps)):
             return Cost(float(eps), float(delta))
         return Cost(self._zcdp_spent(), self.total.delta)
 
     @property
     def remaining(self) -> Cost:
+        if self.total.rho is not None:
+            return Cost(math.nan, float(as_fraction(self.total.delta) - self._sums()[1]))
         spent = self.spent
         return Cost(max(float(as_fraction(self.total.epsilon) - as_fraction(spent.epsilon)), 0.0),
                     max(float(as_fraction(self.total.delta) - as_fraction(spent.delta)), 0.0))
@@ -134,6 +174,8 @@ class Accountant:
         ``dataset`` is accepted for interface parity with the durable Ledger, which
         also keeps per-dataset budgets.
         """
+        if self.total.rho is not None:
+            return self._check_rho(delta, events)
         eps, dlt = self._sums()
         left_eps = as_fraction(self.total.epsilon) - eps
         left_delta = as_fraction(self.total.delta) - dlt
@@ -170,7 +212,8 @@ class Accountant:
 
         events = [e for c in self._charges for e in c.events]
         costs = [(c.epsilon, c.delta) for c in self._charges]
-        return build_report(events, costs, self.total.epsilon, self.total.delta)
+        total = math.inf if self.total.epsilon is None else self.total.epsilon
+        return build_report(events, costs, total, self.total.delta)
 
     def __repr__(self) -> str:
         return f"Accountant(total={self.total}, spent={self.spent}, remaining={self.remaining})"

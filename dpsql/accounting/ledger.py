@@ -128,6 +128,10 @@ class Ledger:
                  reset_budget: bool = False, timeout: float = 30.0) -> None:
         if not isinstance(analyst, str) or not analyst:
             raise PrivacyError(f"analyst={analyst!r}: must be a non-empty string")
+        if any(b is not None and b.rho is not None
+               for b in (budget, *(dataset_budgets or {}).values())):
+            raise PrivacyError("a ledger file keeps (epsilon, delta) budgets; a zCDP budget "
+                               "(rho=...) is available for in-memory connections only")
         self.path = Path(path)
         self.analyst = analyst
         self._timeout = timeout

@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
+
+import numpy as np
 
 from dpsql.accounting.budget import as_fraction
 from dpsql.accounting.composition import (
@@ -98,6 +100,46 @@ class BudgetReport:
     gdp_mu: float | None
     gdp_tightness: float | None
     queries: int
+    events: tuple[MechanismEvent, ...] = field(default=(), repr=False)
+
+    @property
+    def approximate_curves(self) -> bool:
+        """True when discrete Gaussians are described by continuous ones in the curves."""
+        return any(e.discrete for e in self.events)
+
+    def privacy_profile(self, epsilons: Sequence[float]) -> np.ndarray:
+        """δ(ε) of the history at each ε (PLD, pessimistic), as data for tables or plots."""
+        from dpsql.accounting.pld import privacy_profile
+
+        return privacy_profile([_as_continuous(e) for e in self.events], epsilons)
+
+    def tradeoff(self, epsilons: Sequence[float] | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """The trade-off curve (type I error α, smallest type II error β) of the history."""
+        from dpsql.accounting.gdp import tradeoff_from_profile
+
+        grid = list(epsilons) if epsilons is not None else [x / 4 for x in range(0, 81)]
+        return tradeoff_from_profile(grid, self.privacy_profile(grid))
+
+    def plot(self, path: str | None = None):
+        """Privacy profile and trade-off curve side by side (needs matplotlib)."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError("plotting needs matplotlib: pip install 'dpsql[plot]'") from None
+        grid = np.linspace(0, max(2 * self.limit_epsilon, 1.0), 60)
+        fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4))
+        left.semilogy(grid, np.maximum(self.privacy_profile(grid), 1e-15))
+        left.set(xlabel="ε", ylabel="δ(ε)", title="privacy profile", ylim=(1e-15, 1.5))
+        alphas, betas = self.tradeoff()
+        right.plot(alphas, betas, label="history")
+        right.plot([0, 1], [1, 0], ":", color="grey", label="perfect privacy")
+        right.set(xlabel="type I error α", ylabel="type II error β", title="trade-off curve")
+        right.legend()
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path)
+        return fig
 
     def __str__(self) -> str:
         def fmt(value: float | None) -> str:
@@ -142,7 +184,8 @@ def build_report(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, 
         limit_method=limit[1], basic=(float(eps), float(dlt)),
         advanced=None if spread is None else spread[0],
         zcdp=zcdp_epsilon(events, total_delta) if events and total_delta > 0 else None,
-        pld=pld_eps, gdp_mu=mu, gdp_tightness=tightness, queries=len(costs))
+        pld=pld_eps, gdp_mu=mu, gdp_tightness=tightness, queries=len(costs),
+        events=tuple(events))
 
 
 def _as_continuous(event: MechanismEvent) -> MechanismEvent:
