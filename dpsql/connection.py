@@ -51,17 +51,21 @@ class Connection:
                  budget: Budget | None = None, catalog: str | Path | None = None,
                  seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
                  default_delta: float | None = None, cache: bool = True,
-                 ledger: str | Path | None = None, analyst: str = "default") -> None:
+                 ledger: str | Path | None = None, analyst: str = "default",
+                 dataset_budgets: Mapping[str, Budget] | None = None) -> None:
         self.backend = DuckDBBackend(database)
         self.catalog = Catalog()
         self.analyst = analyst
         self.budget: Accountant | Ledger
         self.answers: AnswerStore | None
         if ledger is None:
+            if dataset_budgets:
+                raise PrivacyError("dataset_budgets are kept in a ledger file: pass ledger=...")
             self.budget = Accountant(budget or DEFAULT_BUDGET)
             self.answers = MemoryCache() if cache else None
         else:
-            self.budget = Ledger(ledger, budget=budget, analyst=analyst)
+            self.budget = Ledger(ledger, budget=budget, analyst=analyst,
+                                 dataset_budgets=dataset_budgets)
             self.answers = LedgerCache(self.budget) if cache else None
         self.seed = seed
         self._sources: dict[str, str] = {}

@@ -78,3 +78,15 @@ def test_profile_tradeoff_and_plot(tmp_path):
     assert alphas[0] == 0 and betas[-1] == 0 and (np.diff(betas) <= 1e-12).all()
     report.plot(str(tmp_path / "budget.png"))
     assert (tmp_path / "budget.png").stat().st_size > 1000
+
+
+def test_dataset_budget_caps_every_analyst_together(tmp_path):
+    path = tmp_path / "l.db"
+    caps = {"pums": dpsql.Budget(epsilon=1.0)}
+    ann = connection(path, budget=dpsql.Budget(epsilon=5.0), analyst="ann", dataset_budgets=caps)
+    ann.sql("SELECT COUNT(*) FROM pums", epsilon=0.75)
+    bob = connection(path, budget=dpsql.Budget(epsilon=5.0), analyst="bob", dataset_budgets=caps)
+    with pytest.raises(dpsql.BudgetExceededError, match="dataset"):
+        bob.sql("SELECT COUNT(*) FROM pums", epsilon=0.5)
+    bob.sql("SELECT COUNT(*) FROM pums", epsilon=0.25)
+    assert bob.budget.spent.epsilon == 0.25
