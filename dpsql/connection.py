@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
-from dpsql.accounting import Accountant, Budget, as_fraction, float_at_most
+from dpsql.accounting import Accountant, Budget, Cost, as_fraction, float_at_most
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.report import query_events
@@ -30,10 +31,11 @@ from dpsql.backends import DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
 from dpsql.errors import InternalError, PrivacyError, PrivacyWarning
+from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
-from dpsql.release import add_noise, post_process
+from dpsql.release import NoisyGroups, add_noise, post_process
 from dpsql.result import Result
 from dpsql.rewrite import rewrite
 
@@ -160,20 +162,35 @@ class Connection:
         self._warn_about_delta(plan)
         events = plan_events(plan)
         self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=plan.table)
-        salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
-        exact = self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
+        exact = self._bounded_aggregates(bounded, seed)
         _verify_cost(plan)
         self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=plan.table,
                            plan=str(plan), mechanism=plan.noise.kind, events=events)
         sampler = Sampler(seed)
-        groups = add_noise(plan, exact, sampler)
-        with self._noisy_lock:
-            table, rows = post_process(plan, groups, self._noisy)
-        result = Result(table=table, plan=plan, groups=groups, rows=rows, cost=plan.cost,
-                        private=sampler.private)
+        result = self._released(plan, add_noise(plan, exact, sampler), private=sampler.private)
         if key and self.answers is not None:
             self.answers.put(key, dump(result))
         return result
+
+    def _bounded_aggregates(self, bounded: str, seed: int | None) -> pa.Table:
+        """Run the bounded query with a fresh secret salt (or one derived from ``seed``)."""
+        salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
+        return self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
+
+    def _released(self, plan: PrivacyPlan, groups: NoisyGroups, *, private: bool,
+                  cost: Cost | None = None) -> Result:
+        """Post-process noisy groups into the Result the analyst sees."""
+        with self._noisy_lock:
+            table, rows = post_process(plan, groups, self._noisy)
+        return Result(table=table, plan=plan, groups=groups, rows=rows,
+                      cost=plan.cost if cost is None else cost, private=private)
+
+    def evaluate(self, query: str, *, runs: int = 100, epsilon: float | None = None,
+                 delta: float | None = None, level: float = 0.95) -> UtilityReport:
+        """Utility of ``query`` for a data owner who may see the table: MAE, relative error
+        and CI coverage over ``runs`` seeded releases. Not private; spends no budget."""
+        return evaluate_utility(self, query, runs=runs, epsilon=epsilon, delta=delta,
+                                level=level)
 
     def report(self):
         """Spending under every composition method, GDP µ and its tightness (no data read)."""
