@@ -34,7 +34,7 @@ class NoisyGroups:
         return self.keys.num_rows
 
 
-def _with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
+def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     """All public key combinations, in declaration order; absent groups get zeros."""
     names = [k.name for k in plan.keys]
     combos = list(itertools.product(*(k.domain for k in plan.keys)))
@@ -55,7 +55,7 @@ def _with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
     """Noise every statistic, then drop groups whose noisy unit count misses the threshold."""
     if plan.keys and all(k.public for k in plan.keys):
-        exact = _with_public_domain(plan, exact)
+        exact = with_public_domain(plan, exact)
     stats = {}
     for spec in plan.stats:
         values = exact.column(spec.name).to_numpy(zero_copy_only=False).astype(np.float64)
