@@ -29,10 +29,13 @@ def test_readme_opens_with_the_two_commands():
     assert first[1].removeprefix(".venv/bin/python -m pytest") in ci.split("pytest")[-1]
 
 
-def test_readme_python_example_runs(monkeypatch):
-    monkeypatch.chdir(ROOT)
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    (tmp_path / "datasets").symlink_to(ROOT / "datasets")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
     for code in blocks(ROOT / "README.md", "python"):
-        exec(compile(code, "README.md", "exec"), {})
+        exec(compile(code, "README.md", "exec"), namespace)
+    assert (tmp_path / "ledger.db").exists()
 
 
 def test_catalog_doc_examples_run(tmp_path, monkeypatch):
