@@ -81,8 +81,11 @@ def _table(data: bytes) -> pa.Table:
 def dump(result: Result) -> bytes:
     """Serialise a released answer (noisy values only) for the cache."""
     stats = pa.table({name: pa.array(values) for name, values in result.groups.stats.items()})
+    quantiles = pa.table({name: pa.array(values)
+                          for name, values in result.groups.quantiles.items()})
     parts = {"table": _ipc(result.table), "keys": _ipc(result.groups.keys),
-             "stats": _ipc(stats), "rows": _ipc(pa.table({"rows": result.rows}))}
+             "stats": _ipc(stats), "quantiles": _ipc(quantiles),
+             "rows": _ipc(pa.table({"rows": result.rows}))}
     sink = io.BytesIO()
     np.savez(sink, **{k: np.frombuffer(v, dtype=np.uint8) for k, v in parts.items()})
     return sink.getvalue()
@@ -92,8 +95,11 @@ def load(data: bytes, plan: PrivacyPlan) -> Result:
     """Rebuild a cached answer; its cost is zero (it was paid for when first released)."""
     parts = np.load(io.BytesIO(data))
     stats = _table(parts["stats"].tobytes())
+    quantiles = _table(parts["quantiles"].tobytes())
     groups = NoisyGroups(keys=_table(parts["keys"].tobytes()),
-                         stats={n: stats.column(n).to_numpy() for n in stats.column_names})
+                         stats={n: stats.column(n).to_numpy() for n in stats.column_names},
+                         quantiles={n: quantiles.column(n).to_numpy()
+                                    for n in quantiles.column_names})
     rows = _table(parts["rows"].tobytes()).column("rows").to_numpy()
     return Result(table=_table(parts["table"].tobytes()), plan=plan, groups=groups, rows=rows,
                   cost=Cost(0.0, 0.0), private=True)

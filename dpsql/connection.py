@@ -15,14 +15,14 @@ import secrets
 import threading
 import warnings
 from collections.abc import Iterable, Mapping
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from dpsql.accounting import Accountant, Budget, Cost, as_fraction, float_at_most
+from dpsql.accounting import Accountant, Budget, Cost
+from dpsql.accounting.composition import laplace
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.report import query_events
@@ -30,7 +30,7 @@ from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
-from dpsql.errors import InternalError, PrivacyError, PrivacyWarning
+from dpsql.errors import PrivacyError, PrivacyWarning
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
@@ -165,7 +165,7 @@ class Connection:
         exact = self._bounded_aggregates(bounded, seed)
         _verify_cost(plan)
         self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=plan.table,
-                           plan=str(plan), mechanism=plan.noise.kind, events=events)
+                           plan=str(plan), mechanism=plan.mechanism, events=events)
         sampler = Sampler(seed)
         result = self._released(plan, add_noise(plan, exact, sampler), private=sampler.private)
         if key and self.answers is not None:
@@ -225,23 +225,24 @@ class Connection:
 
 
 def _verify_cost(plan: PrivacyPlan) -> None:
-    """The charge must cover what the noise and selection use, to within one float step."""
-    noise_delta = plan.noise.delta if plan.noise.kind == "gaussian" else 0.0
-    selection_delta = plan.selection.delta if plan.selection else 0.0
-    used = (Fraction(plan.noise.epsilon), Fraction(noise_delta) + Fraction(selection_delta))
-    charged = (as_fraction(plan.cost.epsilon), as_fraction(plan.cost.delta))
-    if used[0] > charged[0] or used[1] > charged[1] or \
-            plan.noise.epsilon != float_at_most(plan.cost.epsilon):
-        raise InternalError(f"plan cost {plan.cost} differs from its noise "
-                            f"(ε={plan.noise.epsilon}, δ={noise_delta}+{selection_delta})")
+    """The charge must cover exactly what the noise, selection and quantiles use."""
+    plan.verify_cost()
 
 
 def plan_events(plan: PrivacyPlan) -> tuple:
-    """The mechanisms a query releases, as the accountant composes them."""
+    """The mechanisms a query releases, as the accountant composes them.
+
+    Each quantile is an exponential mechanism, pure ε-DP: the generic ``laplace(ε)`` event
+    (steps=1 is valid for any ε-DP mechanism).
+    """
+    events: list = []
     noise = plan.noise
-    multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
-    selection = plan.selection.delta if plan.selection is not None else 0.0
-    return query_events(noise.kind, noise.epsilon, multiplier, selection)
+    if noise is not None:
+        multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
+        selection = plan.selection.delta if plan.selection is not None else 0.0
+        events += query_events(noise.kind, noise.epsilon, multiplier, selection)
+    events += [laplace(agg.quantile.mechanism.epsilon) for agg in plan.quantiles]
+    return tuple(events)
 
 
 def _fingerprint(source: Any) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 
 from dpsql.accounting import Cost
 from dpsql.mechanisms import Sampler
-from dpsql.release import NoisyGroups, add_noise, with_public_domain
+from dpsql.release import NoisyGroups, add_noise, bounded_quantiles, with_public_domain
 
 if TYPE_CHECKING:
     from dpsql.connection import Connection
@@ -58,7 +58,8 @@ def _truth(con: Connection, plan, bounded: str, seed: int):
         exact = with_public_domain(plan, exact)
     stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float) * s.quantum
              for s in plan.stats}
-    groups = NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats)
+    groups = NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats,
+                         quantiles=bounded_quantiles(plan, exact))
     return con._released(plan, groups, private=False, cost=Cost(0.0, 0.0))
 
 
@@ -88,8 +89,9 @@ def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float |
                 diff = abs(row[name] - expected[name])
                 errors[name].append(diff)
                 relative[name].append(diff / max(abs(expected[name]), 1.0))
-                covered[name].append(row[f"{name}_lower"] <= expected[name] <=
-                                     row[f"{name}_upper"])
+                lower, upper = row[f"{name}_lower"], row[f"{name}_upper"]
+                if lower is not None:  # quantiles have no data-independent interval
+                    covered[name].append(lower <= expected[name] <= upper)
     columns = tuple(ColumnUtility(name, float(np.mean(errors[name] or [np.nan])),
                                   float(np.mean(relative[name] or [np.nan])),
                                   float(np.mean(covered[name] or [np.nan])), len(errors[name]))

@@ -16,7 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from dpsql.plan import Aggregate, PrivacyPlan
+from dpsql.analysis.sensitivity import normalised_norms
+from dpsql.plan import WEIGHT_SCALE, Aggregate, PrivacyPlan
 from dpsql.rewrite import rewrite
 
 EXPLAIN_SALT = "<secret salt drawn per query>"
@@ -27,7 +28,37 @@ def column_noise(plan: PrivacyPlan, agg: Aggregate):
     return plan.noise_for(agg.stats[-1])
 
 
+def _quantile_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
+    """A quantile: its ε share, buckets and rank sensitivity (in rows, like a COUNT's)."""
+    mechanism, histogram = agg.quantile.mechanism, agg.quantile.histogram
+    limits = plan.contribution
+    c = limits.rows_per_group
+    l1, l2 = normalised_norms(limits.groups_per_unit, c, limits.max_rows_per_unit)
+    rows = mechanism.max_weight / WEIGHT_SCALE
+    return {
+        "aggregate": agg.sql,
+        "mechanism": "exponential",
+        "quantile": float(agg.quantile.q),
+        "epsilon": mechanism.epsilon,
+        "epsilon_per_group": mechanism.epsilon * c / rows,
+        "buckets": histogram.buckets,
+        "bucket_width": histogram.width,
+        "l1_sensitivity": c * l1,
+        "l2_sensitivity": c * l2,
+        "linf_sensitivity": c,
+        "noise_std": None,
+        "ci95_halfwidth": None,
+        "rank_error95": mechanism.rank_error(0.95, histogram.buckets) / WEIGHT_SCALE,
+        "bounds": [agg.lo, agg.hi],
+        "note": "exponential mechanism over equal buckets of the bounds; releases a bucket's "
+        "midpoint. Sensitivities are in ranks (rows); with 95% probability the released "
+        "bucket is within rank_error95 rows of the true quantile's rank (no value interval)",
+    }
+
+
 def _aggregate_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
+    if agg.quantile is not None:
+        return _quantile_entry(plan, agg)
     statistic = plan.statistic(agg.stats[-1])
     quantum = plan.stat(agg.stats[-1]).quantum
     noise = column_noise(plan, agg)
@@ -65,6 +96,11 @@ class Explanation:
                 entry.update(_aggregate_entry(plan, by_name[col.aggregate]))
             columns.append(entry)
         limits = plan.contribution
+        noise = plan.noise
+        mechanism = {"kind": "exponential", "l1": None, "l2": None, "laplace_std": None,
+                     "gaussian_std": None} if noise is None else {
+            "kind": noise.kind, "l1": noise.l1, "l2": noise.l2,
+            "laplace_std": noise.laplace_std, "gaussian_std": noise.gaussian_std}
         data = {
             "sql": plan.sql,
             "epsilon": plan.cost.epsilon,
@@ -72,9 +108,9 @@ class Explanation:
             "columns": columns,
             "aggregates": [{"name": a.name, "sql": a.sql, "kind": a.kind} for a in plan.aggregates],
             "statistics_per_unit": plan.statistics_per_unit,
-            "mechanism": {"kind": plan.noise.kind, "l1": plan.noise.l1, "l2": plan.noise.l2,
-                          "laplace_std": plan.noise.laplace_std,
-                          "gaussian_std": plan.noise.gaussian_std},
+            "mechanism": mechanism,
+            "spend": [{"mechanism": p.mechanism, "epsilon": p.epsilon, "delta": p.delta}
+                      for p in plan.spend],
             "partition_selection": "public" if plan.selection is None else {
                 "method": plan.selection.method, "threshold": plan.selection.threshold,
                 "delta": plan.selection.delta, "max_groups": plan.selection.max_groups},
@@ -97,7 +133,11 @@ class Explanation:
         lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "
                  f"statistics/unit={d['statistics_per_unit']}"]
         for col in d["columns"]:
-            if col["aggregate"]:
+            if col["aggregate"] and col["mechanism"] == "exponential":
+                lines.append(f"  {col['name']}: {col['aggregate']} exponential "
+                             f"ε={col['epsilon']:.4g} bucket={col['bucket_width']:.4g} "
+                             f"rank error95={col['rank_error95']:.4g} rows")
+            elif col["aggregate"]:
                 std = "n/a" if col["noise_std"] is None else f"{col['noise_std']:.4g}"
                 lines.append(f"  {col['name']}: {col['aggregate']} L1={col['l1_sensitivity']:g} "
                              f"L2={col['l2_sensitivity']:.4g} std={std}")

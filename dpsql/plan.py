@@ -323,6 +323,12 @@ class PrivacyPlan:
         return tuple(found.values())
 
     @property
+    def mechanism(self) -> str:
+        """The mechanisms the query releases with, e.g. ``laplace`` or ``laplace+exponential``."""
+        kinds = [self.noise.kind] if self.noise is not None else []
+        return "+".join(kinds + (["exponential"] if self.quantiles else []))
+
+    @property
     def spend(self) -> tuple[Spend, ...]:
         """What each mechanism uses: noise, partition selection, one part per quantile.
 

@@ -1,22 +1,23 @@
 """The release stage: exact bounded aggregates in, noisy post-processed Result out.
 
 Order matters for privacy: the connection charges the ledger *before* calling
-:func:`release`, which is the only place noise is drawn. Everything after the
-noise (AVG's ratio, selection on the noisy unit count, HAVING, ORDER BY, LIMIT,
-arithmetic) reads only noisy values and public parameters.
+:func:`add_noise`, the only place noise is drawn and quantiles are sampled. Everything
+after (AVG's ratio, selection on the noisy unit count, a quantile's bucket midpoint,
+HAVING, ORDER BY, LIMIT, arithmetic) reads only noisy values and public parameters.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dpsql.mechanisms import Sampler
-from dpsql.plan import NOISY_TABLE, ROW_ID, PrivacyPlan
+from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
 
 AVG_COUNT_FLOOR = 1.0
 """AVG divides by max(noisy count, 1) so that an empty or tiny group stays finite."""
@@ -24,10 +25,14 @@ AVG_COUNT_FLOOR = 1.0
 
 @dataclass(frozen=True)
 class NoisyGroups:
-    """Released groups: public key values and noisy statistics, row-aligned."""
+    """Released groups: public key values, noisy statistics and quantiles, row-aligned.
+
+    ``quantiles`` maps a quantile aggregate's name to its released values (bucket midpoints).
+    """
 
     keys: pa.Table
     stats: dict[str, np.ndarray]
+    quantiles: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def num_rows(self) -> int:
@@ -46,6 +51,10 @@ def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     for name in exact.column_names:
         if name in columns:
             continue
+        if pa.types.is_list(exact.schema.field(name).type):  # a histogram: absent = empty
+            taken = pa.array(np.where(index >= 0, index, 0), mask=index < 0)
+            columns[name] = exact.column(name).combine_chunks().take(taken)
+            continue
         values = exact.column(name).to_numpy(zero_copy_only=False)
         filled = np.where(index >= 0, values[np.maximum(index, 0)] if len(values) else 0, 0)
         columns[name] = pa.array(filled.astype(values.dtype if len(values) else np.float64))
@@ -53,7 +62,8 @@ def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """Noise every statistic, then drop groups whose noisy unit count misses the threshold."""
+    """Noise every statistic, drop groups whose noisy unit count misses the threshold, then
+    draw each quantile of every released group (its bucket midpoint)."""
     if plan.keys and all(k.public for k in plan.keys):
         exact = with_public_domain(plan, exact)
     stats = {}
@@ -61,18 +71,58 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
         values = exact.column(spec.name).to_numpy(zero_copy_only=False).astype(np.float64)
         stats[spec.name] = plan.noise_for(spec.name).add_to(values * spec.quantum, sampler)
     keys = exact.select([k.name for k in plan.keys])
+    keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None:
         units = next(s.name for s in plan.stats if s.kind == "units")
         keep = stats[units] >= plan.selection.threshold
         keys = keys.filter(pa.array(keep))
         stats = {name: values[keep] for name, values in stats.items()}
-    return NoisyGroups(keys=keys, stats=stats)
+    quantiles = {}
+    for agg in plan.quantiles:  # one exponential mechanism per released group
+        spec = agg.quantile.histogram
+        weights = dense_histograms(exact.column(spec.name).filter(pa.array(keep)), spec)
+        quantiles[agg.name] = spec.midpoints(agg.quantile.mechanism.sample(weights, sampler))
+    return NoisyGroups(keys=keys, stats=stats, quantiles=quantiles)
+
+
+def bounded_quantiles(plan: PrivacyPlan, exact: pa.Table) -> dict[str, np.ndarray]:
+    """Each quantile without noise: the midpoint of a bucket holding rank qN (evaluation only).
+
+    ``exact`` is the bounded query's table (with public keys filled in); nothing is released.
+    """
+    out = {}
+    for agg in plan.quantiles:
+        spec = agg.quantile.histogram
+        weights = dense_histograms(exact.column(spec.name), spec)
+        distances = np.asarray(agg.quantile.mechanism.distances(weights), dtype=np.float64)
+        out[agg.name] = spec.midpoints(np.argmin(distances, axis=1))
+    return out
+
+
+def dense_histograms(column: pa.ChunkedArray | pa.Array, spec: HistogramSpec) -> np.ndarray:
+    """Rows of B integer weights from the bounded query's lists of {b, w} (NULL = empty).
+
+    >>> col = pa.array([[{"b": 2, "w": 5}], None])
+    >>> dense_histograms(col, HistogramSpec("h", None, 0, 1, buckets=3)).tolist()
+    [[0, 0, 5], [0, 0, 0]]
+    """
+    lists = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out = np.zeros((len(lists), spec.buckets), dtype=np.int64)
+    entries = pc.list_flatten(lists)
+    if len(entries):
+        rows = pc.list_parent_indices(lists).to_numpy()
+        buckets = entries.field("b").to_numpy(zero_copy_only=False)
+        out[rows, buckets] = entries.field("w").to_numpy(zero_copy_only=False)
+    return out
 
 
 def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.ndarray]:
     """Each aggregate's noisy value per released group (AVG = centre + sum/count)."""
     values = {}
     for agg in plan.aggregates:
+        if agg.kind == "quantile":
+            values[agg.name] = groups.quantiles[agg.name]
+            continue
         first = groups.stats[agg.stats[0]]
         if agg.kind == "avg":
             count, centered = first, groups.stats[agg.stats[1]]

@@ -3,6 +3,10 @@
 Intervals cover the *bounded* value (after clamping and contribution limits),
 not the raw value: they account for the noise only, and depend only on the
 noise scale (public) and the released noisy values.
+
+Quantiles get no interval (NULL bounds): the exponential mechanism's error is a
+number of *ranks* (``explain()`` gives it, ``rank_error95``), and turning ranks
+into values would need the private data. See docs/mechanisms.md §8.
 """
 
 from __future__ import annotations
@@ -61,7 +65,7 @@ class Result:
         """Per-cell ``level`` confidence intervals: ``<col>_lower``/``<col>_upper``.
 
         Columns that are not a bare aggregate (keys, arithmetic on aggregates)
-        get no interval.
+        get no interval; quantiles get NULL bounds (their error is in ranks, see explain()).
         """
         if not 0 < level < 1:
             raise ValueError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
@@ -72,11 +76,15 @@ class Result:
                 continue
             values = table.column(index).to_numpy(zero_copy_only=False).astype(np.float64)
             lower, upper = self._interval(by_name[col.aggregate], values, level)
-            table = table.append_column(f"{col.name}_lower", pa.array(lower))
-            table = table.append_column(f"{col.name}_upper", pa.array(upper))
+            for side, bound in (("lower", lower), ("upper", upper)):
+                bound = bound if isinstance(bound, pa.Array) else pa.array(bound)
+                table = table.append_column(f"{col.name}_{side}", bound)
         return table
 
     def _interval(self, agg: Aggregate, values: np.ndarray, level: float):
+        if agg.kind == "quantile":
+            missing = pa.nulls(len(values), pa.float64())
+            return missing, missing
         if agg.kind != "avg":
             half = column_noise(self.plan, agg).ci_halfwidth(level)
             return values - half, values + half
@@ -112,9 +120,9 @@ def _render(result: Result, max_rows: int = 20) -> str:
         for col in result.plan.columns:
             value = bounds.column(col.name)[i].as_py()
             text = _fmt(value)
-            if col.aggregate is not None:
-                lo = bounds.column(f"{col.name}_lower")[i].as_py()
-                hi = bounds.column(f"{col.name}_upper")[i].as_py()
+            lo = bounds.column(f"{col.name}_lower")[i].as_py() if col.aggregate else None
+            hi = bounds.column(f"{col.name}_upper")[i].as_py() if col.aggregate else None
+            if lo is not None:
                 text += f" [{_fmt(lo)}, {_fmt(hi)}]"
             cells.append(text)
         rows.append(cells)

@@ -57,3 +57,11 @@ def test_delta_not_well_below_one_over_n_warns():
     con = connection(budget=dpsql.Budget(epsilon=2.0, delta=0.01))
     with pytest.warns(dpsql.PrivacyWarning, match="1/n"):
         con.sql("SELECT educ, COUNT(*) FROM pums GROUP BY educ", epsilon=0.5, delta=1e-3)
+
+
+def test_cached_quantile_answers_round_trip():
+    con = connection()
+    query = "SELECT sex, MEDIAN(age) AS m, COUNT(*) AS n FROM pums GROUP BY sex"
+    first = con.sql(query, epsilon=0.5)
+    assert con.sql(query, epsilon=0.5).fetchall() == first.fetchall()
+    assert con.budget.spent.epsilon == 0.5

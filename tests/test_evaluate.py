@@ -25,3 +25,12 @@ def test_evaluate_counts_hidden_groups():
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid")
     report = con.evaluate("SELECT educ, COUNT(*) FROM pums GROUP BY educ", runs=5, epsilon=1.0)
     assert 0 < report.released_share < 1
+
+
+def test_evaluate_handles_quantiles():
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0, delta=1e-6))
+    con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
+                 bounds={"age": (0, 100)}, public_keys={"sex": [0, 1]})
+    report = con.evaluate("SELECT sex, MEDIAN(age) AS m FROM pums GROUP BY sex", runs=10,
+                          epsilon=1.0)
+    assert report.columns[0].name == "m" and report.columns[0].mae < 10

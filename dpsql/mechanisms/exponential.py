@@ -95,21 +95,24 @@ class ExponentialQuantile:
         eta = Fraction(1, 2**self.rounding_bits)
         return (Fraction(self.epsilon) - 2 * self.max_groups * eta) / (2 * self.max_weight)
 
-    def exponents(self, histograms: np.ndarray) -> np.ndarray:
-        """G with γ̃ = G / 2^k, exactly (Python integers), one row per histogram."""
+    def distances(self, histograms: np.ndarray) -> np.ndarray:
+        """d × dist(qN, [L_j, R_j]) for q = n/d, exactly (int64, or Python integers if large)."""
         h = np.asarray(histograms, dtype=np.int64)
         if h.ndim != 2 or (h < 0).any():
             raise InternalError("histograms must be a 2-D array of non-negative weights")
         n, d = self.q.numerator, self.q.denominator
-        total = int(h.sum(axis=1).max(initial=0))
-        if total * max(n, d) >= 2**62:  # d × distance would not fit in int64: Python integers
-            h = h.astype(object)
+        if int(h.sum(axis=1).max(initial=0)) * max(n, d) >= 2**62:
+            h = h.astype(object)  # d × distance would not fit in int64
         right = np.cumsum(h, axis=1)
         target = n * right[:, -1:]
-        dist = np.maximum(np.maximum(d * (right - h) - target, target - d * right), 0)
+        return np.maximum(np.maximum(d * (right - h) - target, target - d * right), 0)
+
+    def exponents(self, histograms: np.ndarray) -> np.ndarray:
+        """G with γ̃ = G / 2^k = ⌈a·dist·2^k⌉ / 2^k, exactly (Python integers), per bucket."""
         scale = self.scale
-        num, den = scale.numerator << self.rounding_bits, scale.denominator * d
-        return -((-(dist.astype(object) * num)) // den)  # ⌈dist·num/den⌉ (d × distance)
+        num = scale.numerator << self.rounding_bits
+        den = scale.denominator * self.q.denominator
+        return -((-(self.distances(histograms).astype(object) * num)) // den)
 
     def probabilities(self, histogram: np.ndarray) -> np.ndarray:
         """The exact output distribution for one histogram, as floats (for tests and docs)."""

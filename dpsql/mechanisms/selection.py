@@ -100,11 +100,11 @@ def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups: int
         n₂ = n₁ + ⌊ln(1 + (e^{ε'} − 1)(1 − p(n₁))/δ') / ε'⌋
 
     n₁ is the last n at which e^{ε'}p(n−1) + δ' is the smaller of the two DP constraints, and
-    n₂ the last n at which p(n) < 1.  Because a floor of a rounded logarithm can be off by
-    one at an exact tie, n₁ is checked against the recurrence and moved if needed.
+    p(n) = 1 for every n > n₂.  Because a floor of a rounded logarithm can be off by one at an
+    exact tie, n₁ is checked against the recurrence and moved if needed.
 
-    >>> truncated_geometric_crossovers(1.0, 1e-6, 1)
-    (14, 15)
+    >>> truncated_geometric_crossovers(1.0, 1e-6, 1), truncated_geometric_crossovers(1.0, 1e-6, 4)
+    ((14, 27), (53, 105))
     """
     eps, dlt = _per_group_budget(epsilon, delta, max_groups)
     n1 = 1 + math.floor(math.log1p(math.tanh(eps / 2) * (1 / dlt - 1)) / eps)
@@ -130,7 +130,8 @@ def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups:
     recurrence p(0) = 0, p(n) = min(e^ε p(n−1) + δ, 1 − e^{−ε}(1 − δ − p(n−1)), 1), i.e. the
     two DP constraints (on "keep" and on "drop") taken with equality.  Its closed form, with
     the per-group budget ε' = ε/k, δ' = 1 − (1 − δ)^{1/k} (a unit in k groups pays for k of
-    them: ε by basic composition, δ as 1 − (1 − δ')^k; REFERENCES.md), is
+    them: ε by basic composition, δ as 1 − (1 − δ')^k, the split :func:`split_delta` already
+    uses for the thresholds, as in REFERENCES.md and Google's library), is
 
         p(n) = δ'·(e^{nε'} − 1)/(e^{ε'} − 1)                              for 0 ≤ n ≤ n₁
         p(n) = p(n₁) + (1 − p(n₁) + δ'/(e^{ε'} − 1))·(1 − e^{−(n − n₁)ε'})   for n₁ < n ≤ n₂
@@ -143,13 +144,16 @@ def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups:
     array).  δ' is shaved by a factor 1 − 1e-12 so that p(1) < δ' strictly, as for the
     thresholds.  This is also "the probability that this group is released", which can be
     reported before running the query (it depends on n only through public parameters).
+    Using it means drawing Bernoulli(p(n)) per group from secure randomness; p is a float, so
+    its rounding (~1e-16, checked in the tests against the DP constraints) is the remaining
+    gap to an exact implementation.
 
     >>> truncated_geometric_probability(0, 1.0, 1e-6, 1)
     0.0
     >>> truncated_geometric_probability(1, 1.0, 1e-6, 1) <= 1e-6
     True
-    >>> [round(float(p), 4) for p in truncated_geometric_probability([13, 14, 15, 16], 1, 1e-6, 1)]
-    [0.2578, 0.7006, 0.89, 1.0]
+    >>> [round(float(p), 4) for p in truncated_geometric_probability([13, 14, 15, 27], 1, 1e-6, 1)]
+    [0.2575, 0.6999, 0.8896, 1.0]
     """
     eps, dlt = _per_group_budget(epsilon, delta, max_groups)
     n1, n2 = truncated_geometric_crossovers(epsilon, delta, max_groups)
@@ -212,6 +216,15 @@ def best_selection(noise: Noise, epsilon: float, delta: float, max_groups: int, 
     group per unit (Desfontaines et al., Thm. 1); with k groups per unit it pays ε/k and
     δ' per group by composition, which is no longer optimal, and Gaussian thresholding
     (L2 = √k) overtakes it for larger k (Google's Go library switches above k = 3).
+
+    n₅₀ at ε = 1, δ = 1e-6 (all of it to selection, except the Gaussian: δ/2 noise, δ/2 τ):
+
+    ==  ========================  ===================  =================================
+    k   Laplace threshold t = k   truncated geometric  Gaussian threshold (L2 = √k)
+    ==  ========================  ===================  =================================
+    1   15 (τ = 15)               14 (n₁ = 14)         —
+    4   60 (τ = 60)               53 (n₁ = 53)         48 (σ = 8.858, τ = 48)
+    ==  ========================  ===================  =================================
 
     >>> best_selection(Noise("laplace", 1.0), 1.0, 1e-6, 1)   # n₅₀: 15 against 14
     ('truncated_geometric', None)

@@ -35,6 +35,7 @@ import math
 from sqlglot import exp
 
 from dpsql.plan import BoundedQuery, PrivacyPlan, StatSpec
+from dpsql.rewrite import quantiles
 from dpsql.rewrite.expressions import as_bigint, as_double, number, total
 from dpsql.rewrite.values import RowValues, aggregate, limit
 
@@ -44,6 +45,7 @@ FACTOR = "__dp_factor"
 ROWS = "__dp_rows"
 PAIRS = "__dp_pairs"
 HEAVY = "__dp_heavy"
+KEPT = "__dp_kept"
 
 
 def rewrite(plan: PrivacyPlan, *, salt: str) -> BoundedQuery:
@@ -89,11 +91,20 @@ def _row_level(plan: PrivacyPlan) -> exp.Select:
         else:
             final = as_double(aggregate(spec, values.inline(spec)))
         items.append(exp.alias_(final, spec.name))
-    query = exp.select(*items).from_(plan.relation, copy=False)
     conditions = [c for c in (_filter(plan, None), _in_domain(plan)) if c is not None]
-    if conditions:
-        query = query.where(exp.and_(*conditions), copy=False)
-    return query.group_by(*_keys(plan), copy=False) if plan.keys else query
+    where = exp.and_(*conditions) if conditions else None
+    if not items:  # a global query of quantiles only: one row to attach them to
+        return quantiles.attach(plan, _one_row(), None, None, where)
+    query = exp.select(*items).from_(plan.relation, copy=False)
+    if where is not None:
+        query = query.where(where.copy(), copy=False)
+    if plan.keys:
+        query = query.group_by(*_keys(plan), copy=False)
+    return quantiles.attach(plan, query, None, None, where) if plan.histograms else query
+
+
+def _one_row() -> exp.Select:
+    return exp.select(exp.alias_(number(1), "__dp_one"))
 
 
 def _pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
@@ -131,7 +142,13 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     kept = _keep_groups(plan, pairs, salt)
     if limits.caps_total:
         kept = _cap_total(plan, kept)
-    return _per_group(plan, kept)
+    if not plan.histograms:
+        return _per_group(plan, kept)
+    # Histograms join the same kept pairs (so the same groups per unit) as the statistics.
+    spine = _per_group(plan, exp.select("*").from_(KEPT)) if plan.stats or plan.keys \
+        else _one_row()
+    query = quantiles.attach(plan, spine, None, KEPT, _filter(plan, unit))
+    return query.with_(KEPT, as_=kept, copy=False)
 
 
 def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Select:
@@ -158,8 +175,10 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
     in_heavy = exp.In(this=exp.column(UNIT), query=heavy_units)
     light = exp.select(*names).from_(PAIRS, copy=False).where(exp.Not(this=in_heavy.copy()),
                                                              copy=False)
+    # Keys break hash ties, so the choice is the same each time the engine evaluates it.
+    order = [exp.Ordered(this=digest), *(exp.Ordered(this=k) for k in _keys(plan))]
     window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
-                        order=exp.Order(expressions=[exp.Ordered(this=digest)]))
+                        order=exp.Order(expressions=order))
     ranked = exp.select("*", exp.alias_(window, RANK)).from_(PAIRS, copy=False)
     ranked = ranked.where(in_heavy, copy=False)
     rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
@@ -182,7 +201,8 @@ def _cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     total = exp.Window(this=exp.Sum(this=clamped), partition_by=[exp.column(UNIT)])
     ratio = exp.Div(this=number(float(limits.max_rows_per_unit)), expression=total)
     factor = exp.Least(this=number(1), expressions=[ratio], ignore_nulls=True)
-    return _over(kept, "__dp_c", "*", exp.alias_(factor, FACTOR))
+    extra = [exp.alias_(as_bigint(total.copy()), quantiles.TOTAL)] if plan.histograms else []
+    return _over(kept, "__dp_c", "*", exp.alias_(factor, FACTOR), *extra)
 
 
 def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:

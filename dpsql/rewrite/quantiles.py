@@ -25,8 +25,14 @@ weigh 0.
 >>> import sqlglot
 >>> from dpsql.plan import HistogramSpec
 >>> spec = HistogramSpec("__dp_h0", sqlglot.parse_one("age"), 0, 100, buckets=4)
->>> print(bucket(spec, {"age": "INTEGER"}, {}).sql())
-CASE WHEN age IS NULL THEN NULL ELSE CAST(LEAST(GREATEST(FLOOR((CAST(age AS DOUBLE) - 0) * 0.04), 0), 3) AS BIGINT) END
+>>> print(bucket(spec, {"age": "INTEGER"}, {}).sql(pretty=True))
+CASE
+  WHEN age IS NULL
+  THEN NULL
+  ELSE CAST(LEAST(GREATEST(FLOOR((
+    CAST(age AS DOUBLE) - 0
+  ) * 0.04), 0), 3) AS BIGINT)
+END
 """
 
 from __future__ import annotations
@@ -123,6 +129,12 @@ def _row_weights(plan: PrivacyPlan, spec: HistogramSpec,
         copy=False).group_by(*group, copy=False)
 
 
+def per_value_weight(c: int, values: exp.Expression) -> exp.Expression:
+    """min(S, ⌊c·S/n⌋) for a unit with n values in the group: n × it is at most c·S."""
+    return exp.Least(this=number(WEIGHT_SCALE),
+                     expressions=[exp.IntDiv(this=number(c * WEIGHT_SCALE), expression=values)])
+
+
 def _unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
                   filters: exp.Expression | None) -> exp.Select:
     """Σ over kept (unit, group) pairs of count × per-value weight, per (group, bucket)."""
@@ -139,8 +151,7 @@ def _unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
                           partition_by=[unit.copy(), *(exp.column(k) for k in keys)])
     counts = exp.select("*", exp.alias_(as_bigint(per_pair), VALUES)).from_(
         counts.subquery("__dp_hn", copy=False), copy=False)
-    per_value = exp.Least(this=number(WEIGHT_SCALE), expressions=[
-        exp.IntDiv(this=number(c * WEIGHT_SCALE), expression=exp.column(VALUES, table="__dp_q"))])
+    per_value = per_value_weight(c, exp.column(VALUES, table="__dp_q"))
     if limits.caps_total:
         total = exp.column(TOTAL, table="__dp_k")
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])

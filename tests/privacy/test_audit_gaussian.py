@@ -1,19 +1,19 @@
 """Audit of a query the engine answers with (discrete) Gaussian noise, with a negative control.
 
-Query: ``SELECT k, COUNT(*), COUNT(x), SUM(x), COUNT(DISTINCT pid) ... GROUP BY k`` over four
-public keys with ``max_groups_per_unit = 4``: 4 statistics × 4 groups = 16 statistics per unit
-(normalised L1 = 16, L2 = 4), so at ε = 1, δ = 1e-2 ``explain()`` reports mechanism "gaussian"
-with σ = u·bound per cell (u ≈ 7.66).
+Query: ``SELECT k, COUNT(*), SUM(x), COUNT(DISTINCT pid) ... GROUP BY k`` over six public keys
+with ``max_groups_per_unit = 6``: 3 statistics × 6 groups = 18 statistics per unit (normalised
+L1 = 18, L2 = √18), so at ε = 1, δ = 1e-2 ``explain()`` reports mechanism "gaussian" with
+σ = u·bound per cell (u ≈ 8.11).
 
 The target unit has 10 rows of x = 1e6 (plus a NULL) in *every* group: after clamping it moves
-each of the 16 cells by exactly its bound (3 rows, 3 values, 3·10, 1 unit), so its normalised
-shift vector is (1, …, 1) and the Gaussian's privacy loss is a function of the single statistic
+each of the 18 cells by exactly its bound (3 rows, 3·10, 1 unit), so its normalised shift
+vector is (1, …, 1) and the Gaussian's privacy loss is a function of the single statistic
 
-    W = Σ_cells (cell − value on D) / bound      (W ~ N(0, 16u²) on D, N(−16, 16u²) on D').
+    W = Σ_cells (cell − value on D) / bound      (W ~ N(0, 18u²) on D, N(−18, 18u²) on D').
 
 Half-spaces in W are the most powerful events (Neyman–Pearson), so the audit uses
 E = {W ≥ 0} ("the target's cells, normalised, are at least their value on D") and its mirror
-F = {W ≤ −16}. With μ = 4/u ≈ 0.52 the true ratio P_D(E)/P_D'(E) = 0.5/Φ(−μ) ≈ e^0.43, and
+F = {W ≤ −18}. With μ = √18/u ≈ 0.52 the true ratio P_D(E)/P_D'(E) = 0.5/Φ(−μ) ≈ e^0.51, and
 (ε, δ)-DP says P_D(E) ≤ e^ε P_D'(E) + δ, so the Clopper–Pearson bound is taken with δ subtracted:
 ε_lb = ln((p_D,lower − δ)/p_D',upper). A Gaussian mechanism reaches its ε only on events of
 probability ~δ, which no affordable number of trials resolves, so the honest bound is a modest
@@ -21,7 +21,11 @@ share of ε (δ = 1e-2 rather than a production 1e-6 makes μ larger and the aud
 calibration code path is the same). The negative control is what shows the audit has power.
 
 Negative control: a calibration that ignores the query's L2 and calibrates σ for one statistic
-(Δ₂ = 1): the noise is ~3.5× too small (μ ≈ 1.8) and must be flagged.
+(Δ₂ = 1): the noise is ~3.7× too small (μ ≈ 1.9) and must be flagged.
+
+Measured with these seeds (ε = 1, δ = 1e-2 claimed; 99 % confidence, larger of E and F):
+honest 0.138 (400 trials per side; E: 194 vs 126 hits), control 1.76 (200 per side; E: 91 vs 4,
+F: 3 vs 96). About 33 s in all on one core (a query costs ~16 ms here).
 """
 
 from __future__ import annotations
@@ -42,22 +46,21 @@ pytestmark = pytest.mark.slow
 EPSILON = 1.0
 DELTA = 1e-2
 TARGET = 10_000
-TRIALS = 800           # per side, honest audit
-CONTROL_TRIALS = 400   # per side, negative control
+TRIALS = 400           # per side, honest audit
+CONTROL_TRIALS = 200   # per side, negative control
 UNLIMITED = dpsql.Budget(epsilon=1e9, delta=0.9)
-KEYS = ["a", "b", "c", "d"]
+KEYS = ["a", "b", "c", "d", "e", "f"]
 C = 3
 
-QUERY = ("SELECT k, COUNT(*) AS r, COUNT(x) AS n, SUM(x) AS s, COUNT(DISTINCT pid) AS u "
-         "FROM t GROUP BY k")
+QUERY = "SELECT k, COUNT(*) AS r, SUM(x) AS s, COUNT(DISTINCT pid) AS u FROM t GROUP BY k"
 # Per group on D: 40 one-row units with x = 5, plus the target's clamped contribution.
-ON_D = {"r": 43.0, "n": 43.0, "s": 230.0, "u": 41.0}
-BOUND = {"r": C, "n": C, "s": C * 10.0, "u": 1.0}
+ON_D = {"r": 43.0, "s": 230.0, "u": 41.0}
+BOUND = {"r": C, "s": C * 10.0, "u": 1.0}
 CELLS = len(KEYS) * len(ON_D)
 
 
 def connection(with_target: bool) -> dpsql.Connection:
-    units, keys, xs = list(range(160)), KEYS * 40, [5.0] * 160
+    units, keys, xs = list(range(40 * len(KEYS))), KEYS * 40, [5.0] * (40 * len(KEYS))
     if with_target:
         for key in KEYS:
             units += [TARGET] * 11
@@ -74,13 +77,12 @@ def normalised_shift(rows: list[tuple]) -> float:
     """W: the sum over the target's cells of (cell − value on D)/bound."""
     assert sorted(row[0] for row in rows) == KEYS
     return sum((value - ON_D[name]) / BOUND[name]
-               for row in rows for name, value in zip(("r", "n", "s", "u"), row[1:],
-                                                      strict=True))
+               for row in rows for name, value in zip(ON_D, row[1:], strict=True))
 
 
 EVENTS: dict[str, Callable[[list[tuple]], bool]] = {
     "E: W >= 0 (value on D)": lambda rows: normalised_shift(rows) >= 0,
-    "F: W <= -16 (value on D')": lambda rows: normalised_shift(rows) <= -CELLS,
+    "F: W <= -18 (value on D')": lambda rows: normalised_shift(rows) <= -CELLS,
 }
 
 
