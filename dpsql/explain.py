@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dpsql.analysis.sensitivity import normalised_norms
+from dpsql.mechanisms.selection import release_probability
 from dpsql.plan import WEIGHT_SCALE, Aggregate, PrivacyPlan
 from dpsql.rewrite import rewrite
 
@@ -78,6 +79,22 @@ def _aggregate_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
     }
 
 
+RELEASE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500)
+
+
+def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
+    """Partition selection, with the chance that a group of n people is released."""
+    selection = plan.selection
+    if selection is None:
+        return "public"
+    units = next(s.name for s in plan.stats if s.kind == "units")
+    noise = plan.noise_for(units)
+    return {"method": selection.method, "threshold": selection.threshold,
+            "delta": selection.delta, "max_groups": selection.max_groups,
+            "release_probability": {str(n): release_probability(noise, selection.threshold, n)
+                                    for n in RELEASE_SIZES}}
+
+
 @dataclass(frozen=True)
 class Explanation:
     """A JSON-ready description of a plan: columns, noise, selection, cost and SQL."""
@@ -111,9 +128,7 @@ class Explanation:
             "mechanism": mechanism,
             "spend": [{"mechanism": p.mechanism, "epsilon": p.epsilon, "delta": p.delta}
                       for p in plan.spend],
-            "partition_selection": "public" if plan.selection is None else {
-                "method": plan.selection.method, "threshold": plan.selection.threshold,
-                "delta": plan.selection.delta, "max_groups": plan.selection.max_groups},
+            "partition_selection": _selection(plan),
             "contribution_bounds": {
                 "privacy_unit": plan.privacy_unit or "row",
                 "max_groups_per_unit": limits.max_groups_per_unit,
