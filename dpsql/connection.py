@@ -22,7 +22,7 @@ import duckdb
 import pyarrow as pa
 
 from dpsql.accounting import Accountant, Budget, Cost
-from dpsql.accounting.composition import laplace
+from dpsql.accounting.composition import approx, laplace
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.report import query_events
@@ -241,6 +241,8 @@ def plan_events(plan: PrivacyPlan) -> tuple:
         multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
         selection = plan.selection.delta if plan.selection is not None else 0.0
         events += query_events(noise.kind, noise.epsilon, multiplier, selection)
+    if plan.selection is not None and plan.selection.truncated_geometric:
+        events.append(approx(plan.selection.epsilon, plan.selection.delta))
     events += [laplace(agg.quantile.mechanism.epsilon) for agg in plan.quantiles]
     return tuple(events)
 

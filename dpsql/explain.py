@@ -16,8 +16,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from dpsql.analysis.sensitivity import normalised_norms
-from dpsql.mechanisms.selection import release_probability
+from dpsql.mechanisms.selection import release_probability, truncated_geometric_probability
 from dpsql.plan import WEIGHT_SCALE, Aggregate, PrivacyPlan
 from dpsql.rewrite import rewrite
 
@@ -87,12 +89,17 @@ def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
     selection = plan.selection
     if selection is None:
         return "public"
-    units = next(s.name for s in plan.stats if s.kind == "units")
-    noise = plan.noise_for(units)
+    if selection.truncated_geometric:
+        chances = truncated_geometric_probability(np.array(RELEASE_SIZES), selection.epsilon,
+                                                  selection.delta, selection.max_groups)
+    else:
+        noise = plan.noise_for(next(s.name for s in plan.stats if s.kind == "units"))
+        chances = [release_probability(noise, selection.threshold, n) for n in RELEASE_SIZES]
     return {"method": selection.method, "threshold": selection.threshold,
-            "delta": selection.delta, "max_groups": selection.max_groups,
-            "release_probability": {str(n): release_probability(noise, selection.threshold, n)
-                                    for n in RELEASE_SIZES}}
+            "epsilon": selection.epsilon, "delta": selection.delta,
+            "max_groups": selection.max_groups,
+            "release_probability": {str(n): float(p)
+                                    for n, p in zip(RELEASE_SIZES, chances, strict=True)}}
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,7 @@ class Explanation:
             columns.append(entry)
         limits = plan.contribution
         noise = plan.noise
-        mechanism = {"kind": "exponential", "l1": None, "l2": None, "laplace_std": None,
+        mechanism = {"kind": plan.mechanism, "l1": None, "l2": None, "laplace_std": None,
                      "gaussian_std": None} if noise is None else {
             "kind": noise.kind, "l1": noise.l1, "l2": noise.l2,
             "laplace_std": noise.laplace_std, "gaussian_std": noise.gaussian_std}

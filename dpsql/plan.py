@@ -232,14 +232,27 @@ class Aggregate:
 
 @dataclass(frozen=True)
 class Selection:
-    """DP partition selection: keep a group iff its noisy unit count ≥ threshold."""
+    """DP partition selection.
+
+    Threshold methods keep a group iff its noisy unit count ≥ ``threshold`` (the
+    count's noise is part of the query's noise: they spend only δ). The truncated
+    geometric keeps a group of n units with probability p(n) (Desfontaines et al.
+    2022) and spends its own ``epsilon``: it is used when only keys are released.
+    """
 
     method: str
     threshold: float
     delta: float
     max_groups: int
+    epsilon: float = 0.0
+
+    @property
+    def truncated_geometric(self) -> bool:
+        return self.method == "truncated_geometric"
 
     def __str__(self) -> str:
+        if self.truncated_geometric:
+            return f"{self.method} ε={self.epsilon:g} δ={self.delta:g}"
         return f"{self.method} threshold={self.threshold:g} δ={self.delta:g}"
 
 
@@ -326,6 +339,8 @@ class PrivacyPlan:
     def mechanism(self) -> str:
         """The mechanisms the query releases with, e.g. ``laplace`` or ``laplace+exponential``."""
         kinds = [self.noise.kind] if self.noise is not None else []
+        if self.selection is not None and self.selection.truncated_geometric:
+            kinds.append(self.selection.method)
         return "+".join(kinds + (["exponential"] if self.quantiles else []))
 
     @property
@@ -340,7 +355,8 @@ class PrivacyPlan:
             noise_delta = self.noise.delta if self.noise.kind == "gaussian" else 0.0
             parts.append(Spend(f"{self.noise.kind} noise", self.noise.epsilon, noise_delta))
         if self.selection is not None:
-            parts.append(Spend("partition selection", 0.0, self.selection.delta))
+            parts.append(Spend("partition selection", self.selection.epsilon,
+                               self.selection.delta))
         for agg in self.quantiles:
             mechanism = agg.quantile.mechanism
             if mechanism is None:
@@ -356,7 +372,7 @@ class PrivacyPlan:
         parts = self.spend
         used_eps = sum((Fraction(p.epsilon) for p in parts), Fraction(0))
         used_delta = sum((Fraction(p.delta) for p in parts), Fraction(0))
-        spending = [p for p in parts if p.mechanism != "partition selection"]
+        spending = [p for p in parts if p.mechanism != "partition selection" or p.epsilon > 0]
         share = epsilon_share(self.cost.epsilon, len(spending))
         if used_eps > as_fraction(self.cost.epsilon) or used_delta > as_fraction(
                 self.cost.delta) or any(p.epsilon != share for p in spending):

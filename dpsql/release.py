@@ -17,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpsql.mechanisms import Sampler
+from dpsql.mechanisms.selection import truncated_geometric_probability
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
 
 AVG_COUNT_FLOOR = 1.0
@@ -66,6 +67,8 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     draw each quantile of every released group (its bucket midpoint)."""
     if plan.keys and all(k.public for k in plan.keys):
         exact = with_public_domain(plan, exact)
+    if plan.selection is not None and plan.selection.truncated_geometric:
+        return _select_keys(plan, exact, sampler)
     stats = {}
     for spec in plan.stats:
         values = exact.column(spec.name).to_numpy(zero_copy_only=False).astype(np.float64)
@@ -83,6 +86,23 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
         weights = dense_histograms(exact.column(spec.name).filter(pa.array(keep)), spec)
         quantiles[agg.name] = spec.midpoints(agg.quantile.mechanism.sample(weights, sampler))
     return NoisyGroups(keys=keys, stats=stats, quantiles=quantiles)
+
+
+def _select_keys(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
+    """Keys-only release: keep a group of n units with probability p(n), nothing noised.
+
+    The Bernoulli(p) draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group
+    is kept with probability at most p(n); p is computed with δ' shrunk by a safety
+    factor far larger than this rounding.
+    """
+    selection = plan.selection
+    units = next(s.name for s in plan.stats if s.kind == "units")
+    counts = exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
+    chance = truncated_geometric_probability(counts, selection.epsilon, selection.delta,
+                                             selection.max_groups)
+    keep = sampler.below(2**53, len(counts)) < np.floor(np.asarray(chance) * 2**53)
+    keys = exact.select([k.name for k in plan.keys]).filter(pa.array(keep))
+    return NoisyGroups(keys=keys, stats={})
 
 
 def bounded_quantiles(plan: PrivacyPlan, exact: pa.Table) -> dict[str, np.ndarray]:

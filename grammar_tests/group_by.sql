@@ -128,3 +128,16 @@ SELECT region, specialty, COUNT(*) FROM visits GROUP BY region;
 # title: group keys without an aggregate
 SELECT region FROM visits GROUP BY region;
 # error: UnsupportedQueryError: Private rows cannot be listed
+
+# title: private keys alone are released by truncated-geometric partition selection
+SELECT specialty FROM visits GROUP BY specialty;
+# plan: truncated_geometric stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty
+
+# title: public keys alone release nothing private and are refused
+SELECT region FROM visits GROUP BY region;
+# error: UnsupportedQueryError: at least one aggregate, or private GROUP BY keys alone
+
+# title: private keys alone need delta
+# delta: 0
+SELECT specialty FROM visits GROUP BY specialty;
+# error: PrivacyError: needs delta > 0

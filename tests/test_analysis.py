@@ -159,12 +159,19 @@ def test_row_level_privacy_has_unit_contributions():
     ("SELECT COUNT(*) FROM (SELECT * FROM visits)", dpsql.UnsupportedQueryError, "Subqueries"),
     ("SELECT COUNT(*) OVER () FROM visits", dpsql.UnsupportedQueryError, "[Ww]indow"),
     ("SELECT COUNT(*) FROM visits LIMIT age", dpsql.UnsupportedQueryError, "LIMIT"),
-    ("SELECT specialty FROM visits GROUP BY specialty", dpsql.UnsupportedQueryError,
+    ("SELECT 1 FROM visits", dpsql.UnsupportedQueryError,
      "at least one aggregate"),
 ])
 def test_refusals_name_the_fragment_and_the_fix(sql, error, match):
     with pytest.raises(error, match=match):
         plan_of(sql)
+
+
+def test_private_keys_alone_use_the_truncated_geometric():
+    plan = plan_of("SELECT specialty FROM visits GROUP BY specialty", max_groups_per_unit=2)
+    assert plan.noise is None and plan.selection.truncated_geometric
+    assert (plan.selection.epsilon, plan.selection.max_groups) == (1.0, 2)
+    plan.verify_cost()
 
 
 def test_sum_without_bounds_suggests_both_fixes():

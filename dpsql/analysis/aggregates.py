@@ -217,8 +217,8 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         if select.args.get(clause) is not None:
             _check_literal_count(select.args[clause], clause.upper())
             output.set(clause, select.args[clause].copy())
-    if not collector.aggregates:
-        refuse(select, "SELECT", "at least one aggregate",
+    if not collector.aggregates and not any(not k.public for k in draft.keys):
+        refuse(select, "SELECT", "at least one aggregate, or private GROUP BY keys alone",
                "Private rows cannot be listed; aggregate them, e.g. COUNT(*)")
     aggregates = {a.name: a for a in collector.aggregates.values()}  # one per distinct release
     return replace(draft, stats=tuple(collector.stats.values()),

@@ -109,6 +109,8 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
     draft = replace(draft, aggregates=aggregates)
     if not draft.statistics:
         return replace(draft, noise=None, cost_delta=0.0)
+    if not draft.aggregates:
+        return _keys_only(draft)
     # Calibrate with values never above what is charged (the decimals the user wrote).
     epsilon, delta = share, float_at_most(draft.delta)
     if not needs_selection(draft):
@@ -129,6 +131,18 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
     selection = Selection(method=f"{noise.kind}_threshold", threshold=threshold,
                           delta=selection_delta, max_groups=groups)
     return replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
+
+
+def _keys_only(draft: Draft) -> Draft:
+    """Releasing only private keys: the truncated geometric, optimal for this (Desfontaines,
+    Voss, Gipson & Mandayam 2022), gets all of ε and δ; nothing is noised."""
+    if draft.delta == 0:
+        raise PrivacyError("releasing private group keys needs delta > 0 (e.g. delta=1e-7)")
+    selection = Selection(method="truncated_geometric", threshold=0.0,
+                          delta=float_at_most(draft.delta),
+                          max_groups=draft.contribution.groups_per_unit,
+                          epsilon=float_at_most(draft.epsilon))
+    return replace(draft, noise=None, selection=selection, cost_delta=draft.delta)
 
 
 def _units_name(draft: Draft) -> str:
