@@ -41,10 +41,9 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from dpsql.catalog import FLOAT_TYPES
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import as_bigint, as_double, bounded, missing, number
-from dpsql.rewrite.values import limit
+from dpsql.rewrite.expressions import as_bigint, as_double, missing, number
+from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"
 COUNT = "__dp_n"
@@ -57,11 +56,7 @@ TOTAL = "__dp_total"
 def bucket(spec: HistogramSpec, types: Mapping[str, str],
            bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
     """The value's bucket in [0, B − 1]; NULL for NULL and NaN."""
-    if isinstance(spec.expr, exp.Column):
-        raw = spec.expr.copy()
-        is_float = types.get(spec.expr.name.lower(), "").upper().startswith(FLOAT_TYPES)
-    else:
-        raw, is_float = as_double(bounded(spec.expr, types, bounds)), True
+    raw, is_float = raw_value(spec.expr, types, bounds)
     offset = exp.paren(exp.Sub(this=as_double(raw.copy()), expression=number(spec.lo)))
     scaled = exp.Floor(this=exp.Mul(this=offset,
                                     expression=number(spec.buckets / (spec.hi - spec.lo))))

@@ -39,15 +39,22 @@ def present(spec: StatSpec, types: Mapping[str, str]) -> exp.Expression:
     return bounded(spec.expr, types, {})
 
 
+def raw_value(expr: exp.Expression, types: Mapping[str, str],
+              bounds: Mapping[str, tuple[float, float]]) -> tuple[exp.Expression, bool]:
+    """The row's value before its final clamp, and whether it may be NaN (a float).
+
+    A bare column needs no catalog clamp (the caller's clamp to [lo, hi] is at least as
+    tight); an expression gets its columns cleaned and clamped, computed in DOUBLE.
+    """
+    if isinstance(expr, exp.Column):
+        return expr.copy(), types.get(expr.name.lower(), "").upper().startswith(FLOAT_TYPES)
+    return as_double(bounded(expr, types, bounds)), True
+
+
 def quanta(spec: StatSpec, types: Mapping[str, str],
            bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
     """The value in integer quanta, clamped to [lo_units, hi_units]; NULL/NaN stay NULL."""
-    if isinstance(spec.expr, exp.Column):
-        # A bare column needs no catalog clamp: the clamp below is at least as tight.
-        raw = spec.expr.copy()
-        is_float = types.get(spec.expr.name.lower(), "").upper().startswith(FLOAT_TYPES)
-    else:
-        raw, is_float = as_double(bounded(spec.expr, types, bounds)), True
+    raw, is_float = raw_value(spec.expr, types, bounds)
     if spec.value_quantum == 1 and not is_float and isinstance(spec.expr, exp.Column):
         units = limit(raw.copy(), spec.lo_units, spec.hi_units)  # integers: exact as they are
     else:
