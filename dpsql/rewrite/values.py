@@ -81,14 +81,23 @@ class RowValues:
                  bounds: Mapping[str, tuple[float, float]]) -> None:
         self.columns: dict[tuple, tuple[str, exp.Expression]] = {}
         self.of: dict[str, str] = {}
-        for spec in stats:
+        # Quanta first: COUNT(column) can then read a bare column's quanta, which are NULL
+        # exactly when the column is NULL or NaN (AVG needs both: one column, not two).
+        for spec in sorted(stats, key=lambda s: s.kind == "count"):
             key = value_key(spec)
             if key is None:
                 continue
+            key = self._shared_quanta(spec) or key
             if key not in self.columns:
                 expr = present(spec, types) if key[0] == "present" else quanta(spec, types, bounds)
                 self.columns[key] = (f"__dp_v{len(self.columns)}", expr)
             self.of[spec.name] = self.columns[key][0]
+
+    def _shared_quanta(self, spec: StatSpec) -> tuple | None:
+        if spec.kind != "count" or not isinstance(spec.expr, exp.Column):
+            return None
+        sql = spec.expr.sql()
+        return next((k for k in self.columns if k[0] == "quanta" and k[1] == sql), None)
 
     def select_items(self) -> list[exp.Expression]:
         return [exp.alias_(expr, name) for name, expr in self.columns.values()]
