@@ -7,16 +7,24 @@
 """
 
 from dpsql.accounting import Budget
-from dpsql.connection import Connection, connect
+from dpsql.connection import Connection, connect, default_connection, execute, register, sql
+from dpsql.dbapi import Cursor, apilevel, paramstyle, threadsafety
 from dpsql.errors import (
     BudgetExceededError,
     CatalogError,
+    DatabaseError,
+    DataError,
     Error,
     ExecutionError,
+    IntegrityError,
+    InterfaceError,
     InternalError,
+    NotSupportedError,
+    OperationalError,
     ParseError,
     PrivacyError,
     PrivacyWarning,
+    ProgrammingError,
     UnsupportedQueryError,
 )
 from dpsql.explain import Explanation
@@ -24,20 +32,38 @@ from dpsql.result import Result
 
 __version__ = "0.1.0"
 
+Warning = PrivacyWarning
+
 __all__ = [
     "Budget",
     "BudgetExceededError",
     "CatalogError",
     "Connection",
+    "Cursor",
+    "DataError",
+    "DatabaseError",
     "Error",
     "ExecutionError",
     "Explanation",
+    "IntegrityError",
+    "InterfaceError",
     "InternalError",
+    "NotSupportedError",
+    "OperationalError",
     "ParseError",
     "PrivacyError",
     "PrivacyWarning",
+    "ProgrammingError",
     "Result",
     "UnsupportedQueryError",
+    "Warning",
     "__version__",
+    "apilevel",
     "connect",
+    "default_connection",
+    "execute",
+    "paramstyle",
+    "register",
+    "sql",
+    "threadsafety",
 ]

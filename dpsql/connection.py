@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 import threading
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,8 @@ from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
-from dpsql.errors import PrivacyError, PrivacyWarning
+from dpsql.dbapi import Cursor
+from dpsql.errors import InterfaceError, PrivacyError, PrivacyWarning
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
@@ -153,6 +154,8 @@ class Connection:
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
             seed: int | None = None) -> Result:
         """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first."""
+        if self.backend.closed:
+            raise InterfaceError("the connection is closed: open a new one with dpsql.connect()")
         plan, bounded = self._prepared(query, epsilon, delta)
         seed = self.seed if seed is None else seed
         key = self._answer_key(plan, bounded) if seed is None else None
@@ -195,6 +198,34 @@ class Connection:
     def report(self):
         """Spending under every composition method, GDP µ and its tightness (no data read)."""
         return self.budget.report()
+
+    def cursor(self) -> Cursor:
+        """A PEP 249 cursor on this connection."""
+        return Cursor(self)
+
+    def execute(self, query: str, parameters: Sequence[Any] | None = None, *,
+                epsilon: float | None = None, delta: float | None = None,
+                seed: int | None = None) -> Cursor:
+        """Run ``query`` with ``?`` parameters bound safely; fetch from the returned cursor."""
+        return self.cursor().execute(query, parameters, epsilon=epsilon, delta=delta,
+                                     seed=seed)
+
+    def read_parquet(self, path: str | Path, *, name: str | None = None,
+                     **options: Any) -> str:
+        """Register a parquet file as a private table (options as for ``register``)."""
+        return self._read(path, name, options)
+
+    def read_csv(self, path: str | Path, *, name: str | None = None, **options: Any) -> str:
+        """Register a CSV file as a private table (options as for ``register``)."""
+        return self._read(path, name, options)
+
+    def _read(self, path: str | Path, name: str | None, options: dict[str, Any]) -> str:
+        name = name or Path(path).stem
+        self.register(name, str(path), **options)
+        return name
+
+    def commit(self) -> None:
+        """PEP 249: nothing to commit (dpsql never writes data; spends commit at once)."""
 
     def _answer_key(self, plan: PrivacyPlan, bounded: str) -> str:
         tables = sorted({plan.table.lower(), *self._public_tables(plan)})
@@ -260,3 +291,29 @@ def _fingerprint(source: Any) -> str:
 def connect(database: str | duckdb.DuckDBPyConnection = ":memory:", **options: Any) -> Connection:
     """Open a dpsql connection (see :class:`Connection` for the options)."""
     return Connection(database, **options)
+
+
+_default: Connection | None = None
+
+
+def default_connection() -> Connection:
+    """The module-level connection behind ``dpsql.sql(...)`` (in memory, default budget)."""
+    global _default
+    if _default is None:
+        _default = Connection()
+    return _default
+
+
+def sql(query: str, **options: Any) -> Result:
+    """``dpsql.sql(...)`` on the default connection, like ``duckdb.sql``."""
+    return default_connection().sql(query, **options)
+
+
+def execute(query: str, parameters: Sequence[Any] | None = None, **options: Any) -> Cursor:
+    """``dpsql.execute(...)`` on the default connection, like ``duckdb.execute``."""
+    return default_connection().execute(query, parameters, **options)
+
+
+def register(name: str, source: Any, **options: Any) -> None:
+    """``dpsql.register(...)`` on the default connection."""
+    default_connection().register(name, source, **options)

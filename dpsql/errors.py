@@ -1,10 +1,14 @@
-"""The error hierarchy: one root, one subclass per pipeline stage.
+"""The error hierarchy: one root, one subclass per pipeline stage, fitted into PEP 249's.
 
 Every message names the offending SQL fragment (when there is one), says what
-is allowed, and how to fix it.
+is allowed, and how to fix it. The PEP 249 classes (``DatabaseError``,
+``ProgrammingError``, ...) are the ones DB-API code catches; dpsql's stage
+errors are subclasses of them.
 
 >>> import dpsql
 >>> issubclass(dpsql.BudgetExceededError, dpsql.PrivacyError)
+True
+>>> issubclass(dpsql.UnsupportedQueryError, dpsql.NotSupportedError)
 True
 """
 
@@ -12,22 +16,50 @@ from __future__ import annotations
 
 
 class Error(Exception):
-    """Root of every error dpsql raises on purpose."""
+    """Root of every error dpsql raises on purpose (PEP 249 ``Error``)."""
 
 
-class ParseError(Error):
+class InterfaceError(Error):
+    """The DB-API interface was misused (e.g. a closed cursor, wrong parameter count)."""
+
+
+class DatabaseError(Error):
+    """PEP 249: an error about the database or the query."""
+
+
+class ProgrammingError(DatabaseError):
+    """PEP 249: the query or its names are wrong."""
+
+
+class NotSupportedError(DatabaseError):
+    """PEP 249: valid SQL that is not supported."""
+
+
+class OperationalError(DatabaseError):
+    """PEP 249: the engine failed while running a query."""
+
+
+class DataError(DatabaseError):
+    """PEP 249: a value could not be processed (dpsql refuses such queries up front)."""
+
+
+class IntegrityError(DatabaseError):
+    """PEP 249: relational integrity (dpsql never writes, so never raised)."""
+
+
+class ParseError(ProgrammingError):
     """The SQL text could not be parsed, or holds more than one statement."""
 
 
-class UnsupportedQueryError(Error):
+class UnsupportedQueryError(NotSupportedError):
     """The query is valid SQL but dpsql cannot prove it private."""
 
 
-class CatalogError(Error):
+class CatalogError(ProgrammingError):
     """A table, column or registration option is unknown or inconsistent."""
 
 
-class PrivacyError(Error):
+class PrivacyError(DatabaseError):
     """Privacy parameters are invalid or cannot be met."""
 
 
@@ -35,12 +67,12 @@ class BudgetExceededError(PrivacyError):
     """Running the query would spend more than the remaining budget."""
 
 
-class ExecutionError(Error):
+class ExecutionError(OperationalError):
     """The backend failed while running a rewritten query."""
 
 
-class InternalError(Error):
-    """A bug in dpsql: an invariant that should always hold did not."""
+class InternalError(DatabaseError):
+    """A bug in dpsql: an invariant that should always hold did not (PEP 249 InternalError)."""
 
 
 class PrivacyWarning(UserWarning):

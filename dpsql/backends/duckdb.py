@@ -44,6 +44,7 @@ class DuckDBBackend:
         owns = not isinstance(database, duckdb.DuckDBPyConnection)
         self.con = duckdb.connect(database) if owns else database
         self._owns = owns
+        self.closed = False
         self._lock = threading.Lock()
         self._pinned: dict[str, Any] = {}
 
@@ -116,6 +117,7 @@ class DuckDBBackend:
                 raise CatalogError(f"cannot read public keys {table}.{column}: {err}") from None
 
     def close(self) -> None:
+        self.closed = True
         if self._owns:
             self.con.close()
 
