@@ -32,6 +32,13 @@ from dpsql.result import Result
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext dpsql``: the ``%dpsql`` / ``%%dpsql`` magics (IPython imported lazily)."""
+    from dpsql.magic import load_ipython_extension as load
+
+    load(ipython)
+
 Warning = PrivacyWarning
 
 __all__ = [
