@@ -90,7 +90,10 @@ def test_read_parquet_and_csv_register_private_tables(tmp_path):
     con.commit()
 
 
-def test_module_level_default_connection():
+def test_module_level_default_connection(monkeypatch):
+    import dpsql.connection
+
+    monkeypatch.setattr(dpsql.connection, "_default", None)
     dpsql.register("mod_t", pa.table({"pid": [1, 2, 3, 4]}), privacy_unit="pid")
     assert dpsql.sql("SELECT COUNT(*) AS n FROM mod_t", epsilon=0.5).columns == ["n"]
     assert dpsql.execute("SELECT COUNT(*) FROM mod_t", epsilon=0.25).rowcount == 1

@@ -30,8 +30,11 @@ def test_readme_opens_with_the_two_commands():
 
 
 def test_readme_python_examples_run(tmp_path, monkeypatch):
+    import dpsql.connection
+
     (tmp_path / "datasets").symlink_to(ROOT / "datasets")
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(dpsql.connection, "_default", None)  # a fresh module-level budget
     namespace: dict = {}
     for code in blocks(ROOT / "README.md", "python"):
         exec(compile(code, "README.md", "exec"), namespace)
