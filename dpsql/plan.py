@@ -316,10 +316,6 @@ class PrivacyPlan:
         return self.privacy_unit is None
 
     @property
-    def global_aggregate(self) -> bool:
-        return not self.keys
-
-    @property
     def statistics_per_unit(self) -> int:
         """How many released cells one unit can change ((statistics + quantiles) × groups)."""
         return (len(self.statistics) + len(self.quantiles)) * self.contribution.groups_per_unit

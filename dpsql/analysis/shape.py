@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 from sqlglot import exp
@@ -148,7 +147,3 @@ def _check_domain_size(keys: list[GroupKey]) -> None:
             f"GROUP BY {', '.join(k.name for k in keys)}: the public key domains multiply to "
             f"{size:,} groups (> {MAX_PUBLIC_GROUPS:,}); declare fewer public values")
 
-
-def public_groups(keys: tuple[GroupKey, ...]) -> list[tuple]:
-    """Every combination of public key values, in declaration order."""
-    return list(itertools.product(*(k.domain for k in keys)))
