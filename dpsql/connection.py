@@ -267,13 +267,14 @@ def plan_events(plan: PrivacyPlan) -> tuple:
     (steps=1 is valid for any ε-DP mechanism).
     """
     events: list = []
-    noise = plan.noise
+    noise, selection = plan.noise, plan.selection
+    geometric = selection is not None and selection.truncated_geometric
     if noise is not None:
         multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
-        selection = plan.selection.delta if plan.selection is not None else 0.0
-        events += query_events(noise.kind, noise.epsilon, multiplier, selection)
-    if plan.selection is not None and plan.selection.truncated_geometric:
-        events.append(approx(plan.selection.epsilon, plan.selection.delta))
+        threshold_delta = selection.delta if selection is not None and not geometric else 0.0
+        events += query_events(noise.kind, noise.epsilon, multiplier, threshold_delta)
+    if geometric:
+        events.append(approx(selection.epsilon, selection.delta))
     events += [laplace(agg.quantile.mechanism.epsilon) for agg in plan.quantiles]
     return tuple(events)
 

@@ -237,7 +237,9 @@ class Selection:
     Threshold methods keep a group iff its noisy unit count ≥ ``threshold`` (the
     count's noise is part of the query's noise: they spend only δ). The truncated
     geometric keeps a group of n units with probability p(n) (Desfontaines et al.
-    2022) and spends its own ``epsilon``: it is used when only keys are released.
+    2022) and spends its own ``epsilon``: all of the query's when only keys are released,
+    else the share the unit count would have taken of the noise's ε (it is then not a
+    released statistic).
     """
 
     method: str
@@ -361,17 +363,25 @@ class PrivacyPlan:
         return tuple(parts)
 
     def verify_cost(self) -> None:
-        """The charge covers every part exactly, and each part is its full equal share of ε.
+        """The charge covers every part exactly, and each share of ε is its full equal share.
 
-        Raises InternalError otherwise (Tumult-style: the plan checks it spends what it says).
+        The shares are the noise (with a truncated-geometric selection that took part of
+        the noise's ε, the two together) and each quantile. Raises InternalError otherwise
+        (Tumult-style: the plan checks it spends what it says).
         """
         parts = self.spend
         used_eps = sum((Fraction(p.epsilon) for p in parts), Fraction(0))
         used_delta = sum((Fraction(p.delta) for p in parts), Fraction(0))
-        spending = [p for p in parts if p.mechanism != "partition selection" or p.epsilon > 0]
-        share = epsilon_share(self.cost.epsilon, len(spending))
+        quantiles = [Fraction(p.epsilon) for p in parts if p.mechanism.startswith("exponential")]
+        paired = [Fraction(p.epsilon) for p in parts
+                  if not p.mechanism.startswith("exponential") and p.epsilon > 0]
+        noise_share = sum(paired, Fraction(0))
+        share = Fraction(epsilon_share(self.cost.epsilon, len(quantiles) + bool(paired)))
+        # Noise and a truncated geometric split one share; float rounding may leave a sliver.
+        noise_ok = not paired or noise_share == share or (len(paired) == 2
+                                                          and noise_share <= share)
         if used_eps > as_fraction(self.cost.epsilon) or used_delta > as_fraction(
-                self.cost.delta) or any(p.epsilon != share for p in spending):
+                self.cost.delta) or not noise_ok or any(q != share for q in quantiles):
             raise InternalError(f"plan cost {self.cost} differs from what its mechanisms use: "
                                 + "; ".join(map(str, parts)))
 

@@ -63,23 +63,27 @@ def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """Noise every statistic, drop groups whose noisy unit count misses the threshold, then
-    draw each quantile of every released group (its bucket midpoint)."""
+    """Select groups (truncated geometric on the exact unit count, or a threshold on the
+    noisy one), noise every released statistic, then draw each quantile of every released
+    group (its bucket midpoint)."""
     if plan.keys and all(k.public for k in plan.keys):
         exact = with_public_domain(plan, exact)
-    if plan.selection is not None and plan.selection.truncated_geometric:
-        return _select_keys(plan, exact, sampler)
-    stats = {}
-    for spec in plan.stats:
-        values = exact.column(spec.name).to_numpy(zero_copy_only=False).astype(np.float64)
-        stats[spec.name] = plan.noise_for(spec.name).add_to(values * spec.quantum, sampler)
     keys = exact.select([k.name for k in plan.keys])
     keep = np.ones(exact.num_rows, dtype=bool)
-    if plan.selection is not None:
+    if plan.selection is not None and plan.selection.truncated_geometric:
+        keep = _geometric_keep(plan, exact, sampler)
+    noised = {s.name for s in plan.statistics} if plan.noise is not None else set()
+    stats = {}
+    for spec in plan.stats:
+        if spec.name in noised:
+            values = exact.column(spec.name).to_numpy(zero_copy_only=False)[keep]
+            values = values.astype(np.float64) * spec.quantum
+            stats[spec.name] = plan.noise_for(spec.name).add_to(values, sampler)
+    if plan.selection is not None and not plan.selection.truncated_geometric:
         units = next(s.name for s in plan.stats if s.kind == "units")
         keep = stats[units] >= plan.selection.threshold
-        keys = keys.filter(pa.array(keep))
         stats = {name: values[keep] for name, values in stats.items()}
+    keys = keys.filter(pa.array(keep))
     quantiles = {}
     for agg in plan.quantiles:  # one exponential mechanism per released group
         spec = agg.quantile.histogram
@@ -88,21 +92,19 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     return NoisyGroups(keys=keys, stats=stats, quantiles=quantiles)
 
 
-def _select_keys(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """Keys-only release: keep a group of n units with probability p(n), nothing noised.
+def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
+    """Keep a group of n units with probability p(n) (the truncated geometric).
 
     The Bernoulli(p) draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group
     is kept with probability at most p(n); p is computed with δ' shrunk by a safety
-    factor far larger than this rounding.
+    factor far larger than this rounding. The exact unit count is never released.
     """
     selection = plan.selection
     units = next(s.name for s in plan.stats if s.kind == "units")
     counts = exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
     chance = truncated_geometric_probability(counts, selection.epsilon, selection.delta,
                                              selection.max_groups)
-    keep = sampler.below(2**53, len(counts)) < np.floor(np.asarray(chance) * 2**53)
-    keys = exact.select([k.name for k in plan.keys]).filter(pa.array(keep))
-    return NoisyGroups(keys=keys, stats={})
+    return sampler.below(2**53, len(counts)) < np.floor(np.asarray(chance) * 2**53)
 
 
 def bounded_quantiles(plan: PrivacyPlan, exact: pa.Table) -> dict[str, np.ndarray]:

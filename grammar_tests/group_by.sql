@@ -4,7 +4,7 @@
 
 # title: private key needs partition selection
 SELECT specialty, COUNT(*) AS n FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: public key needs no partition selection
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region;
@@ -27,7 +27,7 @@ SELECT region, specialty, COUNT(*) FROM visits GROUP BY region, specialty;
 
 # title: public and private keys together need selection
 SELECT region, specialty, COUNT(*) FROM visits GROUP BY region, specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | region | specialty | COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | region | specialty | COUNT(*) L1=12 L2=6.9282
 
 # title: public domain of two values caps groups per unit
 SELECT specialty, COUNT(*) FROM claims GROUP BY specialty;
@@ -47,7 +47,7 @@ SELECT sex, COUNT(*) FROM pums GROUP BY sex;
 
 # title: private key with the default one group per unit
 SELECT educ, COUNT(*) FROM pums GROUP BY educ;
-# plan: laplace stats/unit=2 groups/unit=1 rows/group=2 selection=laplace_threshold | educ | COUNT(*) L1=2 L2=2
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | educ | COUNT(*) L1=2 L2=2
 
 # title: distinct-unit count shared with partition selection
 SELECT educ, COUNT(DISTINCT pid) AS people, COUNT(*) AS rows FROM pums GROUP BY educ;
@@ -55,11 +55,11 @@ SELECT educ, COUNT(DISTINCT pid) AS people, COUNT(*) AS rows FROM pums GROUP BY 
 
 # title: AVG under private keys
 SELECT specialty, AVG(age) FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=9 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | AVG(age) in [0, 100] L1=600 L2=346.41
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | AVG(age) in [0, 100] L1=600 L2=346.41
 
 # title: private key on a row-level table
 SELECT race, COUNT(*) FROM people GROUP BY race;
-# plan: laplace stats/unit=2 groups/unit=1 rows/group=1 rows/unit=1 selection=laplace_threshold | race | COUNT(*) L1=1 L2=1
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | race | COUNT(*) L1=1 L2=1
 
 # title: group key not in SELECT
 SELECT COUNT(*) FROM visits GROUP BY region;

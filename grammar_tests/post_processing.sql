@@ -39,7 +39,7 @@ SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY 2 DESC NULLS FIRST;
 
 # title: LIMIT
 SELECT specialty, COUNT(*) AS n FROM visits GROUP BY specialty ORDER BY n DESC LIMIT 5;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: LIMIT with OFFSET
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region ORDER BY n DESC LIMIT 3 OFFSET 1;

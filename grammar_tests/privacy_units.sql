@@ -20,7 +20,7 @@ SELECT region, COUNT(DISTINCT patient_id) AS patients FROM claims GROUP BY regio
 
 # title: private key with a rows per unit cap
 SELECT age, COUNT(*) FROM claims GROUP BY age;
-# plan: laplace stats/unit=8 groups/unit=4 rows/group=3 rows/unit=5 selection=laplace_threshold | age | COUNT(*) L1=5 L2=3.60555
+# plan: laplace stats/unit=4 groups/unit=4 rows/group=3 rows/unit=5 selection=truncated_geometric | age | COUNT(*) L1=5 L2=3.60555
 
 # title: row-level COUNT
 SELECT COUNT(*) FROM people;

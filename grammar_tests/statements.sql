@@ -42,7 +42,7 @@ SELECT specialty,   -- a private key
 FROM visits
 WHERE cost > 0
 GROUP BY specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: DELETE is refused
 DELETE FROM visits;

@@ -91,13 +91,21 @@ def test_identical_statistics_are_shared():
     assert len(plan.aggregates) == 3
 
 
-def test_private_keys_add_the_unit_count_and_a_threshold():
+def test_private_keys_add_the_unit_count_for_selection():
     plan = plan_of("SELECT specialty, SUM(cost) FROM visits GROUP BY specialty",
                    max_groups_per_unit=2)
     assert {s.kind for s in plan.stats} == {"sum", "units"}
-    assert plan.selection is not None and plan.selection.threshold > 1
-    assert plan.statistics_per_unit == 4
+    # Laplace noise: the truncated geometric on the exact count beats the threshold, and
+    # the count is then not released (tests/test_selection_choice.py).
+    assert plan.selection.truncated_geometric and plan.statistics_per_unit == 2
     assert plan.cost.delta == 1e-6
+
+
+def test_a_released_unit_count_doubles_as_the_threshold_statistic():
+    plan = plan_of("SELECT specialty, COUNT(DISTINCT pid), SUM(cost) FROM visits "
+                   "GROUP BY specialty", max_groups_per_unit=2)
+    assert plan.selection.method == "laplace_threshold" and plan.selection.threshold > 1
+    assert plan.statistics_per_unit == 4
 
 
 def test_public_keys_skip_selection_and_laplace_spends_no_delta():
@@ -131,7 +139,7 @@ def test_defaults_are_enforced_and_reported():
 def test_row_level_privacy_has_unit_contributions():
     plan = plan_of("SELECT specialty, COUNT(*), SUM(cost) FROM visits GROUP BY specialty",
                    privacy_unit=None, row_privacy=True)
-    assert plan.row_level and plan.statistics_per_unit == 3
+    assert plan.row_level and plan.statistics_per_unit == 2  # the row count selects only
     assert all(s.l1 == 1 for s in plan.statistics)
 
 

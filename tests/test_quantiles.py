@@ -120,12 +120,16 @@ def catalog(**limits) -> Catalog:
 def test_epsilon_is_split_equally_between_the_noise_and_each_quantile():
     plan = analyze("SELECT k, COUNT(*), MEDIAN(x), QUANTILE_CONT(x, 0.9) FROM t GROUP BY k",
                    catalog(max_groups_per_unit=2), epsilon=0.9, delta=1e-6)
-    shares = [p.epsilon for p in plan.spend if p.mechanism != "partition selection"]
-    assert shares == [epsilon_share(0.9, 3)] * 3 and sum(map(Fraction, shares)) <= Fraction(9, 10)
-    assert plan.noise.epsilon == shares[0] and plan.cost.epsilon == 0.9
-    assert plan.statistics_per_unit == (2 + 2) * 2  # rows, units, two quantiles; 2 groups
+    share = epsilon_share(0.9, 3)
+    quantiles = [p.epsilon for p in plan.spend if p.mechanism.startswith("exponential")]
+    assert quantiles == [share] * 2 and plan.cost.epsilon == 0.9
+    # The noise and the truncated geometric (the unit count is not released) split one share.
+    pair = Fraction(plan.noise.epsilon) + Fraction(plan.selection.epsilon)
+    assert plan.selection.truncated_geometric and Fraction(share) - pair < Fraction(1, 10**12)
+    assert pair <= Fraction(share)
+    assert plan.statistics_per_unit == (1 + 2) * 2  # rows, two quantiles; 2 groups
     plan.verify_cost()
-    assert plan.mechanism == "laplace+exponential"
+    assert plan.mechanism == "laplace+truncated_geometric+exponential"
 
 
 def test_quantiles_alone_are_pure_and_use_all_of_epsilon():

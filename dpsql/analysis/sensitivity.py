@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import replace
+from fractions import Fraction
 
-from dpsql.accounting import float_at_most
+from dpsql.accounting import as_fraction, float_at_most
 from dpsql.analysis.draft import Context, Draft
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.exponential import ExponentialQuantile
+from dpsql.mechanisms.selection import best_selection
 from dpsql.plan import WEIGHT_SCALE, Aggregate, Contribution, Selection, StatSpec, epsilon_share
 
 DEFAULT_GROUPS_PER_UNIT = 1
@@ -130,7 +132,46 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
     threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
     selection = Selection(method=f"{noise.kind}_threshold", threshold=threshold,
                           delta=selection_delta, max_groups=groups)
-    return replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
+    draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
+    return _prefer_geometric(draft, units)
+
+
+def _prefer_geometric(draft: Draft, units: Statistic) -> Draft:
+    """Swap the threshold for the truncated geometric when it releases more groups and
+    leaves every cell's noise as it was.
+
+    Only for Laplace noise, and only when the query does not itself release the unit
+    count (it is in the statistics for selection alone). The count then carries L1 share
+    ``units.l1 / L1`` of the noise's ε; dropping it and calibrating the other statistics
+    with the remaining ε gives them the same Laplace scale, and the freed ε pays for the
+    truncated geometric on the *exact* unit count (Desfontaines et al. 2022). The swap is
+    made when that releases a group with probability ½ at fewer units (n₅₀) than the
+    threshold (``best_selection``); the query's cost is unchanged.
+    """
+    noise = draft.noise
+    if noise.kind != "laplace" or any(units.name in a.stats for a in draft.aggregates):
+        return draft
+    kept = tuple(s for s in draft.statistics if s is not units)
+    exact = as_fraction(noise.epsilon)
+    # noise.l1 is after grid inflation; the unit count is an integer, never inflated.
+    noise_epsilon = float_at_most(exact * (Fraction(noise.l1) - Fraction(units.l1)) /
+                                  Fraction(noise.l1))
+    selection_epsilon = float_at_most(exact - as_fraction(noise_epsilon))
+    if noise_epsilon <= 0 or selection_epsilon <= 0:
+        return draft
+    lighter = _choose_noise(kept, noise_epsilon, 0.0)
+    if lighter.unit_scale > noise.unit_scale * (1 + 1e-9):
+        return draft
+    selection = draft.selection
+    method, _ = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
+                               selection.max_groups)
+    if method != "truncated_geometric":
+        return draft
+    geometric = Selection(method=method, threshold=0.0, delta=selection.delta,
+                          max_groups=selection.max_groups, epsilon=selection_epsilon)
+    # explain() compares the candidates: keep the Gaussian design's std for reference.
+    lighter = replace(lighter, gaussian_std=noise.gaussian_std)
+    return replace(draft, statistics=kept, noise=lighter, selection=geometric)
 
 
 def _keys_only(draft: Draft) -> Draft:

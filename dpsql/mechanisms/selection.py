@@ -74,11 +74,22 @@ def release_probability(noise: Noise, threshold: float, n_units: int) -> float:
 # Truncated geometric (optimal) partition selection
 
 
+HUGE_EPSILON = 100.0
+"""ε' is capped here so e^{ε'} and the closed forms stay finite. Spending less ε than
+allowed is always private, and at ε' = 100 a group of two units is kept with probability
+min(1, ≈ e^{100}·δ'), i.e. 1 for any δ' above 4e-44."""
+
+
 def _per_group_budget(epsilon: float, delta: float, max_groups: int) -> tuple[float, float]:
-    """(ε', δ') = (ε/k, 1 − (1 − δ)^{1/k}), δ' shaved by SAFETY like the thresholds."""
+    """(ε', δ') = (min(ε/k, HUGE_EPSILON), 1 − (1 − δ)^{1/k}), δ' shaved by SAFETY like the
+    thresholds.
+
+    >>> _per_group_budget(1e5, 1e-6, 1)[0]
+    100.0
+    """
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise PrivacyError(f"partition selection needs a finite epsilon > 0, got {epsilon!r}")
-    return epsilon / max_groups, split_delta(delta, max_groups) * (1.0 - SAFETY)
+    return min(epsilon / max_groups, HUGE_EPSILON), split_delta(delta, max_groups) * (1.0 - SAFETY)
 
 
 def _geometric_part(n, eps: float, dlt: float):

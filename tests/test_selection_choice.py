@@ -1,0 +1,122 @@
+"""Which partition selection a query with aggregates over private keys gets.
+
+The chooser's noise comes first (least error per cell); among the selections that keep
+every cell's noise as it is, the one releasing a group at fewer units (n₅₀) wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+
+import pytest
+
+import dpsql
+from dpsql import datasets
+from dpsql.analysis import analyze, sensitivity
+from dpsql.catalog import Catalog, TableInfo
+from dpsql.mechanisms.selection import (
+    release_probability,
+    truncated_geometric_probability,
+    units_for_release,
+)
+
+COLUMNS = {"pid": "BIGINT", "specialty": "VARCHAR", "cost": "DOUBLE"}
+
+
+def plan_of(sql: str, *, epsilon=1.0, delta=1e-6, groups=1):
+    cat = Catalog()
+    cat.add(TableInfo.private("visits", columns=COLUMNS, privacy_unit="pid",
+                              bounds={"cost": (0, 1000)}, max_groups_per_unit=groups))
+    return analyze(sql, cat, epsilon=epsilon, delta=delta)
+
+
+def threshold_plan(sql: str, monkeypatch, **options):
+    """The same query planned with the threshold only (the design before the swap)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(sensitivity, "_prefer_geometric", lambda draft, units: draft)
+        return plan_of(sql, **options)
+
+
+def n50(plan) -> int:
+    selection = plan.selection
+    if selection.truncated_geometric:
+        return units_for_release(lambda n: truncated_geometric_probability(
+            n, selection.epsilon, selection.delta, selection.max_groups))
+    units = next(s.name for s in plan.stats if s.kind == "units")
+    return units_for_release(lambda n: release_probability(plan.noise_for(units),
+                                                           selection.threshold, n))
+
+
+SUM_BY_KEY = "SELECT specialty, SUM(cost) FROM visits GROUP BY specialty"
+
+
+def test_a_sum_over_private_keys_swaps_the_threshold_for_the_geometric(monkeypatch):
+    plan = plan_of(SUM_BY_KEY)
+    before = threshold_plan(SUM_BY_KEY, monkeypatch)
+    assert before.selection.method == "laplace_threshold"
+    assert plan.selection.truncated_geometric and plan.noise.kind == "laplace"
+    # Same noise on the released cell, fewer units needed to release a group.
+    sum_name = plan.aggregates[0].stats[0]
+    assert plan.noise_for(sum_name).scale <= before.noise_for(sum_name).scale * (1 + 1e-9)
+    assert n50(plan) < n50(before)
+    # The unit count is computed for selection but is no longer a noised statistic.
+    assert [plan.stat(s.name).kind for s in plan.statistics] == ["sum"]
+    assert plan.statistics_per_unit == 1
+    # The noise and the selection split the query's ε and never exceed it.
+    used = Fraction(plan.noise.epsilon) + Fraction(plan.selection.epsilon)
+    assert plan.noise.epsilon == pytest.approx(0.5, rel=1e-5) and used <= 1
+    assert plan.selection.delta == pytest.approx(1e-6)
+    plan.verify_cost()
+
+
+def test_a_released_unit_count_keeps_the_threshold():
+    plan = plan_of("SELECT specialty, COUNT(DISTINCT pid) FROM visits GROUP BY specialty")
+    assert plan.selection.method == "laplace_threshold"
+
+
+def test_gaussian_noise_keeps_the_gaussian_threshold():
+    sql = ("SELECT specialty, COUNT(*), SUM(cost), AVG(cost) FROM visits GROUP BY specialty")
+    plan = plan_of(sql, groups=4, delta=1e-5)
+    assert plan.noise.kind == "gaussian" and plan.selection.method == "gaussian_threshold"
+
+
+QUERIES = [SUM_BY_KEY, "SELECT specialty, COUNT(*) FROM visits GROUP BY specialty",
+           "SELECT specialty, AVG(cost), SUM(cost) FROM visits GROUP BY specialty"]
+
+
+@pytest.mark.parametrize("sql", QUERIES)
+@pytest.mark.parametrize("groups", [1, 2, 3, 5, 10])
+@pytest.mark.parametrize("delta", [1e-6, 1e-9])
+def test_the_choice_never_adds_noise_and_never_releases_fewer_groups(monkeypatch, sql, groups,
+                                                                     delta):
+    plan = plan_of(sql, groups=groups, delta=delta)
+    before = threshold_plan(sql, monkeypatch, groups=groups, delta=delta)
+    assert n50(plan) <= n50(before)
+    for agg in plan.aggregates:
+        for name in agg.stats:
+            assert plan.noise_for(name).std <= before.noise_for(name).std * (1 + 1e-9)
+    assert plan.noise.gaussian_std == before.noise.gaussian_std
+    plan.verify_cost()
+
+
+def test_verify_cost_refuses_a_split_that_overspends():
+    plan = plan_of(SUM_BY_KEY)
+    greedy = replace(plan, selection=replace(plan.selection, epsilon=0.6))
+    with pytest.raises(dpsql.InternalError, match="differs"):
+        greedy.verify_cost()
+
+
+def test_end_to_end_the_geometric_releases_noisy_sums_only():
+    con = dpsql.connect()
+    con.register("visits", datasets.visits(20_000), privacy_unit="patient_id",
+                 bounds={"cost": (0, 2000)})
+    sql = "SELECT specialty, SUM(cost) AS total FROM visits GROUP BY specialty"
+    explained = con.explain(sql, epsilon=1.0, delta=1e-6).to_dict()
+    assert explained["partition_selection"]["method"] == "truncated_geometric"
+    result = con.sql(sql, epsilon=1.0, delta=1e-6)
+    table = result.arrow()
+    assert table.column_names == ["specialty", "total"]
+    assert 0 < table.num_rows <= 50
+    assert con.budget.spent.epsilon == pytest.approx(1.0)
+    assert con.budget.spent.delta == pytest.approx(1e-6)
