@@ -7,7 +7,7 @@
 >>> info = Explanation.of(analyze("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1,
 ...                               delta=1e-6)).to_dict()
 >>> info["columns"][1]["mechanism"], info["partition_selection"]["method"]
-('laplace', 'laplace_threshold')
+('laplace', 'truncated_geometric')
 """
 
 from __future__ import annotations
