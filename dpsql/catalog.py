@@ -90,6 +90,14 @@ def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table:
 
 
 @dataclass(frozen=True)
+class PublicColumn:
+    """A public key domain read from a column of a public table (its distinct values)."""
+
+    table: str
+    column: str
+
+
+@dataclass(frozen=True)
 class TableInfo:
     """Metadata of one registered table.
 
@@ -107,7 +115,8 @@ class TableInfo:
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
     max_rows_per_unit: int | None = None
-    public_keys: Mapping[str, tuple[Any, ...] | str] = field(default_factory=dict)
+    public_keys: Mapping[str, tuple[Any, ...] | str | PublicColumn] = field(
+        default_factory=dict)
 
     @classmethod
     def private(cls, name: str, *, columns: Mapping[str, str], privacy_unit: str | None = None,

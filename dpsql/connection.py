@@ -24,7 +24,7 @@ import pyarrow as pa
 from dpsql.accounting import Accountant, Budget, Cost
 from dpsql.accounting.composition import approx, laplace
 from dpsql.accounting.guide import delta_warning
-from dpsql.accounting.ledger import Ledger
+from dpsql.accounting.ledger import DATASETS_SEPARATOR, Ledger
 from dpsql.accounting.report import query_events
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
@@ -164,10 +164,11 @@ class Connection:
             return load(cached, plan)
         self._warn_about_delta(plan)
         events = plan_events(plan)
-        self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=plan.table)
+        dataset = DATASETS_SEPARATOR.join(plan.private_tables)
+        self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=dataset)
         exact = self._bounded_aggregates(bounded, seed)
         _verify_cost(plan)
-        self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=plan.table,
+        self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=dataset,
                            plan=str(plan), mechanism=plan.mechanism, events=events)
         sampler = Sampler(seed)
         result = self._released(plan, add_noise(plan, exact, sampler), private=sampler.private)
@@ -228,14 +229,15 @@ class Connection:
         """PEP 249: nothing to commit (dpsql never writes data; spends commit at once)."""
 
     def _answer_key(self, plan: PrivacyPlan, bounded: str) -> str:
-        tables = sorted({plan.table.lower(), *self._public_tables(plan)})
+        tables = sorted({*(t.lower() for t in plan.tables), *self._public_tables(plan)})
         sources = ";".join(f"{t}={self._sources.get(t, '')}" for t in tables)
         return answer_key(analyst=self.analyst, bounded_sql=bounded,
                           epsilon=plan.cost.epsilon, delta=plan.cost.delta, sources=sources)
 
     def _public_tables(self, plan: PrivacyPlan) -> set[str]:
-        info = self.catalog.get(plan.table)
-        return {v.lower() for v in info.public_keys.values() if isinstance(v, str)}
+        infos = [self.catalog.get(t) for t in plan.private_tables]
+        return {v.lower() for info in infos for v in info.public_keys.values()
+                if isinstance(v, str)}
 
     def _warn_about_delta(self, plan: PrivacyPlan) -> None:
         message = delta_warning(plan.cost.delta, self._sizes.get(plan.table.lower()))

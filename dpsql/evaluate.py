@@ -51,7 +51,7 @@ class UtilityReport:
         return "\n".join(lines)
 
 
-def _truth(con: Connection, plan, bounded: str, seed: int):
+def truth(con: Connection, plan, bounded: str, seed: int):
     """The bounded answer without noise, for the same (seeded) choice of groups per unit."""
     exact = con._bounded_aggregates(bounded, seed)
     if plan.keys and all(k.public for k in plan.keys):
@@ -74,14 +74,14 @@ def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float |
     covered = {name: [] for name in aggregates}
     released = total = 0
     for seed in range(runs):
-        truth = {tuple(row[k] for k in keys): row
-                 for row in _truth(con, plan, bounded, seed).table.to_pylist()}
+        exact = {tuple(row[k] for k in keys): row
+                 for row in truth(con, plan, bounded, seed).table.to_pylist()}
         noisy_result = con._released(plan, add_noise(plan, con._bounded_aggregates(bounded, seed),
                                                      Sampler(seed)), private=False)
         bounds = noisy_result.ci(level).to_pylist()
-        total += len(truth)
+        total += len(exact)
         for row in bounds:
-            expected = truth.get(tuple(row[k] for k in keys))
+            expected = exact.get(tuple(row[k] for k in keys))
             if expected is None:
                 continue
             released += 1

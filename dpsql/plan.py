@@ -297,7 +297,7 @@ class PrivacyPlan:
 
     sql: str
     table: str
-    relation: str
+    relation: str | exp.Expression
     privacy_unit: str | None
     where: exp.Expression | None
     keys: tuple[GroupKey, ...]
@@ -312,6 +312,8 @@ class PrivacyPlan:
     cost: Cost
     column_types: Mapping[str, str] = field(default_factory=dict)
     column_bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    tables: tuple[str, ...] = ()
+    private_tables: tuple[str, ...] = ()
 
     @property
     def row_level(self) -> bool:

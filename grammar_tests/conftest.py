@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
-from dpsql.datasets import REGIONS, pums_path, visits
+from dpsql.datasets import REGIONS, SPECIALTIES, pums_path, visits
 
 
 @pytest.fixture(scope="module")
@@ -20,9 +20,21 @@ def con() -> dpsql.Connection:
     - ``pums``: PUMS_dup.csv; unit pid; 2 rows/group, default 1 group/unit; sex public.
     - ``people``: PUMS.csv with row-level privacy (one row = one person).
     - ``regions``: a public table (lookups and public key lists only).
+    - ``specialties``: a public lookup: specialty (unique), department (2 values), base_fee.
+    - ``patients``: 1,000 people, one row each; unit patient_id (shared with visits);
+      sex public (f, m); weight in [30, 150]; default limits.
     """
     con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0)
     con.register_public("regions", pa.table({"region": list(REGIONS)}))
+    con.register_public("specialties", pa.table({
+        "specialty": list(SPECIALTIES),
+        "department": ["surgery" if i % 3 == 0 else "medicine" for i in range(len(SPECIALTIES))],
+        "base_fee": [float(50 + 10 * (i % 7)) for i in range(len(SPECIALTIES))]}))
+    con.register("patients", pa.table({
+        "patient_id": pa.array(range(1, 1001), pa.int64()),
+        "sex": ["f" if i % 2 else "m" for i in range(1000)],
+        "weight": pa.array([40.0 + (i * 37) % 90 for i in range(1000)])}),
+        privacy_unit="patient_id", bounds={"weight": (30, 150)}, public_keys={"sex": ["f", "m"]})
     data = visits(2000, seed=0)
     con.register("visits", data, privacy_unit="patient_id",
                  bounds={"cost": (0, 2000), "age": (0, 100)}, max_groups_per_unit=3,

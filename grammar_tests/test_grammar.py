@@ -8,7 +8,9 @@ A case, in the style of sqlglot's fixtures::
     SELECT COUNT(*) FROM visits;
     # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
-An accepted case ends with ``# plan:``, a one-line summary of ``explain().to_dict()``
+An accepted case may give ``# result:``, its exact answer with noise off on the test
+catalog (``bounded_rows``: every group kept, floats to 6 significant digits), and ends
+with ``# plan:``, a one-line summary of ``explain().to_dict()``
 (see ``summarize``), and is also run once. The summary reads: noise kind; released
 statistics one unit can change; the effective contribution limits; partition selection
 (``public`` or its method); then per output column its name, or ``name=AGGREGATE
@@ -28,10 +30,11 @@ from pathlib import Path
 import pytest
 
 import dpsql
+from dpsql.evaluate import truth
 
 HERE = Path(__file__).parent
 DOCS = HERE.parent / "docs" / "sql.md"
-KEYS = ("title", "epsilon", "delta", "note", "plan", "error")
+KEYS = ("title", "epsilon", "delta", "note", "result", "plan", "error")
 
 
 @dataclass
@@ -52,7 +55,9 @@ def read_cases(path: Path) -> list[Case]:
             key, value = key.strip(), value.strip()
             where = f"{path.name}:{number}"
             assert key in KEYS and value, f"{where}: expected '# <{'|'.join(KEYS)}>: <value>'"
-            if key in ("plan", "error"):
+            if key == "result":
+                case.expect[key] = value
+            elif key in ("plan", "error"):
                 assert case.title and case.sql, f"{where}: {key} without a title and SQL"
                 case.expect[key] = value
                 case.sql = case.sql.removesuffix(";")
@@ -75,6 +80,7 @@ def normalise(sql: str) -> str:
 CASES = [c for path in sorted(HERE.glob("*.sql")) for c in read_cases(path)]
 ACCEPTED = [c for c in CASES if "plan" in c.expect]
 REFUSED = [c for c in CASES if "error" in c.expect]
+WITH_RESULT = [c for c in ACCEPTED if "result" in c.expect]
 
 
 def _number(x: float) -> str:
@@ -120,6 +126,22 @@ def test_accepted(case: Case, con: dpsql.Connection) -> None:
     result = con.sql(case.sql, epsilon=case.epsilon, delta=case.delta)
     assert result.columns == [c["name"] for c in info["columns"]]
     assert all(len(row) == len(result.columns) for row in result.fetchall())
+
+
+def bounded_rows(con: dpsql.Connection, case: Case) -> str:
+    """The query's answer with noise off: the bounded aggregates (groups per unit chosen
+    with the salt of seed 0, every group kept), post-processed like a release."""
+    plan, bounded = con._prepared(case.sql, case.epsilon, case.delta)
+    rows = truth(con, plan, bounded, seed=0).fetchall()
+    if plan.output.args.get("order") is None:
+        rows = sorted(rows, key=repr)
+    return repr([tuple(float(_number(v)) if isinstance(v, float) else v for v in row)
+                 for row in rows])
+
+
+@pytest.mark.parametrize("case", WITH_RESULT, ids=[c.title for c in WITH_RESULT])
+def test_bounded_result(case: Case, con: dpsql.Connection) -> None:
+    assert bounded_rows(con, case) == case.expect["result"]
 
 
 @pytest.mark.parametrize("case", REFUSED, ids=[c.title for c in REFUSED])

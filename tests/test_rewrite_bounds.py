@@ -78,25 +78,30 @@ def test_removing_any_unit_moves_cells_within_the_plan(sql, limits):
     table = hostile_table()
     full = run_bounded(table, plan, salt="fixed")
     units = {u for u in table.column("pid").to_pylist() if u is not None}
-    bounds = {s.name: s.bound for s in plan.statistics}
     for unit in sorted(units):
         mask = pa.compute.not_equal(table.column("pid"), unit)
         rest = run_bounded(table.filter(pa.compute.fill_null(mask, True)), plan, salt="fixed")
-        per_stat_l1 = {s: 0.0 for s in bounds}
-        per_stat_l2 = {s: 0.0 for s in bounds}
-        touched = 0
-        for key in set(full) | set(rest):
-            a, b = full.get(key), rest.get(key)
-            for stat, bound in bounds.items():
-                diff = abs((a[stat] if a else 0.0) - (b[stat] if b else 0.0))
-                assert diff <= bound * (1 + 1e-9), (unit, key, stat, diff, bound)
-                per_stat_l1[stat] += diff / bound
-                per_stat_l2[stat] += (diff / bound) ** 2
-                touched += diff > 0
-        for statistic in plan.statistics:
-            assert per_stat_l1[statistic.name] <= statistic.l1 + 1e-9
-            assert math.sqrt(per_stat_l2[statistic.name]) <= statistic.l2 + 1e-9
-        assert touched <= plan.statistics_per_unit
+        assert_within_plan(plan, full, rest, unit)
+
+
+def assert_within_plan(plan, full: dict, rest: dict, unit) -> None:
+    """D and D − unit differ per cell by ≤ its bound, in L1/L2 and in cells as planned."""
+    bounds = {s.name: s.bound for s in plan.statistics}
+    per_stat_l1 = {s: 0.0 for s in bounds}
+    per_stat_l2 = {s: 0.0 for s in bounds}
+    touched = 0
+    for key in set(full) | set(rest):
+        a, b = full.get(key), rest.get(key)
+        for stat, bound in bounds.items():
+            diff = abs((a[stat] if a else 0.0) - (b[stat] if b else 0.0))
+            assert diff <= bound * (1 + 1e-9), (unit, key, stat, diff, bound)
+            per_stat_l1[stat] += diff / bound
+            per_stat_l2[stat] += (diff / bound) ** 2
+            touched += diff > 0
+    for statistic in plan.statistics:
+        assert per_stat_l1[statistic.name] <= statistic.l1 + 1e-9
+        assert math.sqrt(per_stat_l2[statistic.name]) <= statistic.l2 + 1e-9
+    assert touched <= plan.statistics_per_unit
 
 
 def test_hostile_values_never_escape_the_bounds():

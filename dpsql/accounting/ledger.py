@@ -284,10 +284,10 @@ class Ledger:
 
     def _spent(self, db: sqlite3.Connection, scope: str, name: str) -> tuple[Fraction, Fraction]:
         last, eps, delta = self._sums.get((scope, name), (0, Fraction(0), Fraction(0)))
-        column = "analyst" if scope == "analyst" else "dataset"
+        where, params = _scope_filter(scope, name)
         for charge_id, e, d in db.execute(
-                f"SELECT id, epsilon, delta FROM charges WHERE {column} = ? AND id > ? "
-                "ORDER BY id", (name, last)):
+                f"SELECT id, epsilon, delta FROM charges WHERE {where} AND id > ? "
+                "ORDER BY id", (*params, last)):
             last, eps, delta = charge_id, eps + Fraction(e), delta + Fraction(d)
         self._sums[scope, name] = (last, eps, delta)
         return eps, delta
@@ -295,8 +295,8 @@ class Ledger:
     def _refuse_if_over(self, db: sqlite3.Connection, cost: tuple[Fraction, Fraction],
                         dataset: str, events: tuple = ()) -> None:
         scopes = [("analyst", self.analyst)]
-        if dataset and _has_budget(db, "dataset", dataset):
-            scopes.append(("dataset", dataset))
+        scopes += [("dataset", name) for name in dataset.split(DATASETS_SEPARATOR)
+                   if name and _has_budget(db, "dataset", name)]
         over = []
         for scope, name in scopes:
             total, spent = _budget(db, scope, name), self._spent(db, scope, name)
@@ -318,9 +318,9 @@ class Ledger:
         """The zCDP privacy filter (valid under adaptive choice): its ε at the total δ fits."""
         if total.delta == 0:
             return False
-        column = "analyst" if scope == "analyst" else "dataset"
+        where, params = _scope_filter(scope, name)
         history = [json.loads(text) for (text,) in db.execute(
-            f"SELECT events FROM charges WHERE {column} = ? ORDER BY id", (name,))]
+            f"SELECT events FROM charges WHERE {where} ORDER BY id", params)]
         if any(not entry for entry in history):
             return False  # a charge without events can only be composed by basic composition
         from dpsql.accounting.report import zcdp_epsilon
@@ -380,6 +380,23 @@ def _create_schema(db: sqlite3.Connection, path: Path) -> None:
 def _has_budget(db: sqlite3.Connection, scope: str, name: str) -> bool:
     return db.execute("SELECT 1 FROM budgets WHERE scope = ? AND name = ?",
                       (scope, name)).fetchone() is not None
+
+
+DATASETS_SEPARATOR = "+"
+"""A query that reads several private tables (a join on the privacy unit) is charged once,
+with ``dataset = "a+b"``, and counts against the budget of each of a and b."""
+
+
+def _scope_filter(scope: str, name: str) -> tuple[str, tuple[str, ...]]:
+    """SQL condition (and parameters) selecting the charges that count against a scope."""
+    if scope == "analyst":
+        return "analyst = ?", (name,)
+    return ("(dataset = ? OR '+' || dataset || '+' LIKE ? ESCAPE '\\')",
+            (name, f"%+{_escape_like(name)}+%"))
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _budget(db: sqlite3.Connection, scope: str, name: str) -> Budget:

@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from dpsql.analysis.aggregates import collect_aggregates
 from dpsql.analysis.draft import Context, Draft
+from dpsql.analysis.relations import resolve_source
 from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
 from dpsql.analysis.shape import check_statement, check_where, resolve_keys, resolve_table
 from dpsql.catalog import Catalog
@@ -28,6 +29,7 @@ from dpsql.plan import Cost, PrivacyPlan
 
 PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     check_statement,
+    resolve_source,
     resolve_table,
     check_where,
     resolve_keys,
@@ -58,7 +60,10 @@ def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float, delt
 
 def _to_plan(draft: Draft) -> PrivacyPlan:
     return PrivacyPlan(
-        sql=draft.sql, table=draft.table.name, relation=draft.table.name,
+        sql=draft.sql, table=(draft.private_tables or (draft.table.name,))[0],
+        relation=draft.relation if draft.relation is not None else draft.table.name,
+        tables=draft.tables or (draft.table.name,),
+        private_tables=draft.private_tables or (draft.table.name,),
         privacy_unit=draft.table.privacy_unit, where=draft.where, keys=draft.keys,
         stats=draft.stats, statistics=draft.statistics, aggregates=draft.aggregates,
         contribution=draft.contribution, noise=draft.noise, selection=draft.selection,

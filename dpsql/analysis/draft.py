@@ -34,6 +34,9 @@ class Draft:
     epsilon: float
     delta: float
     table: TableInfo | None = None
+    relation: exp.Expression | None = None
+    tables: tuple[str, ...] = ()
+    private_tables: tuple[str, ...] = ()
     where: exp.Expression | None = None
     keys: tuple[GroupKey, ...] = ()
     stats: tuple[StatSpec, ...] = ()

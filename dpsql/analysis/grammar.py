@@ -85,16 +85,15 @@ def check_post_expression(node: exp.Expression, context: str) -> None:
 
 
 SHAPE_FIXES = {
-    "joins": "Joins are not supported yet: query one private table",
-    "with_": "Inline the common table expression or run its query directly",
     "distinct": "Drop DISTINCT: grouped outputs are already one row per group",
 }
 
 
 def check_select_shape(select: exp.Select) -> None:
-    """Refuse clauses of SELECT that issue 2's grammar does not cover."""
+    """Refuse clauses of SELECT outside the grammar (FROM, WITH and JOIN are checked by
+    ``dpsql.analysis.relations``)."""
     unsupported = {
-        "with_": "WITH (common table expressions)", "joins": "JOIN", "distinct": "SELECT DISTINCT",
+        "distinct": "SELECT DISTINCT",
         "qualify": "QUALIFY", "windows": "WINDOW", "laterals": "LATERAL", "pivots": "PIVOT",
         "sample": "TABLESAMPLE", "into": "SELECT INTO", "locks": "FOR UPDATE",
     }

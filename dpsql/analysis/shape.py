@@ -19,6 +19,7 @@ from sqlglot import exp
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
 from dpsql.analysis.types import type_class
+from dpsql.catalog import PublicColumn, TableInfo
 from dpsql.errors import UnsupportedQueryError
 from dpsql.plan import GroupKey
 
@@ -61,8 +62,13 @@ def _table_name(select: exp.Select) -> exp.Table:
 
 
 def resolve_table(draft: Draft, ctx: Context) -> Draft:
-    """Find the one private table in FROM and drop table qualifiers from columns."""
+    """Find the one private table in FROM and drop table qualifiers from columns.
+
+    A source built by ``resolve_source`` (subqueries, CTEs, joins) is already resolved.
+    """
     select = draft.select
+    if draft.table is not None:
+        return _check_columns(draft, select, draft.table)
     table = _table_name(select)
     if table.name not in ctx.catalog and any(c in table.name for c in "./\\"):
         refuse(table, "FROM", "a table registered with dpsql",
@@ -84,14 +90,23 @@ def resolve_table(draft: Draft, ctx: Context) -> Draft:
         return node
 
     select = select.transform(strip)
+    return _check_columns(draft, select, info)
+
+
+def _check_columns(draft: Draft, select: exp.Select, info: TableInfo) -> Draft:
     aliases = {e.alias.lower() for e in select.expressions if e.alias}
+    visible = sorted(c for c in info.columns if not c.startswith("__dp_"))
     for column in select.find_all(exp.Column):
         name = column.name.lower()
         if name not in info.columns and not (name in aliases and _outside_source(column)):
             raise UnsupportedQueryError(
-                f"column `{column.name}` is not in table {info.name!r}; "
-                f"its columns are {', '.join(sorted(info.columns))}")
+                f"column `{column.name}` is not in {_describe(info)}; "
+                f"its columns are {', '.join(visible)}")
     return replace(draft, ast=select, table=info)
+
+
+def _describe(info: TableInfo) -> str:
+    return "the FROM clause" if info.name.startswith("__dp_") else f"table {info.name!r}"
 
 
 def _outside_source(column: exp.Column) -> bool:
@@ -129,6 +144,8 @@ def resolve_keys(draft: Draft, ctx: Context) -> Draft:
         domain = info.public_keys.get(name)
         if isinstance(domain, str):
             domain = ctx.public_values(domain, name)
+        elif isinstance(domain, PublicColumn):
+            domain = ctx.public_values(domain.table, domain.column)
         keys.append(GroupKey(name=name, column=name, domain=domain))
     if len({k.name for k in keys}) != len(keys):
         refuse(group, "GROUP BY", "each column once")

@@ -36,7 +36,7 @@ from sqlglot import exp
 
 from dpsql.plan import BoundedQuery, PrivacyPlan, StatSpec
 from dpsql.rewrite import quantiles
-from dpsql.rewrite.expressions import as_bigint, as_double, number, total
+from dpsql.rewrite.expressions import as_bigint, as_double, number, source, total
 from dpsql.rewrite.values import RowValues, aggregate, limit
 
 UNIT = "__dp_unit"
@@ -95,7 +95,7 @@ def _row_level(plan: PrivacyPlan) -> exp.Select:
     where = exp.and_(*conditions) if conditions else None
     if not items:  # a global query of quantiles only: one row to attach them to
         return quantiles.attach(plan, _one_row(), None, None, where)
-    query = exp.select(*items).from_(plan.relation, copy=False)
+    query = exp.select(*items).from_(source(plan), copy=False)
     if where is not None:
         query = query.where(where.copy(), copy=False)
     if plan.keys:
@@ -125,7 +125,7 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     unit = exp.column(plan.privacy_unit)
     values = RowValues(plan.stats, plan.column_types, plan.column_bounds)
     rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items())
-    rows = rows.from_(plan.relation, copy=False)
+    rows = rows.from_(source(plan), copy=False)
     where = _filter(plan, unit)
     if where is not None:
         rows = rows.where(where, copy=False)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
+from dpsql.plan import PrivacyPlan
 
 
 def number(value: float) -> exp.Expression:
@@ -100,3 +101,11 @@ def as_double(node: exp.Expression) -> exp.Expression:
 
 def as_bigint(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
+
+
+def source(plan: PrivacyPlan) -> exp.Expression:
+    """A fresh copy of what the query reads: a table, or the source subquery of a join,
+    CTE or derived table (``dpsql.analysis.relations``)."""
+    if isinstance(plan.relation, str):
+        return exp.to_table(plan.relation)
+    return plan.relation.copy()

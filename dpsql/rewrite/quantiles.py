@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import as_bigint, as_double, missing, number
+from dpsql.rewrite.expressions import as_bigint, as_double, missing, number, source
 from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"
@@ -106,7 +106,7 @@ def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
     items = [exp.alias_(unit.copy(), "__dp_unit")] if unit is not None else []
     items += [exp.column(k.name) for k in plan.keys]
     items.append(exp.alias_(bucket(spec, plan.column_types, plan.column_bounds), BUCKET))
-    rows = exp.select(*items).from_(plan.relation, copy=False)
+    rows = exp.select(*items).from_(source(plan), copy=False)
     if filters is not None:
         rows = rows.where(filters.copy(), copy=False)
     outer = exp.select("*").from_(rows.subquery("__dp_hr", copy=False), copy=False)

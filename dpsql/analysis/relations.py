@@ -1,0 +1,544 @@
+"""FROM clauses beyond one table: derived tables, CTEs, joins and GROUP BY expressions.
+
+Every such FROM clause is turned into one *source*: a SELECT that dpsql builds so that
+each row it yields belongs to exactly one privacy unit, with the unit's column traced
+through (added when a subquery drops it). The rest of the analysis sees the source as a
+private table; the rewrite reads from it and bounds each unit's contribution *after* the
+joins and subqueries, so no data can weaken the bounds. What keeps one row to one unit:
+
+- a **row-level derived table** (projection, filters, CASE, casts): one output row per
+  input row;
+- a **per-unit aggregation** (``GROUP BY`` including the privacy unit): one row per unit
+  and group, computed from that unit's rows only;
+- a **join with a public table**: the public side is the same in neighbouring databases,
+  so a joined row belongs to its private row's unit, whatever the multiplicity;
+- a **join of two private tables on their privacy units**: both rows are the same unit's.
+
+Anything else (a join of private tables on another column, a private table on the right of
+a LEFT JOIN, aggregation not by the unit, LIMIT or DISTINCT inside) is refused.
+
+>>> from dpsql.catalog import Catalog, TableInfo
+>>> import sqlglot
+>>> cat = Catalog()
+>>> _ = cat.add(TableInfo.private("v", columns={"pid": "INT", "x": "INT"}, privacy_unit="pid"))
+>>> d = Draft(sql="", ast=sqlglot.parse_one(
+...     "SELECT AVG(n) FROM (SELECT pid, COUNT(*) AS n FROM v GROUP BY pid) AS s"),
+...     epsilon=1, delta=0)
+>>> d = resolve_source(d, Context(cat, None))
+>>> d.table.privacy_unit, dict(d.table.columns)
+('pid', {'pid': 'INT', 'n': 'BIGINT'})
+>>> d.select.sql()
+'SELECT AVG(n) FROM __dp_source'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from sqlglot import exp
+
+from dpsql.analysis.bounds import infer_interval
+from dpsql.analysis.draft import Context, Draft
+from dpsql.analysis.grammar import check_row_expression, is_aggregate, refuse
+from dpsql.analysis.types import type_class
+from dpsql.catalog import PublicColumn, TableInfo, column_class
+from dpsql.errors import UnsupportedQueryError
+from dpsql.rewrite.expressions import total
+
+SOURCE = "__dp_source"
+UNIT_COLUMN = "__dp_unit_of"
+DERIVED_SHAPE = ("SELECT <row expressions or per-unit aggregates> FROM <table, subquery or "
+                 "join> [WHERE] [GROUP BY <privacy unit>, ...]")
+INNER_AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
+CLASS_TYPES = {"numeric": "DOUBLE", "string": "VARCHAR", "boolean": "BOOLEAN"}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Rows to aggregate: their columns (name → SQL type), the unit and what is public.
+
+    ``relation`` is a table or an aliased subquery; ``bounds`` and ``public_keys`` hold
+    what carries over from the catalog (copies of bounded columns, expressions with
+    finite intervals, public-key columns, columns of public tables). ``tables`` lists
+    every catalog table read; ``private`` those holding people's data.
+    """
+
+    columns: Mapping[str, str]
+    unit: str | None
+    relation: exp.Expression
+    tables: tuple[str, ...]
+    private: tuple[TableInfo, ...]
+    bounds: Mapping[str, tuple[float, float]]
+    public_keys: Mapping[str, tuple[Any, ...] | str]
+    public: bool = False
+
+    def info(self, name: str) -> TableInfo:
+        """The source as a private TableInfo; limits are the tightest declared ones."""
+
+        def tightest(field: str) -> int | None:
+            values = [getattr(t, field) for t in self.private if getattr(t, field) is not None]
+            return min(values) if values else None
+
+        return TableInfo(name=name, columns=dict(self.columns), privacy_unit=self.unit,
+                         bounds=dict(self.bounds), public_keys=dict(self.public_keys),
+                         max_groups_per_unit=tightest("max_groups_per_unit"),
+                         max_rows_per_group=tightest("max_rows_per_group"),
+                         max_rows_per_unit=tightest("max_rows_per_unit"))
+
+
+def needs_source(select: exp.Select) -> bool:
+    """True when FROM is more than one registered table, or GROUP BY has expressions."""
+    source = select.args.get("from_")
+    if select.args.get("joins") or select.args.get("with_"):
+        return True
+    if source is not None and isinstance(source.this, exp.Subquery):
+        return True
+    group = select.args.get("group")
+    if group is None:
+        return False
+    aliased = {e.alias.lower() for e in select.expressions
+               if isinstance(e, exp.Alias) and not isinstance(e.this, exp.Column)}
+    return any(not isinstance(k, exp.Column) or k.name.lower() in aliased
+               for k in group.expressions)
+
+
+def resolve_source(draft: Draft, ctx: Context) -> Draft:
+    """Build the source of a FROM clause that is not one plain table (see module doc)."""
+    select = draft.select
+    if not needs_source(select):
+        return draft
+    scope = _ctes(select, {}, ctx)
+    source, names = _from_clause(select, scope, ctx)
+    if source.public:
+        refuse(select.args["from_"].this, "FROM", "a private table, subquery or join with one",
+               "dpsql answers queries over private data; public tables are for lookups")
+    outer = _unqualify(select, names)
+    outer.set("with_", None)
+    outer.set("joins", None)
+    outer.set("from_", exp.From(this=exp.to_table(SOURCE)))
+    source, outer = _group_expressions(source, outer)
+    info = source.info(SOURCE)
+    return replace(draft, ast=outer, table=info, relation=source.relation,
+                   tables=source.tables, private_tables=tuple(t.name for t in source.private))
+
+
+def _ctes(select: exp.Select, scope: dict[str, exp.Expression], ctx: Context
+          ) -> dict[str, exp.Expression]:
+    """WITH name AS (query): each CTE may use the ones before it."""
+    with_ = select.args.get("with_")
+    if with_ is None:
+        return scope
+    if with_.args.get("recursive"):
+        refuse(with_, "WITH RECURSIVE", "non-recursive common table expressions")
+    scope = dict(scope)
+    for cte in with_.expressions:
+        name = cte.alias.lower()
+        if name in ctx.catalog:
+            refuse(cte, "WITH", "names that are not registered tables",
+                   f"Rename the common table expression {cte.alias!r}")
+        scope[name] = cte.this
+    return scope
+
+
+def _from_clause(select: exp.Select, scope: Mapping[str, exp.Expression], ctx: Context
+                 ) -> tuple[Source, dict[tuple[str | None, str], str]]:
+    """The source of FROM (and its joins), and how each (qualifier, column) is renamed."""
+    from_ = select.args.get("from_")
+    if from_ is None:
+        refuse(None, "SELECT without FROM", DERIVED_SHAPE, "Name a registered table in FROM")
+    sides = [from_.this, *(j.this for j in select.args.get("joins") or [])]
+    sources = [(_alias(node), _item(node, scope, ctx)) for node in sides]
+    if len(sources) == 1:
+        alias, source = sources[0]
+        names = {(q, c): c for c in source.columns for q in (None, alias)}
+        return source, names
+    return _join(select, sources, ctx)
+
+
+def _alias(node: exp.Expression) -> str:
+    if isinstance(node, exp.Table):
+        return (node.alias or node.name).lower()
+    return node.alias.lower() if node.alias else _fresh()
+
+
+def _item(node: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Context) -> Source:
+    """One FROM item: a registered table, a CTE or a subquery."""
+    if isinstance(node, exp.Subquery):
+        return _derived(node.this, scope, ctx)
+    if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier) or \
+            node.args.get("db"):
+        refuse(node, "FROM", "registered tables, CTEs and subqueries",
+               "File-reading and other table functions cannot be queried: register the file "
+               "with con.register(name, path, privacy_unit=...)")
+    if node.args.get("sample") is not None:
+        refuse(node, "TABLESAMPLE", "the whole table",
+               "Sampling is not supported: it would change which rows are protected")
+    name = node.name.lower()
+    if name in scope:
+        return _derived(scope[name], {k: v for k, v in scope.items() if k != name}, ctx)
+    info = ctx.catalog.get(node.name)
+    keys = {c: PublicColumn(v, c) if isinstance(v, str) else v
+            for c, v in info.public_keys.items()}
+    if info.public:
+        keys = {c: PublicColumn(info.name, c) for c in info.columns}
+    return Source(columns=dict(info.columns), unit=info.privacy_unit,
+                  relation=exp.to_table(info.name), tables=(info.name,),
+                  private=() if info.public else (info,), bounds=dict(info.bounds),
+                  public_keys=keys,
+                  public=info.public)
+
+
+def _derived(query: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Context
+             ) -> Source:
+    """A subquery or CTE: row-level, or aggregated per unit; the unit is traced through."""
+    if not isinstance(query, exp.Select):
+        refuse(query, "subquery", DERIVED_SHAPE,
+               "Set operations inside FROM are not supported: aggregate each part separately")
+    for arg, label in (("distinct", "DISTINCT"), ("limit", "LIMIT"), ("offset", "OFFSET"),
+                       ("order", "ORDER BY"), ("qualify", "QUALIFY"), ("having", "HAVING"),
+                       ("laterals", "LATERAL"), ("pivots", "PIVOT"), ("windows", "WINDOW")):
+        if query.args.get(arg):
+            refuse(query, f"{label} inside a subquery", DERIVED_SHAPE,
+                   "It would let one person's rows decide which rows of others are kept"
+                   if arg in ("distinct", "limit", "offset", "qualify") else
+                   "Move it to the outer query")
+    for node in query.find_all(exp.Window):
+        refuse(node, "window function", DERIVED_SHAPE, "Window functions over private rows "
+               "mix people's rows; aggregate per privacy unit instead")
+    inner_scope = _ctes(query, scope, ctx)
+    inner, names = _from_clause(query, inner_scope, ctx)
+    if inner.public:
+        refuse(query, "subquery", "a subquery over private data",
+               "Join public tables to private ones instead of aggregating them alone")
+    query = _unqualify(query, names)
+    where = query.args.get("where")
+    if where is not None:
+        check_row_expression(where.this, "WHERE")
+        if type_class(where.this, inner.columns) not in ("boolean", "null"):
+            refuse(where.this, "WHERE", "a condition")
+    group = query.args.get("group")
+    if group is not None:
+        return _per_unit(query, inner, group)
+    return _row_level(query, inner)
+
+
+def _row_level(query: exp.Select, inner: Source) -> Source:
+    items: list[tuple[str, exp.Expression]] = []
+    for item in query.expressions:
+        if isinstance(item, exp.Star):
+            items += [(c, exp.column(c)) for c in inner.columns]
+            continue
+        node = item.this if isinstance(item, exp.Alias) else item
+        if any(is_aggregate(n) for n in node.walk()):
+            refuse(item, "aggregate in a subquery", DERIVED_SHAPE,
+                   f"Add GROUP BY {inner.unit or '<privacy unit>'} to aggregate per person")
+        check_row_expression(node, "subquery SELECT")
+        items.append((item.alias_or_name.lower(), node))
+    return _build(query, inner, items, grouped=False)
+
+
+def _per_unit(query: exp.Select, inner: Source, group: exp.Group) -> Source:
+    keys = group.expressions
+    if inner.unit is None:
+        refuse(group, "GROUP BY in a subquery", "per-unit aggregation",
+               "Row-level tables have no privacy unit to aggregate by")
+    if not all(isinstance(k, exp.Column) for k in keys) or \
+            inner.unit not in {k.name.lower() for k in keys}:
+        refuse(group, "GROUP BY in a subquery", f"GROUP BY {inner.unit}[, other columns]",
+               f"A subquery may aggregate only per privacy unit ({inner.unit}): grouping "
+               "several people together would let one person change many rows")
+    key_names = {k.name.lower() for k in keys}
+    items = []
+    for item in query.expressions:
+        node = item.this if isinstance(item, exp.Alias) else item
+        if isinstance(node, exp.Column) and node.name.lower() in key_names:
+            items.append((item.alias_or_name.lower(), node))
+            continue
+        if not isinstance(node, INNER_AGGREGATES):
+            refuse(item, "subquery SELECT", "its GROUP BY columns and COUNT, SUM, AVG, MIN, "
+                   "MAX of row expressions", "Aggregate every other column")
+        for arg in node.args.values():
+            for value in arg if isinstance(arg, list) else [arg]:
+                if isinstance(value, exp.Expression) and not isinstance(value, exp.Star):
+                    inside = value.this if isinstance(value, exp.Distinct) else value
+                    for part in (inside.expressions if isinstance(inside, exp.Distinct)
+                                 else [inside]):
+                        check_row_expression(part, f"{node.key.upper()} in a subquery")
+        if not item.alias:
+            refuse(item, "subquery SELECT", "aliased aggregates",
+                   f"Name it: {item.sql(dialect='duckdb')} AS n")
+        items.append((item.alias.lower(), node))
+    return _build(query, inner, items, grouped=True)
+
+
+def _type_of(node: exp.Expression, inner: Source) -> str:
+    if isinstance(node, exp.Column):
+        return inner.columns.get(node.name.lower(), "")
+    if isinstance(node, exp.Count):
+        return "BIGINT"
+    if isinstance(node, exp.Sum | exp.Avg):
+        argument = node.this.this if isinstance(node.this, exp.Distinct) else node.this
+        if type_class(argument, inner.columns) != "numeric":
+            refuse(node, f"{node.key.upper()} in a subquery", "numeric arguments")
+        return "DOUBLE"
+    if isinstance(node, exp.Min | exp.Max):
+        return _type_of(node.this, inner) if isinstance(node.this, exp.Column) else \
+            CLASS_TYPES.get(type_class(node.this, inner.columns), "")
+    kind = type_class(node, inner.columns)
+    if kind not in CLASS_TYPES:
+        refuse(node, "subquery SELECT", "numeric, text or boolean expressions",
+               "Select the column itself")
+    return CLASS_TYPES[kind]
+
+
+def _bounds_of(node: exp.Expression, inner: Source) -> tuple[float, float] | None:
+    target = node.this if isinstance(node, exp.Min | exp.Max | exp.Avg) else node
+    if isinstance(node, exp.Count | exp.Sum) or column_class(_type_of(node, inner)) != \
+            "numeric":
+        return None
+    interval = infer_interval(target, inner.bounds)
+    return (interval.lo, interval.hi) if interval.finite else None
+
+
+def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expression]], *,
+           grouped: bool) -> Source:
+    """The subquery's source: typed, bounded columns and the traced privacy unit."""
+    names = [n for n, _ in items]
+    if len(set(names)) != len(names):
+        refuse(query, "subquery SELECT", "distinct column names",
+               "Alias the columns so that each name appears once")
+    unit = next((n for n, node in items if isinstance(node, exp.Column)
+                 and node.name.lower() == inner.unit), None)
+    if inner.unit is not None and unit is None:
+        unit = UNIT_COLUMN
+        items = [*items, (unit, exp.column(inner.unit))]
+    columns = {n: _type_of(node, inner) for n, node in items}
+    bounds = {n: b for n, node in items if (b := _bounds_of(node, inner)) is not None}
+    keys = {n: inner.public_keys[node.name.lower()] for n, node in items
+            if isinstance(node, exp.Column) and node.name.lower() in inner.public_keys}
+    select = exp.select(*(exp.alias_(total(node), n, quoted=True) for n, node in items))
+    select = select.from_(inner.relation.copy(), copy=False)
+    if query.args.get("where") is not None:
+        select = select.where(total(query.args["where"].this), copy=False)
+    if grouped:
+        select = select.group_by(*(k.copy() for k in query.args["group"].expressions),
+                                 copy=False)
+    return Source(columns=columns, unit=unit, relation=select.subquery(_fresh(), copy=False),
+                  tables=inner.tables, private=inner.private, bounds=bounds, public_keys=keys)
+
+
+_counter = iter(range(10**9))
+
+
+def _fresh() -> str:
+    return f"__dp_q{next(_counter)}"
+
+
+def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
+          ) -> tuple[Source, dict[tuple[str | None, str], str]]:
+    """Joins: private ⋈ public (INNER or LEFT, private side first), private ⋈ private on the
+    privacy units (INNER). Columns keep their names unless two sides share one."""
+    aliases = [a for a, _ in sources]
+    if len(set(aliases)) != len(aliases):
+        refuse(select, "JOIN", "distinct table aliases", "Alias each table: visits v JOIN ...")
+    counts: dict[str, int] = {}
+    for _, source in sources:
+        for column in source.columns:
+            counts[column] = counts.get(column, 0) + 1
+    names: dict[tuple[str | None, str], str] = {}
+    for alias, source in sources:
+        for column in source.columns:
+            name = column if counts[column] == 1 else f"{alias}_{column}"
+            names[(alias, column)] = name
+            if counts[column] == 1:
+                names[(None, column)] = name
+    first_alias, first = sources[0]
+    if first.public:
+        refuse(select.args["from_"].this, "JOIN", "a private table first, lookups joined to it",
+               "Put the private table in FROM and JOIN the public tables to it")
+    if first.unit is None:
+        refuse(select.args["joins"][0], "JOIN", "joins of tables with a privacy unit",
+               "Row-level tables cannot be joined: a join could repeat a person's row; "
+               "declare a privacy_unit column instead")
+    relation = exp.select(*(exp.alias_(exp.column(c, table=a, quoted=True), names[(a, c)],
+                                       quoted=True)
+                            for a, s in sources for c in s.columns))
+    relation = relation.from_(_aliased(first.relation, first_alias), copy=False)
+    columns = {names[(a, c)]: t for a, s in sources for c, t in s.columns.items()}
+    private = list(first.private)
+    for join, (alias, source) in zip(select.args["joins"], sources[1:], strict=True):
+        private += _check_join(join, alias, source, first_alias, first, names)
+        if type_class(_unqualify(join.args["on"], names), columns) not in ("boolean", "null"):
+            refuse(join.args["on"], "JOIN ... ON", "a condition")
+        condition = _unqualify(join.args["on"], _qualified(names, sources))
+        side = join.args.get("side")
+        relation = relation.join(_aliased(source.relation, alias), on=total(condition),
+                                 join_type=side or "inner", copy=False)
+    bounds, keys = {}, {}
+    for alias, source in sources:
+        for column in source.columns:
+            name = names[(alias, column)]
+            if column in source.bounds:
+                bounds[name] = source.bounds[column]
+            if column in source.public_keys:
+                keys[name] = source.public_keys[column]
+    tables = tuple(dict.fromkeys(t for _, s in sources for t in s.tables))
+    return Source(columns=columns, unit=names[(first_alias, first.unit)],
+                  relation=relation.subquery(_fresh(), copy=False), tables=tables,
+                  private=tuple(private), bounds=bounds, public_keys=keys), names
+
+
+def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
+    """A copy of a table or subquery under ``alias``."""
+    copy = relation.copy()
+    copy.set("alias", exp.TableAlias(this=exp.to_identifier(alias, quoted=True)))
+    return copy
+
+
+def _qualified(names: Mapping[tuple[str | None, str], str],
+               sources: list[tuple[str, Source]]) -> dict[tuple[str | None, str], str]:
+    """Inside ON, columns still name their side: map them to ``alias.column``."""
+    return {key: f"{key[0]}.{key[1]}" if key[0] is not None else
+            next(f"{a}.{key[1]}" for a, s in sources if key[1] in s.columns)
+            for key in names}
+
+
+def _check_join(join: exp.Join, alias: str, source: Source, first_alias: str, first: Source,
+                names: Mapping[tuple[str | None, str], str]) -> list[TableInfo]:
+    """Refuse joins that could tie one row to two people; return new private tables."""
+    side, kind = join.args.get("side"), join.args.get("kind")
+    if join.args.get("using"):
+        refuse(join, "JOIN ... USING", "JOIN ... ON <condition>", "Write the condition with ON")
+    if join.args.get("on") is None or kind in ("CROSS", "NATURAL") or (side and side not in
+                                                                       ("LEFT",)):
+        refuse(join, "JOIN", "[INNER | LEFT] JOIN <table> ON <condition>",
+               "Cross, natural, right and full joins are not supported")
+    condition = join.args["on"]
+    check_row_expression(condition, "JOIN ... ON")
+    if source.public:
+        return []
+    if side == "LEFT":
+        refuse(join, "LEFT JOIN of a private table", "INNER JOIN on the privacy units",
+               "Use an inner join")
+    if source.unit is None:
+        refuse(join, "JOIN", "private tables with a privacy unit",
+               "Row-level tables cannot be joined")
+    units = {(first_alias, first.unit), (alias, source.unit)}
+    on_units = any(isinstance(c, exp.EQ) and {(_qualifier(c.this), _name(c.this)),
+                                              (_qualifier(c.expression), _name(c.expression))}
+                   == units for c in _conjuncts(condition))
+    if not on_units:
+        refuse(join, "JOIN of two private tables", f"ON {first_alias}.{first.unit} = "
+               f"{alias}.{source.unit} [AND ...]",
+               "Private tables can be joined only on their privacy units: any other join "
+               "could tie one person's rows to another's")
+    return list(source.private)
+
+
+def _conjuncts(node: exp.Expression) -> list[exp.Expression]:
+    node = node.unnest()
+    if isinstance(node, exp.And):
+        return [*_conjuncts(node.this), *_conjuncts(node.expression)]
+    return [node]
+
+
+def _qualifier(node: exp.Expression) -> str | None:
+    return node.table.lower() if isinstance(node, exp.Column) and node.table else None
+
+
+def _name(node: exp.Expression) -> str | None:
+    return node.name.lower() if isinstance(node, exp.Column) else None
+
+
+def _unqualify(node: exp.Expression, names: Mapping[tuple[str | None, str], str]
+               ) -> Any:
+    """Columns renamed to the source's names; unknown qualifiers and ambiguity refused."""
+    qualifiers = {q for q, _ in names if q is not None}
+    ambiguous = {c for q, c in names if q is not None} - {c for q, c in names if q is None}
+
+    def swap(column: exp.Expression) -> exp.Expression:
+        if not isinstance(column, exp.Column) or isinstance(column.this, exp.Star):
+            return column
+        qualifier, name = _qualifier(column), column.name.lower()
+        if qualifier is not None and qualifier not in qualifiers:
+            refuse(column, "column", "columns of the tables in FROM",
+                   f"{column.table!r} is not a table or alias in FROM")
+        if qualifier is None and name in ambiguous:
+            raise UnsupportedQueryError(f"column `{column.name}` is ambiguous: qualify it with "
+                                        "its table alias")
+        target = names.get((qualifier, name))
+        if target is None:
+            return exp.column(column.name, quoted=column.this.quoted) if qualifier else column
+        table, _, plain = target.rpartition(".")
+        return exp.column(plain, table=table or None, quoted=column.this.quoted)
+
+    if not isinstance(node, exp.Select):
+        return node.transform(swap, copy=True)
+    # Only this SELECT's own clauses: FROM, JOIN and WITH hold other scopes.
+    select = node.copy()
+    for arg in OWN_CLAUSES:
+        value = select.args.get(arg)
+        if isinstance(value, list):
+            select.set(arg, [v.transform(swap, copy=False) for v in value])
+        elif value is not None:
+            select.set(arg, value.transform(swap, copy=False))
+    return select
+
+
+OWN_CLAUSES = ("expressions", "where", "group", "having", "order")
+
+
+def _group_expressions(source: Source, outer: exp.Select) -> tuple[Source, exp.Select]:
+    """GROUP BY expressions (and positions/aliases of SELECT items) become source columns."""
+    group = outer.args.get("group")
+    if group is None:
+        return source, outer
+    aliases = {e.alias.lower(): e.this for e in outer.expressions if isinstance(e, exp.Alias)}
+    extra: dict[str, exp.Expression] = {}
+    keys = []
+    for index, key in enumerate(group.expressions):
+        if isinstance(key, exp.Literal) and key.is_int:
+            position = int(key.this)
+            if not 1 <= position <= len(outer.expressions):
+                refuse(key, "GROUP BY", "a position of a SELECT item")
+            item = outer.expressions[position - 1]
+            key = item.this if isinstance(item, exp.Alias) else item
+        elif isinstance(key, exp.Column) and key.name.lower() in aliases and \
+                key.name.lower() not in source.columns:
+            key = aliases[key.name.lower()]
+        if isinstance(key, exp.Column):
+            keys.append(key)
+            continue
+        check_row_expression(key, "GROUP BY")
+        if any(isinstance(n, exp.Column) and n.name.lower() == source.unit
+               for n in key.walk()):
+            refuse(key, "GROUP BY", "expressions of columns other than the privacy unit",
+                   "Grouping by a function of the privacy unit could release one row per "
+                   "person")
+        name = next((a for a, e in aliases.items() if e == key), f"__dp_key{index}")
+        extra[name] = key
+        keys.append(exp.column(name, quoted=True))
+
+    def swap(node: exp.Expression) -> exp.Expression:
+        name = next((n for n, e in extra.items() if node == e), None)
+        return node if name is None else exp.column(name, quoted=True)
+
+    # An unaliased SELECT item keeps the name it had: `age > 65`, not the source column's.
+    outer = outer.copy()
+    outer.set("expressions", [
+        exp.alias_(e, e.sql(dialect="duckdb"), quoted=True) if not isinstance(e, exp.Alias)
+        and any(e == x for x in extra.values()) else e for e in outer.expressions])
+    outer = outer.transform(swap, copy=False)
+    outer.set("group", exp.Group(expressions=keys))
+    columns = dict(source.columns)
+    for name, expression in extra.items():
+        if name in columns:
+            refuse(expression, "GROUP BY", "expressions named unlike the source's columns",
+                   f"Alias it differently from the column {name!r}")
+        columns[name] = _type_of(expression, source)
+    inner = exp.select(exp.Star(), *(exp.alias_(total(e), n, quoted=True)
+                                     for n, e in extra.items()))
+    relation = inner.from_(source.relation.copy(), copy=False).subquery(_fresh(), copy=False)
+    return replace(source, columns=columns, relation=relation), outer
