@@ -20,8 +20,9 @@ through the ``sqlalchemy.dialects`` entry point.
 
 >>> import sqlalchemy as sa
 >>> url = sa.make_url("dpsql:///:memory:?budget_epsilon=2&epsilon=0.5&seed=0")
->>> DpsqlDialect().create_connect_args(url)
-([':memory:'], {'budget': Budget(epsilon=2.0, delta=1e-06), 'default_epsilon': 0.5, 'seed': 0})
+>>> database, options = DpsqlDialect().create_connect_args(url)
+>>> database, options["default_epsilon"], str(options["budget"]), options["seed"]
+([':memory:'], 0.5, 'ε=2, δ=1e-06', 0)
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from dpsql.connection import DEFAULT_BUDGET
 PARAMETERS = {
     "catalog": "TOML file declaring the private and public tables",
     "budget_epsilon": "total ε budget (default 1, or what the ledger file holds)",
+    "budget_rho": "total ρ budget instead, for zCDP accounting",
     "budget_delta": "total δ budget (default 1e-6)",
     "epsilon": "ε of each query (the connection's default_epsilon, default 1)",
     "delta": "δ of each query (the connection's default_delta)",
@@ -101,25 +103,24 @@ class DpsqlDialect(default.DefaultDialect):
         return [info.name for info in _catalog(connection)]
 
 
+_OPTIONS = {"catalog": ("catalog", str), "ledger": ("ledger", str),
+            "analyst": ("analyst", str), "epsilon": ("default_epsilon", float),
+            "delta": ("default_delta", float), "seed": ("seed", int)}
+"""URL parameters passed on to ``dpsql.connect`` as the named option, of that type."""
+
+
 def _connect_options(query: dict[str, str | tuple[str, ...]]) -> dict[str, Any]:
     """``dpsql.connect`` options from the URL's query parameters (see :data:`PARAMETERS`)."""
     text = {name: _single(name, value) for name, value in query.items()}
-    numbers = {name: _number(name, text[name]) for name in
-               ("budget_epsilon", "budget_delta", "epsilon", "delta") if name in text}
-    options: dict[str, Any] = {}
-    if "budget_epsilon" in numbers or "budget_delta" in numbers or "ledger" not in text:
-        # with a ledger and no budget given, the ledger file's own budget applies
-        options["budget"] = Budget(
-            epsilon=numbers.get("budget_epsilon", DEFAULT_BUDGET.epsilon),
-            delta=numbers.get("budget_delta", DEFAULT_BUDGET.delta))
-    for name, option in (("catalog", "catalog"), ("ledger", "ledger"), ("analyst", "analyst")):
-        if name in text:
-            options[option] = text[name]
-    for name, option in (("epsilon", "default_epsilon"), ("delta", "default_delta")):
-        if name in numbers:
-            options[option] = numbers[name]
-    if "seed" in text:
-        options["seed"] = _number("seed", text["seed"], int)
+    options = {option: _value(name, text[name], kind)
+               for name, (option, kind) in _OPTIONS.items() if name in text}
+    total = {name: _value(name, text[name], float)
+             for name in ("budget_epsilon", "budget_rho", "budget_delta") if name in text}
+    if total or "ledger" not in text:  # else the budget stored in the ledger file applies
+        rho = total.get("budget_rho")
+        epsilon = total.get("budget_epsilon", DEFAULT_BUDGET.epsilon if rho is None else None)
+        options["budget"] = Budget(epsilon=epsilon, rho=rho,
+                                   delta=total.get("budget_delta", DEFAULT_BUDGET.delta))
     return options
 
 
@@ -130,7 +131,7 @@ def _single(name: str, value: str | tuple[str, ...]) -> str:
     return value
 
 
-def _number(name: str, text: str, kind: type = float) -> Any:
+def _value(name: str, text: str, kind: type) -> Any:
     try:
         return kind(text)
     except ValueError:
