@@ -6,10 +6,10 @@ import pytest
 
 pytest.importorskip("sql.magic", reason="JupySQL is in the test extra")
 
-from IPython.core.interactiveshell import InteractiveShell  # noqa: E402
+from IPython.core.interactiveshell import InteractiveShell
 
-import dpsql  # noqa: E402
-from dpsql.datasets import pums_path  # noqa: E402
+import dpsql
+from dpsql.datasets import pums_path
 
 GROUPED = "SELECT sex, COUNT(*) AS n, AVG(age) AS mean_age FROM pums GROUP BY sex ORDER BY sex"
 SETUP = f"""
