@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 pytest.importorskip("sql.magic", reason="JupySQL is in the test extra")
@@ -22,9 +24,11 @@ con.register("pums", {str(pums_path("PUMS_dup"))!r}, privacy_unit="pid",
 
 @pytest.fixture(scope="module")
 def ipython():
+    main = sys.modules["__main__"]
     shell = InteractiveShell.instance()
     assert shell.run_cell("%load_ext sql").success
-    return shell
+    yield shell
+    sys.modules["__main__"] = main  # IPython's own __main__ breaks multiprocessing's spawn
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,9 +34,13 @@ GROUPED = "SELECT g, COUNT(*) AS n, SUM(v) * 2 AS twice FROM t GROUP BY g"
 
 @pytest.fixture(scope="module")
 def ipython():
+    main = sys.modules["__main__"]
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "dpsql.magic")
-    return shell
+    yield shell
+    # IPython puts its namespace in sys.modules["__main__"]; multiprocessing's spawn, used
+    # by tests that run later in this worker, needs the real one.
+    sys.modules["__main__"] = main
 
 
 @pytest.fixture
@@ -169,9 +174,7 @@ def test_the_notebook_guide_runs(ipython, tmp_path, monkeypatch):
     plt.close("all")
 
 
-def test_load_ext_dpsql_package_entry_point():
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "dpsql")
-    assert "dpsql" in shell.magics_manager.magics["cell"]
+def test_load_ext_dpsql_package_entry_point(ipython):
+    ipython.run_line_magic("load_ext", "dpsql")
+    assert "dpsql" in ipython.extension_manager.loaded
+    assert "dpsql" in ipython.magics_manager.magics["cell"]
