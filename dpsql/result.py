@@ -12,7 +12,7 @@ into values would need the private data. See docs/mechanisms.md §8.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -22,6 +22,9 @@ from dpsql.accounting import Cost
 from dpsql.explain import Explanation, column_noise
 from dpsql.plan import Aggregate, PrivacyPlan
 from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 @dataclass(frozen=True)
@@ -106,7 +109,7 @@ class Result:
         return lower, upper
 
     def plot(self, y: str | None = None, *, x: str | None = None, level: float = 0.95,
-             ax: Any = None, **bar_options: Any) -> Any:
+             ax: Axes | None = None, **bar_options: Any) -> Axes:
         """Bars with ``level`` CIs as error bars (needs matplotlib); returns the Axes.
 
         One bar per group for column ``y`` (default: the first numeric aggregate column),
