@@ -68,19 +68,7 @@ def bars(result: Result, y: str | None = None, *, x: str | None = None,
     """The bars :func:`plot` draws for ``result`` (see the module docstring)."""
     columns = [c.name for c in result.plan.columns]
     values = _value_columns(result)
-    if not values:
-        raise ValueError(f"nothing to plot: no numeric column is computed from an aggregate "
-                         f"(columns: {', '.join(columns)}); add one, e.g. COUNT(*) AS n")
-    if len(result) == 0:
-        raise ValueError("nothing to plot: the result has no rows (no group was released, "
-                         "or HAVING/LIMIT removed them all)")
-    for name, wanted in (("y", y), ("x", x)):
-        if wanted is not None and wanted not in columns:
-            raise ValueError(f"{name}={wanted!r} is not a column of the result; columns: "
-                             + ", ".join(columns))
-    if y is not None and y not in values:
-        raise ValueError(f"y={y!r} is not a numeric column computed from an aggregate; "
-                         "choose one of: " + ", ".join(values))
+    _check(result, columns, values, y=y, x=x)
     bounds = _intervals(result, level)
     title = _title(result, level)
     keys = [x] if x is not None else [c for c in columns if not _uses_aggregates(result, c)]
@@ -113,6 +101,24 @@ def plot(result: Result, y: str | None = None, *, x: str | None = None,
                               ) from None
         _, ax = plt.subplots()
     return chart.draw(ax, **bar_options)
+
+
+def _check(result: Result, columns: list[str], values: list[str], *, y: str | None,
+           x: str | None) -> None:
+    """Refuse, saying why, when there is nothing to plot or ``y``/``x`` name no fit column."""
+    if not values:
+        raise ValueError(f"nothing to plot: no numeric column is computed from an aggregate "
+                         f"(columns: {', '.join(columns)}); add one, e.g. COUNT(*) AS n")
+    if len(result) == 0:
+        raise ValueError("nothing to plot: the result has no rows (no group was released, "
+                         "or HAVING/LIMIT removed them all)")
+    for name, wanted in (("y", y), ("x", x)):
+        if wanted is not None and wanted not in columns:
+            raise ValueError(f"{name}={wanted!r} is not a column of the result; columns: "
+                             + ", ".join(columns))
+    if y is not None and y not in values:
+        raise ValueError(f"y={y!r} is not a numeric column computed from an aggregate; "
+                         "choose one of: " + ", ".join(values))
 
 
 def _value_columns(result: Result) -> list[str]:
