@@ -12,20 +12,24 @@ into values would need the private data. See docs/mechanisms.md §8.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from dpsql import plot as charts
 from dpsql.accounting import Cost
 from dpsql.explain import Explanation, column_noise
 from dpsql.plan import Aggregate, PrivacyPlan
 from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 
 @dataclass(frozen=True)
 class Result:
-    """A released table: ``.df() .arrow() .pl() .fetchall() .ci(level) .explain()``.
+    """A released table: ``.df() .arrow() .pl() .fetchall() .ci(level) .explain() .plot()``.
 
     ``private`` is False when noise came from a fixed ``seed`` (tests only).
     """
@@ -103,6 +107,15 @@ class Result:
         lower = np.clip(center + corners.min(axis=0), agg.lo, agg.hi)
         upper = np.clip(center + corners.max(axis=0), agg.lo, agg.hi)
         return lower, upper
+
+    def plot(self, y: str | None = None, *, x: str | None = None, level: float = 0.95,
+             ax: Axes | None = None, **bar_options: Any) -> Axes:
+        """Bars with ``level`` CIs as error bars (needs matplotlib); returns the Axes.
+
+        One bar per group for column ``y`` (default: the first numeric aggregate column),
+        or, for a global query, one bar per numeric aggregate column. See dpsql/plot.py.
+        """
+        return charts.plot(self, y, x=x, level=level, ax=ax, **bar_options)
 
     def __len__(self) -> int:
         return self.table.num_rows

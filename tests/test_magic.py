@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,15 +27,20 @@ def connect():
     return con
 con = connect()
 """
-DOC = Path(__file__).resolve().parents[1] / "docs" / "notebooks.md"
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "notebooks.md"
 GROUPED = "SELECT g, COUNT(*) AS n, SUM(v) * 2 AS twice FROM t GROUP BY g"
 
 
 @pytest.fixture(scope="module")
 def ipython():
+    main = sys.modules["__main__"]
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "dpsql.magic")
-    return shell
+    yield shell
+    # IPython puts its namespace in sys.modules["__main__"]; multiprocessing's spawn, used
+    # by tests that run later in this worker, needs the real one.
+    sys.modules["__main__"] = main
 
 
 @pytest.fixture
@@ -131,20 +137,44 @@ def test_bad_magic_lines_are_usage_errors(shell, line, cell, message):
     assert epsilon_left(shell) == 3.0
 
 
-def test_the_notebook_guide_runs(ipython):
+def test_the_notebook_guide_runs(ipython, tmp_path, monkeypatch):
+    """Every example of docs/notebooks.md, in order, in one shell (as in one notebook)."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from sql.connection import ConnectionManager
+    from sqlalchemy import make_url
+
+    from dpsql.sqlalchemy import DpsqlDialect
+
+    text = DOC.read_text()
+    [catalog] = re.findall(r"```toml\n(.*?)```", text, flags=re.S)
+    (tmp_path / "catalog.toml").write_text(catalog)
+    (tmp_path / "datasets").symlink_to(ROOT / "datasets")
+    monkeypatch.chdir(tmp_path)
+    for address in re.findall(r"```\n(dpsql://.*?)```", text, flags=re.S)[0].split():
+        DpsqlDialect().create_connect_args(make_url(address))
     ipython.reset(new_session=False)
-    cells = re.findall(r"```(?:python|ipython)\n(.*?)```", DOC.read_text(), flags=re.S)
-    assert len(cells) == 5
+    cells = re.findall(r"```(?:python|ipython)\n(.*?)```", text, flags=re.S)
+    assert len(cells) == 12
+    outputs = []
     for cell in cells:
         result = ipython.run_cell(cell)
         assert result.success, cell
-    assert isinstance(ipython.user_ns["res"], dpsql.Result)
-    assert ipython.user_ns["con"].budget.remaining.epsilon == pytest.approx(2.25)
+        outputs.append(result.result)
+    ns = ipython.user_ns
+    assert isinstance(ns["res"], dpsql.Result)
+    bars = [p.get_height() for p in ns["ax"].patches]
+    assert bars == ns["res"].arrow().column("mean_stay").to_pylist()
+    assert [len(list(out)) for out in (outputs[8], outputs[11])] == [3, 2]  # JupySQL results
+    assert ns["con"].budget.remaining.epsilon == pytest.approx(1.25)  # + one %sql at ε=1
+    assert len(ns["rows"]) == 2 and ns["budget"].remaining.epsilon == 1.5
+    ConnectionManager.close_all()
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
 
 
-def test_load_ext_dpsql_package_entry_point():
-    from IPython.core.interactiveshell import InteractiveShell
-
-    shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "dpsql")
-    assert "dpsql" in shell.magics_manager.magics["cell"]
+def test_load_ext_dpsql_package_entry_point(ipython):
+    ipython.run_line_magic("load_ext", "dpsql")
+    assert "dpsql" in ipython.extension_manager.loaded
+    assert "dpsql" in ipython.magics_manager.magics["cell"]
