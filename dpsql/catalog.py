@@ -35,10 +35,14 @@ def column_class(sql_type: str) -> str:
 
     >>> column_class("DECIMAL(10,2)"), column_class("VARCHAR"), column_class("INTEGER[]")
     ('numeric', 'string', 'other')
+    >>> column_class("INTERVAL"), column_class("INT8")
+    ('temporal', 'numeric')
     """
     name = sql_type.upper()
     if name.endswith("]") or name.startswith(("STRUCT", "MAP", "UNION")):
         return "other"
+    if name.startswith("INTERVAL"):  # before numeric: it starts like INT
+        return "temporal"
     if name.startswith(NUMERIC_TYPES):
         return "numeric"
     if name.startswith(STRING_TYPES):
