@@ -21,7 +21,8 @@ def con() -> dpsql.Connection:
     - ``people``: PUMS.csv with row-level privacy (one row = one person).
     - ``regions``: a public table (lookups and public key lists only).
     """
-    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0)
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0,
+                        default_epsilon=1.0, default_delta=1e-6)
     con.register_public("regions", pa.table({"region": list(REGIONS)}))
     data = visits(2000, seed=0)
     con.register("visits", data, privacy_unit="patient_id",
