@@ -186,14 +186,11 @@ class _Collector:
         if named.per_row is not None:
             refuse(node, "COUNT", f"{PER_GROUP} => (lo, hi)", "A row adds 1 to a count "
                    "whatever its value, so per-row bounds do not apply")
-        if named.per_group is not None and not isinstance(arg, exp.Distinct):
+        if named.per_group is not None:  # (COUNT(DISTINCT x, ...) does not parse)
             return self._group_count(node, arg, *named.per_group)
         if isinstance(arg, exp.Star):
             return "count_star", (self.stat("rows"),), None
         if isinstance(arg, exp.Distinct):
-            if named.per_group is not None:
-                refuse(node, "COUNT(DISTINCT ...)", "no named bounds",
-                       "Each person adds at most 1 to a distinct count already")
             inner = [e.unnest() for e in arg.expressions]
             if len(inner) == 1 and isinstance(inner[0], exp.Column) and unit \
                     and inner[0].name.lower() == unit:
