@@ -51,7 +51,7 @@ BOUND_NAMES = ("contribution_bounds_per_group", "contribution_bounds_per_row")
 class DifferentialPrivacy(exp.Expression):
     """``WITH DIFFERENTIAL_PRIVACY OPTIONS (name = value, ...)``; each option an ``exp.EQ``."""
 
-    arg_types: ClassVar[dict[str, bool]] = {"expressions": True}
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": False}
 
 
 @functools.cache
@@ -111,7 +111,9 @@ class DPParser(Parser):
             bounds = self._bound_frames.pop()
         if not bounds:
             return result
-        call = result.this if isinstance(result, exp.Window) else result
+        call = result
+        while isinstance(call, exp.Window | exp.WithinGroup | exp.Filter):  # f(...) OVER ...
+            call = call.this
         if not isinstance(call, exp.AggFunc):
             self.raise_error(f"{bounds[0].name} is a named argument of aggregate functions "
                              "(COUNT, SUM, AVG, PERCENTILE_CONT, ...)")
