@@ -5,7 +5,7 @@
 
 # title: DP clause with every BigQuery option
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 2, privacy_unit_column = patient_id) specialty, COUNT(*) AS n FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=4 groups/unit=2 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=8 L2=5.65685
+# plan: laplace stats/unit=2 groups/unit=2 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=8 L2=5.65685
 
 # title: DP clause with epsilon only
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) COUNT(*) FROM visits;
@@ -88,7 +88,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 6) specialty,
 
 # title: DP clause max_groups_contributed tightens the catalog limit
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 1) specialty, COUNT(*) FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=laplace_threshold | specialty | COUNT(*) L1=4 L2=4
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=truncated_geometric | specialty | COUNT(*) L1=4 L2=4
 
 # title: DP clause max_groups_contributed on a global aggregate
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 5) COUNT(*) FROM visits;
@@ -100,7 +100,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 50) region, C
 
 # title: DP clause max_groups_contributed on a table without a declared limit
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2) sex, educ, COUNT(*) FROM pums GROUP BY sex, educ;
-# plan: laplace stats/unit=4 groups/unit=2 rows/group=2 selection=laplace_threshold | sex | educ | COUNT(*) L1=4 L2=2.82843
+# plan: laplace stats/unit=2 groups/unit=2 rows/group=2 selection=truncated_geometric | sex | educ | COUNT(*) L1=4 L2=2.82843
 
 # title: DP clause max_groups_contributed zero
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 0) COUNT(*) FROM visits;
@@ -116,7 +116,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 1.5) COUNT(*)
 
 # title: DP clause max_rows_contributed
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 5) specialty, COUNT(*) FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=10 groups/unit=5 rows/group=5 rows/unit=5 selection=laplace_threshold | specialty | COUNT(*) L1=5 L2=5
+# plan: laplace stats/unit=5 groups/unit=5 rows/group=5 rows/unit=5 selection=truncated_geometric | specialty | COUNT(*) L1=5 L2=5
 
 # title: DP clause max_rows_contributed replaces all three limits
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 2) region, SUM(cost) FROM claims GROUP BY region;
@@ -132,7 +132,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = visits.patient_i
 
 # title: DP clause privacy unit qualified by the alias
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = v.patient_id) v.specialty, COUNT(*) FROM visits AS v GROUP BY v.specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | COUNT(*) L1=12 L2=6.9282
 
 # title: DP clause privacy unit in another case
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = PATIENT_ID) COUNT(*) FROM visits;
@@ -160,7 +160,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2) COUNT(*) F
 
 # title: DP clause epsilon on a row-level table
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, delta = 1e-6) sex, COUNT(*) FROM people GROUP BY sex;
-# plan: laplace stats/unit=2 groups/unit=1 rows/group=1 rows/unit=1 selection=laplace_threshold | sex | COUNT(*) L1=1 L2=1
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | sex | COUNT(*) L1=1 L2=1
 
 # title: DP clause in a set operation
 SELECT COUNT(*) FROM visits UNION ALL SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) COUNT(*) FROM visits;
@@ -180,7 +180,7 @@ SELECT SUM(cost, contribution_bounds_per_group => (0, 3000)) FROM visits;
 
 # title: SUM with per-group bounds per group
 SELECT specialty, SUM(cost, contribution_bounds_per_group => (0, 3000)) AS total FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | total=SUM(cost, contribution_bounds_per_group => (0, 3000)) in [0, 3000] L1=9000 L2=5196.15
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | total=SUM(cost, contribution_bounds_per_group => (0, 3000)) in [0, 3000] L1=9000 L2=5196.15
 
 # title: SUM with per-group bounds on an unbounded column
 SELECT SUM(married, contribution_bounds_per_group => (0, 1)) FROM pums;
@@ -268,7 +268,7 @@ SELECT COUNT(cost, contribution_bounds_per_group => (0, 1)) AS people_with_cost,
 
 # title: COUNT star with per-group bounds
 SELECT specialty, COUNT(*, contribution_bounds_per_group => (0, 5)) AS n FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 5)) L1=15 L2=8.66025
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 5)) L1=15 L2=8.66025
 
 # title: COUNT star with per-group bounds of one counts people per group
 SELECT region, COUNT(*, contribution_bounds_per_group => (0, 1)) FROM visits GROUP BY region;
@@ -337,7 +337,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 10, delta = .01, max_groups_
 # title: bigquery dialect with backticks and double-quoted strings
 # dialect: bigquery
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_unit_column = patient_id) `specialty`, COUNT(*) AS n FROM `visits` WHERE region = "pacific" GROUP BY `specialty`;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: bigquery dialect SAFE_CAST in post-processing
 # dialect: bigquery
@@ -357,7 +357,7 @@ SELECT region, COUNT(*)::FLOAT / 10 AS tens FROM visits GROUP BY region;
 # title: postgres dialect ILIKE and quoted identifiers
 # dialect: postgres
 SELECT "specialty", COUNT(*) FROM visits WHERE "specialty" ILIKE 'CARD%' GROUP BY "specialty";
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | COUNT(*) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | COUNT(*) L1=12 L2=6.9282
 
 # title: postgres dialect with the DP clause
 # dialect: postgres
@@ -372,7 +372,7 @@ SELECT `region`, AVG(`age`) AS mean_age FROM `visits` GROUP BY `region`;
 # title: spark dialect with the DP clause
 # dialect: spark
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, COUNT(*, contribution_bounds_per_group => (0, 2)) AS n FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 2)) L1=6 L2=3.4641
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 2)) L1=6 L2=3.4641
 
 # title: spark dialect NVL in post-processing
 # dialect: spark
