@@ -31,7 +31,8 @@ from dpsql.backends import DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
 from dpsql.dbapi import Cursor
-from dpsql.errors import InterfaceError, PrivacyError, PrivacyWarning
+from dpsql.dialect import DIALECTS
+from dpsql.errors import InterfaceError, ParseError, PrivacyError, PrivacyWarning
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
@@ -55,8 +56,10 @@ class Connection:
                  seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
                  default_delta: float | None = None, cache: bool = True,
                  ledger: str | Path | None = None, analyst: str = "default",
-                 dataset_budgets: Mapping[str, Budget] | None = None) -> None:
+                 dataset_budgets: Mapping[str, Budget] | None = None,
+                 dialect: str = "duckdb") -> None:
         self.backend = DuckDBBackend(database)
+        self.dialect = _known_dialect(dialect)
         self.catalog = Catalog()
         self.analyst = analyst
         self.budget: Accountant | Ledger
@@ -117,21 +120,26 @@ class Connection:
         self._sources[name.lower()] = _fingerprint(source)
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
 
-    def _plan(self, query: str, epsilon: float | None, delta: float | None) -> PrivacyPlan:
-        return self._prepared(query, epsilon, delta)[0]
+    def _plan(self, query: str, epsilon: float | None, delta: float | None,
+              dialect: str | None = None) -> PrivacyPlan:
+        return self._prepared(query, epsilon, delta, dialect)[0]
 
-    def _prepared(self, query: str, epsilon: float | None, delta: float | None
-                  ) -> tuple[PrivacyPlan, str]:
+    def _prepared(self, query: str, epsilon: float | None, delta: float | None,
+                  dialect: str | None = None) -> tuple[PrivacyPlan, str]:
         """The plan and its bounded SQL (salt as a placeholder), memoised per catalog state.
 
-        Plans are frozen and depend only on the query, (ε, δ) and the catalog, so
-        asking the same question again skips parsing, analysis and SQL generation.
+        Plans are frozen and depend only on the query, its dialect, (ε, δ) as passed, the
+        defaults and the catalog, so asking the same question again skips parsing, analysis
+        and SQL generation. ε and δ left out of the call come from the query's
+        WITH DIFFERENTIAL_PRIVACY OPTIONS, else from the connection's defaults.
         """
-        eps = self.default_epsilon if epsilon is None else epsilon
-        dlt = self.default_delta if delta is None else delta
-        key = (query, eps, dlt, self.catalog.version)
+        read = self.dialect if dialect is None else _known_dialect(dialect)
+        key = (query, read, epsilon, delta, self.default_epsilon, self.default_delta,
+               self.catalog.version)
         if key not in self._plans:
-            plan = analyze(query, self.catalog, epsilon=eps, delta=dlt,
+            plan = analyze(query, self.catalog, epsilon=epsilon, delta=delta,
+                           default_epsilon=self.default_epsilon,
+                           default_delta=self.default_delta, dialect=read,
                            public_values=self._public_values)
             bounded = rewrite(plan, salt=SALT_PLACEHOLDER).sql(self.backend.dialect)
             if len(self._plans) >= PLAN_CACHE_SIZE:
@@ -147,16 +155,20 @@ class Connection:
         return self.backend.public_values(info.name, column)
 
     def explain(self, query: str, *, epsilon: float | None = None,
-                delta: float | None = None) -> Explanation:
+                delta: float | None = None, dialect: str | None = None) -> Explanation:
         """What ``query`` would release and cost. Touches no data, spends nothing."""
-        return Explanation.of(self._plan(query, epsilon, delta))
+        return Explanation.of(self._plan(query, epsilon, delta, dialect))
 
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
-            seed: int | None = None) -> Result:
-        """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first."""
+            seed: int | None = None, dialect: str | None = None) -> Result:
+        """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first.
+
+        ``dialect`` ("duckdb", "postgres", "bigquery" or "spark"; default: the
+        connection's) is the SQL dialect ``query`` is written in.
+        """
         if self.backend.closed:
             raise InterfaceError("the connection is closed: open a new one with dpsql.connect()")
-        plan, bounded = self._prepared(query, epsilon, delta)
+        plan, bounded = self._prepared(query, epsilon, delta, dialect)
         seed = self.seed if seed is None else seed
         key = self._answer_key(plan, bounded) if seed is None else None
         cached = self.answers.get(key) if key and self.answers is not None else None
@@ -206,10 +218,10 @@ class Connection:
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, *,
                 epsilon: float | None = None, delta: float | None = None,
-                seed: int | None = None) -> Cursor:
+                seed: int | None = None, dialect: str | None = None) -> Cursor:
         """Run ``query`` with ``?`` parameters bound safely; fetch from the returned cursor."""
         return self.cursor().execute(query, parameters, epsilon=epsilon, delta=delta,
-                                     seed=seed)
+                                     seed=seed, dialect=dialect)
 
     def read_parquet(self, path: str | Path, *, name: str | None = None,
                      **options: Any) -> str:
@@ -279,6 +291,14 @@ def plan_events(plan: PrivacyPlan) -> tuple:
         events.append(approx(selection.epsilon, selection.delta))
     events += [laplace(agg.quantile.mechanism.epsilon) for agg in plan.quantiles]
     return tuple(events)
+
+
+def _known_dialect(name: str) -> str:
+    """``name`` in lower case if dpsql reads that dialect; ParseError otherwise."""
+    if not isinstance(name, str) or name.lower() not in DIALECTS:
+        raise ParseError(f"unknown SQL dialect {name!r}: dpsql reads "
+                         f"{', '.join(repr(d) for d in DIALECTS)}")
+    return name.lower()
 
 
 def _fingerprint(source: Any) -> str:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
+from dpsql.dialect import DIALECTS
 from dpsql.errors import InterfaceError, ProgrammingError
 from dpsql.parse import parse
 
@@ -66,7 +67,7 @@ def bind(sql: str, parameters: Sequence[Any] | None, *, dialect: str = "duckdb")
         return sql
     for slot, value in zip(slots, parameters, strict=True):
         slot.replace(literal(value))
-    return tree.sql(dialect=dialect)
+    return tree.sql(dialect=DIALECTS[dialect.lower()])
 
 
 def _type_code(field: pa.Field) -> str:
@@ -91,10 +92,12 @@ class Cursor:
 
     def execute(self, operation: str, parameters: Sequence[Any] | None = None, *,
                 epsilon: float | None = None, delta: float | None = None,
-                seed: int | None = None) -> Cursor:
+                seed: int | None = None, dialect: str | None = None) -> Cursor:
         self._open()
-        self._result = self.connection.sql(bind(operation, parameters), epsilon=epsilon,
-                                           delta=delta, seed=seed)
+        dialect = self.connection.dialect if dialect is None else dialect
+        self._result = self.connection.sql(bind(operation, parameters, dialect=dialect),
+                                           epsilon=epsilon, delta=delta, seed=seed,
+                                           dialect=dialect)
         self._rows = self._result.fetchall()
         self._position = 0
         return self

@@ -104,6 +104,12 @@ class StatSpec:
     ``quantum`` (a power of two), so the SQL result does not depend on the order
     in which the engine adds numbers. A ``centered_sum`` adds 2k − (lo_k + hi_k)
     per value k (in quanta of twice ``quantum``): AVG's centred trick in integers.
+
+    With ``per_group`` (BigQuery's ``contribution_bounds_per_group``), [lo, hi] bounds each
+    unit's partial in each group instead of each row: its row count (``rows``), its count of
+    values (``count``), its sum (``sum``), or its mean (``centered_sum``, which then adds
+    2m − (lo_m + hi_m) once per unit, m the unit's mean in the group in quanta). Rows per
+    group do not scale such a bound.
     """
 
     name: str
@@ -112,11 +118,12 @@ class StatSpec:
     lo: float = 0.0
     hi: float = 0.0
     quantum: float = 1.0
+    per_group: bool = False
 
     @property
     def key(self) -> tuple[Any, ...]:
         sql = self.expr.sql() if self.expr is not None else ""
-        return (self.kind, sql, self.lo, self.hi)
+        return (self.kind, sql, self.lo, self.hi, self.per_group)
 
     @property
     def value_quantum(self) -> float:
@@ -141,12 +148,21 @@ class StatSpec:
         return 1
 
     @property
+    def group_bound(self) -> int:
+        """Largest |partial| one unit adds to one group, in quanta (``per_group`` statistics)."""
+        if self.kind == "centered_sum":
+            return self.hi_units - self.lo_units
+        return max(abs(self.lo_units), abs(self.hi_units))
+
+    @property
     def center(self) -> float:
         """The centre that a centred sum is taken around (on the value grid)."""
         return (self.lo_units + self.hi_units) * self.quantum
 
     def __str__(self) -> str:
         inner = self.expr.sql() if self.expr is not None else "*"
+        if self.per_group:
+            return f"{self.name}={self.kind}({inner}) per group in [{self.lo:g}, {self.hi:g}]"
         if self.kind in ("sum", "centered_sum"):
             return f"{self.name}={self.kind}({inner} in [{self.lo:g}, {self.hi:g}])"
         return f"{self.name}={self.kind}({inner})"

@@ -24,7 +24,8 @@ def con() -> dpsql.Connection:
     - ``patients``: 1,000 people, one row each; unit patient_id (shared with visits);
       sex public (f, m); weight in [30, 150]; default limits.
     """
-    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0)
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0,
+                        default_epsilon=1.0, default_delta=1e-6)
     con.register_public("regions", pa.table({"region": list(REGIONS)}))
     con.register_public("specialties", pa.table({
         "specialty": list(SPECIALTIES),

@@ -5,6 +5,7 @@ A case, in the style of sqlglot's fixtures::
     # title: COUNT(*) over the whole table
     # epsilon: 0.5                       (optional, default 1)
     # delta: 0                           (optional, default 1e-6)
+    # dialect: bigquery                  (optional, default duckdb)
     SELECT COUNT(*) FROM visits;
     # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
@@ -17,7 +18,9 @@ statistics one unit can change; the effective contribution limits; partition sel
 in [lo, hi] L1=.. L2=..``; and ``also ..`` for aggregates used only inside expressions,
 HAVING or ORDER BY. A refused case ends with ``# error: ClassName`` or
 ``# error: ClassName: substring of the message``; it must spend no budget.
-``# note:`` lines are comments. Every ```sql block of docs/sql.md must be a case.
+``# note:`` lines are comments. ε and δ not given by the case are left to the query's
+``WITH DIFFERENTIAL_PRIVACY OPTIONS``, else to the connection's defaults (1 and 1e-6).
+Every ```sql block of docs/sql.md must be a case.
 The catalog the cases run against is the ``con`` fixture in conftest.py.
 """
 
@@ -34,15 +37,16 @@ from dpsql.evaluate import truth
 
 HERE = Path(__file__).parent
 DOCS = HERE.parent / "docs" / "sql.md"
-KEYS = ("title", "epsilon", "delta", "note", "result", "plan", "error")
+KEYS = ("title", "epsilon", "delta", "dialect", "note", "result", "plan", "error")
 
 
 @dataclass
 class Case:
     title: str = ""
     sql: str = ""
-    epsilon: float = 1.0
-    delta: float = 1e-6
+    epsilon: float | None = None
+    delta: float | None = None
+    dialect: str = "duckdb"
     expect: dict[str, str] = field(default_factory=dict)
 
 
@@ -65,8 +69,8 @@ def read_cases(path: Path) -> list[Case]:
                 case = Case()
             elif key in ("epsilon", "delta"):
                 setattr(case, key, float(value))
-            elif key == "title":
-                case.title = value
+            elif key in ("title", "dialect"):
+                setattr(case, key, value)
         elif line.strip():
             case.sql = f"{case.sql}\n{line}".strip()
     assert not case.sql, f"{path.name}: the last case has no '# plan:' or '# error:' line"
@@ -121,9 +125,10 @@ def test_titles_are_unique() -> None:
 
 @pytest.mark.parametrize("case", ACCEPTED, ids=[c.title for c in ACCEPTED])
 def test_accepted(case: Case, con: dpsql.Connection) -> None:
-    info = con.explain(case.sql, epsilon=case.epsilon, delta=case.delta).to_dict()
+    options = {"epsilon": case.epsilon, "delta": case.delta, "dialect": case.dialect}
+    info = con.explain(case.sql, **options).to_dict()
     assert summarize(info) == case.expect["plan"]
-    result = con.sql(case.sql, epsilon=case.epsilon, delta=case.delta)
+    result = con.sql(case.sql, **options)
     assert result.columns == [c["name"] for c in info["columns"]]
     assert all(len(row) == len(result.columns) for row in result.fetchall())
 
@@ -131,7 +136,7 @@ def test_accepted(case: Case, con: dpsql.Connection) -> None:
 def bounded_rows(con: dpsql.Connection, case: Case) -> str:
     """The query's answer with noise off: the bounded aggregates (groups per unit chosen
     with the salt of seed 0, every group kept), post-processed like a release."""
-    plan, bounded = con._prepared(case.sql, case.epsilon, case.delta)
+    plan, bounded = con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
     rows = truth(con, plan, bounded, seed=0).fetchall()
     if plan.output.args.get("order") is None:
         rows = sorted(rows, key=repr)
@@ -149,7 +154,7 @@ def test_refused(case: Case, con: dpsql.Connection) -> None:
     name, _, message = (part.strip() for part in case.expect["error"].partition(":"))
     spent = con.budget.spent
     with pytest.raises(getattr(dpsql, name)) as err:
-        con.sql(case.sql, epsilon=case.epsilon, delta=case.delta)
+        con.sql(case.sql, epsilon=case.epsilon, delta=case.delta, dialect=case.dialect)
     assert type(err.value).__name__ == name, err.value
     assert message in str(err.value)
     assert con.budget.spent == spent

@@ -19,18 +19,22 @@ from sqlglot import exp
 
 from dpsql.analysis.aggregates import collect_aggregates
 from dpsql.analysis.draft import Context, Draft
+from dpsql.analysis.options import check_options, read_options
 from dpsql.analysis.relations import resolve_source
 from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
 from dpsql.analysis.shape import check_statement, check_where, resolve_keys, resolve_table
 from dpsql.catalog import Catalog
+from dpsql.dialect import DIALECTS
 from dpsql.errors import InternalError
 from dpsql.parse import parse
 from dpsql.plan import Cost, PrivacyPlan
 
 PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
+    read_options,
     check_statement,
     resolve_source,
     resolve_table,
+    check_options,
     check_where,
     resolve_keys,
     collect_aggregates,
@@ -44,15 +48,22 @@ def _no_public_tables(table: str, column: str) -> tuple[Any, ...]:
     raise InternalError(f"no reader for public table {table!r}")
 
 
-def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float, delta: float,
-            dialect: str = "duckdb",
+def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float | None = None,
+            delta: float | None = None, default_epsilon: float = 1.0,
+            default_delta: float = 0.0, dialect: str = "duckdb",
             public_values: Callable[[str, str], tuple[Any, ...]] = _no_public_tables
             ) -> PrivacyPlan:
-    """Run every pass over the query and return its frozen PrivacyPlan."""
+    """Run every pass over the query and return its frozen PrivacyPlan.
+
+    ε and δ come from the call, else from the query's WITH DIFFERENTIAL_PRIVACY OPTIONS,
+    else from the defaults; the call and the options must agree where both give one.
+    """
     ast = parse(sql, dialect=dialect) if isinstance(sql, str) else sql
-    text = sql if isinstance(sql, str) else sql.sql(dialect=dialect)
-    draft = Draft(sql=text, ast=ast, epsilon=epsilon, delta=delta)
-    ctx = Context(catalog=catalog, public_values=public_values)
+    text = sql if isinstance(sql, str) else sql.sql(dialect=DIALECTS[dialect])
+    draft = Draft(sql=text, ast=ast, epsilon=default_epsilon if epsilon is None else epsilon,
+                  delta=default_delta if delta is None else delta)
+    ctx = Context(catalog=catalog, public_values=public_values, call_epsilon=epsilon,
+                  call_delta=delta)
     for step in PASSES:
         draft = step(draft, ctx)
     return _to_plan(draft)

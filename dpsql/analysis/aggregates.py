@@ -39,6 +39,13 @@ from dpsql.analysis.grammar import (
     is_aggregate,
     refuse,
 )
+from dpsql.analysis.named_bounds import (
+    PER_GROUP,
+    PER_ROW,
+    NamedBounds,
+    clamp_interval,
+    named_bounds,
+)
 from dpsql.analysis.types import type_class
 from dpsql.catalog import INTEGER_TYPES
 from dpsql.errors import UnsupportedQueryError
@@ -65,14 +72,18 @@ class _Collector:
         self.histograms: dict[tuple, HistogramSpec] = {}
         self.aggregates: dict[str, Aggregate] = {}
 
-    def stat(self, kind: str, expr: exp.Expression | None = None, **bounds: float) -> str:
-        quantum = value_quantum(bounds["lo"], bounds["hi"]) if bounds else 1.0
-        if bounds and self._integral(expr, bounds["lo"], bounds["hi"]):
-            quantum = 1.0  # integer values with integer bounds are already exact
+    def stat(self, kind: str, expr: exp.Expression | None = None, *, per_group: bool = False,
+             **bounds: float) -> str:
+        valued = kind in ("sum", "centered_sum")
+        quantum = value_quantum(bounds["lo"], bounds["hi"]) if valued else 1.0
+        # Integer values with integer bounds are already exact (a unit's mean is not).
+        if valued and self._integral(expr, bounds["lo"], bounds["hi"]) and not (
+                per_group and kind == "centered_sum"):
+            quantum = 1.0
         if kind == "centered_sum":
             quantum /= 2
         spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, quantum=quantum,
-                        **bounds)
+                        per_group=per_group, **bounds)
         return self.stats.setdefault(spec.key, spec).name
 
     def _integral(self, expr: exp.Expression, lo: float, hi: float) -> bool:
@@ -100,6 +111,12 @@ class _Collector:
         """MEDIAN, QUANTILE_CONT/QUANTILE/APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP."""
         arg, q = _quantile_parts(node)
         label = sql.split("(")[0]
+        if isinstance(node, exp.WithinGroup) and named_bounds(node.this) != NamedBounds():
+            refuse(node, label, f"PERCENTILE_CONT(expr, q, {PER_ROW} => (lo, hi))",
+                   "Named bounds go in the two-argument form of PERCENTILE_CONT")
+        if named_bounds(node).per_group is not None:
+            refuse(node, label, f"{PER_ROW} => (lo, hi)", "A quantile ranks rows: bound "
+                   "each row's value, as BigQuery's PERCENTILE_CONT does")
         if isinstance(arg, exp.Distinct):
             refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
                    "COUNT(DISTINCT <privacy unit>)")
@@ -127,23 +144,50 @@ class _Collector:
         if isinstance(node, exp.Count):
             return self._count(node, arg)
         if isinstance(node, exp.Sum | exp.Avg):
+            label = node.key.upper()
             if isinstance(arg, exp.Distinct):
                 refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
                        "COUNT(DISTINCT <privacy unit>)")
-            check_row_expression(arg, f"{node.key.upper()} argument")
+            check_row_expression(arg, f"{label} argument")
             if type_class(arg, self.draft.table.columns) != "numeric":
-                refuse(node, f"{node.key.upper()}", "a numeric argument")
-            lo, hi = self._bounds(node, arg)
-            if isinstance(node, exp.Sum):
-                return "sum", (self.stat("sum", arg, lo=lo, hi=hi),), (lo, hi)
-            if lo == hi:
+                refuse(node, f"{label}", "a numeric argument")
+            group = self._group_bounds(node)
+            lo, hi = group or self._bounds(node, arg)
+            if group == (0, 0):
+                refuse(node, label, f"{PER_GROUP} other than (0, 0)", "This is always 0")
+            if isinstance(node, exp.Avg) and lo == hi:
                 refuse(node, "AVG", "bounds with lo < hi", f"AVG is the constant {lo:g} here")
-            stats = (self.stat("count", arg), self.stat("centered_sum", arg, lo=lo, hi=hi))
+            if isinstance(node, exp.Sum):
+                return "sum", (self.stat("sum", arg, per_group=bool(group), lo=lo, hi=hi),), \
+                    (lo, hi)
+            # Per-group bounds: the mean of each unit's mean over the units with a value.
+            count = self.stat("count", arg, per_group=True, lo=0, hi=1) if group else \
+                self.stat("count", arg)
+            stats = (count, self.stat("centered_sum", arg, per_group=bool(group), lo=lo, hi=hi))
             return "avg", stats, (lo, hi)
         refuse(node, "aggregate", AGGREGATES)
 
+    def _group_bounds(self, node: exp.AggFunc) -> tuple[float, float] | None:
+        """SUM/AVG per-group bounds, or None: then the rows are bounded (by _bounds)."""
+        named = named_bounds(node)
+        if named.per_row is not None and named.per_group is not None:
+            refuse(node, node.key.upper(), f"one of {PER_ROW} and {PER_GROUP}",
+                   f"To bound rows as well, clamp the argument: {node.key.upper()}"
+                   f"(LEAST(GREATEST(x, lo), hi), {PER_GROUP} => (lo, hi))")
+        # With row-level privacy each row is its own unit: per group means per row.
+        return None if self.draft.table.row_level else named.per_group
+
     def _count(self, node: exp.Count, arg: exp.Expression):
         unit = self.draft.table.privacy_unit
+        if node.expressions:
+            refuse(node, "COUNT", AGGREGATES, "COUNT takes one argument (and optionally "
+                   f"{PER_GROUP} => (lo, hi))")
+        named = named_bounds(node)
+        if named.per_row is not None:
+            refuse(node, "COUNT", f"{PER_GROUP} => (lo, hi)", "A row adds 1 to a count "
+                   "whatever its value, so per-row bounds do not apply")
+        if named.per_group is not None:  # (COUNT(DISTINCT x, ...) does not parse)
+            return self._group_count(node, arg, *named.per_group)
         if isinstance(arg, exp.Star):
             return "count_star", (self.stat("rows"),), None
         if isinstance(arg, exp.Distinct):
@@ -158,8 +202,26 @@ class _Collector:
         type_class(arg, self.draft.table.columns)
         return "count", (self.stat("count", arg),), None
 
+    def _group_count(self, node: exp.Count, arg: exp.Expression, lo: float, hi: float):
+        """COUNT with per-group bounds: each unit's count in a group is clamped to [lo, hi]."""
+        if self.draft.table.row_level:
+            refuse(node, "COUNT", "COUNT without named bounds on a row-level table",
+                   f"Each row is its own unit and adds at most 1: drop {PER_GROUP}")
+        if lo < 0 or hi == 0 or not (float(lo).is_integer() and float(hi).is_integer()):
+            refuse(node, "COUNT", f"{PER_GROUP} => (lo, hi) with integers 0 <= lo <= hi, "
+                   "hi > 0")
+        if isinstance(arg, exp.Star):
+            return "count_star", (self.stat("rows", per_group=True, lo=lo, hi=hi),), None
+        check_row_expression(arg, "COUNT argument")
+        type_class(arg, self.draft.table.columns)
+        return "count", (self.stat("count", arg, per_group=True, lo=lo, hi=hi),), None
+
     def _bounds(self, node: exp.Expression, arg: exp.Expression) -> tuple[float, float]:
         interval = infer_interval(arg, self.draft.table.bounds)
+        named = named_bounds(node)
+        row = named.per_row or (named.per_group if self.draft.table.row_level else None)
+        if row is not None:
+            interval = clamp_interval(interval, row)
         if not interval.finite:
             col = next(arg.find_all(exp.Column), None)
             name = col.name if col is not None else "x"
@@ -170,7 +232,8 @@ class _Collector:
             next(n for n in example.walk() if n == arg).replace(clamp)
             raise UnsupportedQueryError(
                 f"{fragment(node)} needs bounds: declare bounds={{\"{name}\": (lo, hi)}} when "
-                f"registering the table, or write {fragment(example, limit=None)}")
+                f"registering the table, or write {fragment(example, limit=None)} (or, in "
+                f"BigQuery style, add the argument {PER_ROW} => (lo, hi))")
         if interval.lo == interval.hi == 0 and isinstance(node, exp.Sum):
             refuse(node, "SUM", "bounds other than [0, 0]", "This sum is always 0")
         return interval.lo, interval.hi

@@ -19,10 +19,25 @@ from dpsql.plan import Aggregate, Contribution, GroupKey, OutputColumn, Selectio
 
 @dataclass(frozen=True)
 class Context:
-    """What passes may consult: the catalog and a reader of public key values."""
+    """What passes may consult: the catalog, a reader of public key values, and the ε and δ
+    the caller passed explicitly (None when left to the defaults, which the draft holds)."""
 
     catalog: Catalog
     public_values: Callable[[str, str], tuple[Any, ...]]
+    call_epsilon: float | None = None
+    call_delta: float | None = None
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    """Contribution limits and privacy unit named by ``WITH DIFFERENTIAL_PRIVACY OPTIONS``.
+
+    ``None`` leaves the catalog's declaration in force.
+    """
+
+    max_groups: int | None = None
+    max_rows: int | None = None
+    unit: exp.Column | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +63,7 @@ class Draft:
     noise: NoisePlan | None = None
     selection: Selection | None = None
     cost_delta: float = 0.0
+    options: QueryOptions = QueryOptions()
 
     @property
     def select(self) -> exp.Select:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from dpsql.accounting import as_fraction, float_at_most
-from dpsql.analysis.draft import Context, Draft
+from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.exponential import ExponentialQuantile
@@ -42,15 +42,34 @@ def contribution_limits(draft: Draft, ctx: Context) -> Draft:
         "max_rows_per_unit": (info.max_rows_per_unit, None),
     }
     values = {k: v if v is not None else d for k, (v, d) in declared.items()}
-    sources = tuple((k, "declared" if v is not None else "default") for k, (v, _) in
-                    declared.items())
+    sources = {k: "declared" if v is not None else "default" for k, (v, _) in declared.items()}
+    for name, value in query_limits(draft.options).items():
+        values[name], sources[name] = value, "query"
     if not draft.keys:
         values["max_groups_per_unit"] = 1
     elif all(k.public for k in draft.keys):
         # A unit cannot touch more groups than exist.
         values["max_groups_per_unit"] = max(1, min(values["max_groups_per_unit"],
                                                    _domain_size(draft)))
-    return replace(draft, contribution=Contribution(**values, sources=sources))
+    return replace(draft, contribution=Contribution(**values, sources=tuple(sources.items())))
+
+
+def query_limits(options: QueryOptions) -> dict[str, int]:
+    """Limits set by WITH DIFFERENTIAL_PRIVACY OPTIONS; they replace the catalog's.
+
+    Any positive value is private: the rewrite enforces the limit and the noise is scaled
+    to it. ``max_rows_contributed = r`` (ZetaSQL) bounds only the rows in total, which
+    also bounds the groups and the rows per group by r.
+
+    >>> query_limits(QueryOptions(max_rows=5))
+    {'max_groups_per_unit': 5, 'max_rows_per_group': 5, 'max_rows_per_unit': 5}
+    """
+    if options.max_rows is not None:
+        r = options.max_rows
+        return {"max_groups_per_unit": r, "max_rows_per_group": r, "max_rows_per_unit": r}
+    if options.max_groups is not None:
+        return {"max_groups_per_unit": options.max_groups}
+    return {}
 
 
 def _domain_size(draft: Draft) -> int:
@@ -66,8 +85,17 @@ def normalised_norms(groups: int, rows_per_group: int, rows_total: int | None
 
 
 def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
-    """Per-cell bound and normalised norms; sums are integers counted in quanta."""
+    """Per-cell bound and normalised norms; sums are integers counted in quanta.
+
+    A per-group-bounded statistic moves each of a unit's g cells by at most its group
+    bound, whatever the rows: normalised L1 = g, L2 = √g. (Scaling a unit's partials down
+    for max_rows_per_unit only shrinks them.)
+    """
     c, g = limits.rows_per_group, limits.groups_per_unit
+    if spec.per_group:
+        l1, l2 = normalised_norms(g, 1, None)
+        return Statistic(name=spec.name, bound=float(spec.group_bound), l1=l1, l2=l2,
+                         integer=True, cells=float(g))
     rows = 1 if spec.kind == "units" else c
     l1, l2 = normalised_norms(g, rows, limits.max_rows_per_unit)
     return Statistic(name=spec.name, bound=float(rows * spec.row_bound), l1=l1, l2=l2,

@@ -37,7 +37,7 @@ from sqlglot import exp
 from dpsql.plan import BoundedQuery, PrivacyPlan, StatSpec
 from dpsql.rewrite import quantiles
 from dpsql.rewrite.expressions import as_bigint, as_double, number, source, total
-from dpsql.rewrite.values import RowValues, aggregate, limit
+from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit
 
 UNIT = "__dp_unit"
 RANK = "__dp_rank"
@@ -109,6 +109,8 @@ def _one_row() -> exp.Select:
 
 def _pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
     """One unit's contribution to one group, clamped to the per-group bound (in quanta)."""
+    if spec.per_group:
+        return group_partial(spec, values)
     if spec.kind == "rows":
         return limit(exp.Count(this=exp.Star()), 0, c)
     total = aggregate(spec, exp.column(values.of[spec.name]))

@@ -65,10 +65,19 @@ def quanta(spec: StatSpec, types: Mapping[str, str],
                     default=units)
 
 
+def raw(spec: StatSpec, types: Mapping[str, str],
+        bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
+    """The value as DOUBLE within its catalog bounds, NULL if NULL or NaN: what a
+    per-group-bounded sum or mean adds up before it clamps the unit's partial."""
+    return as_double(bounded(spec.expr, types, bounds))
+
+
 def value_key(spec: StatSpec) -> tuple | None:
     """Statistics with the same key read the same row-level column."""
     if spec.kind == "count":
         return ("present", spec.expr.sql())
+    if spec.per_group and spec.kind in ("sum", "centered_sum"):
+        return ("raw", spec.expr.sql())
     if spec.kind in ("sum", "centered_sum"):
         return ("quanta", spec.expr.sql(), spec.value_quantum, spec.lo_units, spec.hi_units)
     return None
@@ -89,9 +98,16 @@ class RowValues:
                 continue
             key = self._shared_quanta(spec) or key
             if key not in self.columns:
-                expr = present(spec, types) if key[0] == "present" else quanta(spec, types, bounds)
-                self.columns[key] = (f"__dp_v{len(self.columns)}", expr)
+                self.columns[key] = (f"__dp_v{len(self.columns)}",
+                                     self._value(key[0], spec, types, bounds))
             self.of[spec.name] = self.columns[key][0]
+
+    @staticmethod
+    def _value(kind: str, spec: StatSpec, types: Mapping[str, str],
+               bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
+        if kind == "present":
+            return present(spec, types)
+        return raw(spec, types, bounds) if kind == "raw" else quanta(spec, types, bounds)
 
     def _shared_quanta(self, spec: StatSpec) -> tuple | None:
         if spec.kind != "count" or not isinstance(spec.expr, exp.Column):
@@ -119,3 +135,27 @@ def aggregate(spec: StatSpec, value: exp.Expression) -> exp.Expression:
     return exp.Sub(this=exp.Mul(this=number(2), expression=total),
                    expression=exp.Mul(this=number(spec.lo_units + spec.hi_units),
                                       expression=exp.Count(this=value.copy())))
+
+
+def group_partial(spec: StatSpec, values: RowValues) -> exp.Expression:
+    """A unit's partial in one group clamped to the statistic's per-group bounds (quanta).
+
+    Counts clamp the unit's count; sums round the unit's sum to the quantum grid and clamp
+    it; centred sums do the same with the unit's mean m and add 2m − (lo + hi) (in quanta).
+    A unit without a value in the group adds 0 to sums (GREATEST would lift NULL to lo).
+    """
+    lo, hi = spec.lo_units, spec.hi_units
+    if spec.kind == "rows":
+        return limit(exp.Count(this=exp.Star()), lo, hi)
+    value = exp.column(values.of[spec.name])
+    if spec.kind == "count":
+        return limit(exp.Count(this=value), lo, hi)
+    inner = exp.Avg if spec.kind == "centered_sum" else exp.Sum
+    scaled = exp.Round(this=exp.Div(this=inner(this=value.copy()),
+                                    expression=number(spec.value_quantum)))
+    units: exp.Expression = as_bigint(limit(scaled, lo, hi))
+    if spec.kind == "centered_sum":
+        units = exp.Sub(this=exp.Mul(this=number(2), expression=units),
+                        expression=number(lo + hi))
+    empty = exp.EQ(this=exp.Count(this=value.copy()), expression=number(0))
+    return exp.Case(ifs=[exp.If(this=empty, true=number(0))], default=units)
