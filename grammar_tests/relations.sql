@@ -274,3 +274,26 @@ SELECT region, COUNT(*) FROM visits GROUP BY 3;
 # title: GROUP BY the privacy unit through a subquery is refused
 SELECT pid, COUNT(*) FROM (SELECT patient_id AS pid FROM visits) AS t GROUP BY pid;
 # error: UnsupportedQueryError: columns other than the privacy unit
+
+# title: UNION ALL of two private tables with the same unit
+SELECT COUNT(*), SUM(c) FROM (SELECT patient_id, cost AS c FROM visits
+                              UNION ALL SELECT patient_id, cost FROM claims) AS u;
+# result: [(1096, 696148.0)]
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=3 rows/unit=5 selection=public | COUNT(*) L1=3 L2=3 | SUM(c) in [0, 2000] L1=6000 L2=6000
+
+# title: UNION ALL traces the unit when the branches drop it
+SELECT r, COUNT(*) FROM (SELECT region AS r FROM visits WHERE age > 50
+                         UNION ALL SELECT region FROM claims) AS u GROUP BY r;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=3 rows/unit=5 selection=truncated_geometric | r | COUNT(*) L1=5 L2=3.60555
+
+# title: UNION (distinct) in FROM is refused
+SELECT COUNT(*) FROM (SELECT patient_id FROM visits UNION SELECT patient_id FROM claims) AS u;
+# error: UnsupportedQueryError: use UNION ALL
+
+# title: UNION ALL of a row-level and a unit table is refused
+SELECT COUNT(*) FROM (SELECT age FROM people UNION ALL SELECT age FROM visits) AS u;
+# error: UnsupportedQueryError: Do not mix row-level tables
+
+# title: UNION ALL branches must have matching types
+SELECT COUNT(*) FROM (SELECT region FROM visits UNION ALL SELECT age FROM claims) AS u;
+# error: UnsupportedQueryError: differs in type between the branches

@@ -81,6 +81,9 @@ QUERIES = [
     "SELECT k, SUM(y), COUNT(*) FROM u GROUP BY k",
     # GROUP BY an expression
     "SELECT UPPER(k), COUNT(*) FROM t GROUP BY UPPER(k)",
+    # UNION ALL of two private tables: a unit's rows come from both
+    "SELECT COUNT(*), SUM(v) FROM (SELECT pid, x AS v FROM t UNION ALL SELECT pid, w FROM p) "
+    "AS u",
 ]
 LIMITS = [  # the strictest in the default run, all of them in CI's slow run
     pytest.param({}, marks=pytest.mark.slow),

@@ -33,6 +33,7 @@ a LEFT JOIN, aggregation not by the unit, LIMIT or DISTINCT inside) is refused.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -109,6 +110,7 @@ def resolve_source(draft: Draft, ctx: Context) -> Draft:
     select = draft.select
     if not needs_source(select):
         return draft
+    _names.count = -1
     scope = _ctes(select, {}, ctx)
     source, names = _from_clause(select, scope, ctx)
     if source.public:
@@ -193,9 +195,12 @@ def _item(node: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Contex
 def _derived(query: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Context
              ) -> Source:
     """A subquery or CTE: row-level, or aggregated per unit; the unit is traced through."""
+    if isinstance(query, exp.Union) and not query.args.get("distinct"):
+        return _union_all(query, scope, ctx)
     if not isinstance(query, exp.Select):
-        refuse(query, "subquery", DERIVED_SHAPE,
-               "Set operations inside FROM are not supported: aggregate each part separately")
+        refuse(query, "set operation in FROM", "UNION ALL of subqueries over private tables",
+               "UNION (distinct), INTERSECT and EXCEPT let one person's rows remove or merge "
+               "other people's rows; use UNION ALL")
     for arg, label in (("distinct", "DISTINCT"), ("limit", "LIMIT"), ("offset", "OFFSET"),
                        ("order", "ORDER BY"), ("qualify", "QUALIFY"), ("having", "HAVING"),
                        ("laterals", "LATERAL"), ("pivots", "PIVOT"), ("windows", "WINDOW")):
@@ -273,6 +278,56 @@ def _per_unit(query: exp.Select, inner: Source, group: exp.Group) -> Source:
     return _build(query, inner, items, grouped=True)
 
 
+def _union_all(query: exp.Union, scope: Mapping[str, exp.Expression], ctx: Context
+               ) -> Source:
+    """UNION ALL: each row still comes from one branch's row, so it keeps that row's unit.
+
+    Columns take the first branch's names (positionally, as in SQL) and must have the
+    same type class in every branch; bounds are the union of the branches' intervals.
+    """
+    branches = [_derived(part, scope, ctx) for part in (query.left, query.right)]
+    if any(b.unit is None for b in branches) and any(b.unit is not None for b in branches):
+        refuse(query, "UNION ALL", "branches over tables of the same kind",
+               "Do not mix row-level tables with tables that have a privacy unit")
+    visible = [[c for c in b.columns if c != UNIT_COLUMN] for b in branches]
+    if len({len(v) for v in visible}) != 1:
+        refuse(query, "UNION ALL", "branches with the same number of columns")
+    names = visible[0]
+    for branch, columns in zip(branches, visible, strict=True):
+        for name, column in zip(names, columns, strict=True):
+            if column_class(branch.columns[column]) != column_class(
+                    branches[0].columns[name]):
+                refuse(query, "UNION ALL", "columns of the same type in each branch",
+                       f"Column {name!r} differs in type between the branches")
+    positions = {None if b.unit is None or b.unit == UNIT_COLUMN else cols.index(b.unit)
+                 for b, cols in zip(branches, visible, strict=True)}
+    unit = None
+    if branches[0].unit is not None:
+        unit = names[positions.pop()] if len(positions) == 1 and None not in positions \
+            else UNIT_COLUMN
+    parts = []
+    for branch, columns in zip(branches, visible, strict=True):
+        items = [exp.alias_(exp.column(c, quoted=True), n, quoted=True)
+                 for c, n in zip(columns, names, strict=True)]
+        if unit == UNIT_COLUMN:
+            items.append(exp.alias_(exp.column(branch.unit, quoted=True), UNIT_COLUMN,
+                                    quoted=True))
+        parts.append(exp.select(*items).from_(branch.relation.copy(), copy=False))
+    union = exp.union(*parts, distinct=False, copy=False)
+    columns = {n: branches[0].columns[n] for n in names}
+    if unit == UNIT_COLUMN:
+        columns[UNIT_COLUMN] = branches[0].columns[branches[0].unit]
+    bounds = {}
+    for i, name in enumerate(names):
+        found = [b.bounds.get(cols[i]) for b, cols in zip(branches, visible, strict=True)]
+        if all(found):
+            bounds[name] = (min(lo for lo, _ in found), max(hi for _, hi in found))
+    return Source(columns=columns, unit=unit, relation=union.subquery(_fresh(), copy=False),
+                  tables=tuple(dict.fromkeys(t for b in branches for t in b.tables)),
+                  private=tuple({t.name: t for b in branches for t in b.private}.values()),
+                  bounds=bounds, public_keys={})
+
+
 def _type_of(node: exp.Expression, inner: Source) -> str:
     if isinstance(node, exp.Column):
         return inner.columns.get(node.name.lower(), "")
@@ -329,11 +384,13 @@ def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expressi
                   tables=inner.tables, private=inner.private, bounds=bounds, public_keys=keys)
 
 
-_counter = iter(range(10**9))
+_names = threading.local()
 
 
 def _fresh() -> str:
-    return f"__dp_q{next(_counter)}"
+    """A subquery alias, numbered per query (so the same query gives the same SQL)."""
+    _names.count = getattr(_names, "count", -1) + 1
+    return f"__dp_q{_names.count}"
 
 
 def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
