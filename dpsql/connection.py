@@ -32,7 +32,13 @@ from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump,
 from dpsql.catalog import Catalog, TableInfo, read_toml
 from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
-from dpsql.errors import InterfaceError, ParseError, PrivacyError, PrivacyWarning
+from dpsql.errors import (
+    InterfaceError,
+    ParseError,
+    PrivacyError,
+    PrivacyWarning,
+    ProgrammingError,
+)
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
@@ -121,11 +127,12 @@ class Connection:
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
 
     def _plan(self, query: str, epsilon: float | None, delta: float | None,
-              dialect: str | None = None) -> PrivacyPlan:
-        return self._prepared(query, epsilon, delta, dialect)[0]
+              dialect: str | None = None, quantile_ci: float | None = None) -> PrivacyPlan:
+        return self._prepared(query, epsilon, delta, dialect, quantile_ci)[0]
 
     def _prepared(self, query: str, epsilon: float | None, delta: float | None,
-                  dialect: str | None = None) -> tuple[PrivacyPlan, str]:
+                  dialect: str | None = None, quantile_ci: float | None = None
+                  ) -> tuple[PrivacyPlan, str]:
         """The plan and its bounded SQL (salt as a placeholder), memoised per catalog state.
 
         Plans are frozen and depend only on the query, its dialect, (ε, δ) as passed, the
@@ -134,13 +141,16 @@ class Connection:
         WITH DIFFERENTIAL_PRIVACY OPTIONS, else from the connection's defaults.
         """
         read = self.dialect if dialect is None else _known_dialect(dialect)
+        if quantile_ci is not None and not 0 < quantile_ci < 1:
+            raise ProgrammingError(f"quantile_ci={quantile_ci!r}: give a confidence level "
+                                   "between 0 and 1, e.g. quantile_ci=0.95")
         key = (query, read, epsilon, delta, self.default_epsilon, self.default_delta,
-               self.catalog.version)
+               self.catalog.version, quantile_ci)
         if key not in self._plans:
             plan = analyze(query, self.catalog, epsilon=epsilon, delta=delta,
                            default_epsilon=self.default_epsilon,
                            default_delta=self.default_delta, dialect=read,
-                           public_values=self._public_values)
+                           public_values=self._public_values, quantile_ci=quantile_ci)
             bounded = rewrite(plan, salt=SALT_PLACEHOLDER).sql(self.backend.dialect)
             if len(self._plans) >= PLAN_CACHE_SIZE:
                 self._plans.clear()
@@ -155,20 +165,24 @@ class Connection:
         return self.backend.public_values(info.name, column)
 
     def explain(self, query: str, *, epsilon: float | None = None,
-                delta: float | None = None, dialect: str | None = None) -> Explanation:
+                delta: float | None = None, dialect: str | None = None,
+                quantile_ci: float | None = None) -> Explanation:
         """What ``query`` would release and cost. Touches no data, spends nothing."""
-        return Explanation.of(self._plan(query, epsilon, delta, dialect))
+        return Explanation.of(self._plan(query, epsilon, delta, dialect, quantile_ci))
 
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
-            seed: int | None = None, dialect: str | None = None) -> Result:
+            seed: int | None = None, dialect: str | None = None,
+            quantile_ci: float | None = None) -> Result:
         """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first.
 
         ``dialect`` ("duckdb", "postgres", "bigquery" or "spark"; default: the
-        connection's) is the SQL dialect ``query`` is written in.
+        connection's) is the SQL dialect ``query`` is written in. ``quantile_ci`` (e.g.
+        0.95) also releases a confidence interval for every quantile (``Result.ci``), with
+        two more exponential mechanisms per quantile that share the query's ε.
         """
         if self.backend.closed:
             raise InterfaceError("the connection is closed: open a new one with dpsql.connect()")
-        plan, bounded = self._prepared(query, epsilon, delta, dialect)
+        plan, bounded = self._prepared(query, epsilon, delta, dialect, quantile_ci)
         seed = self.seed if seed is None else seed
         key = self._answer_key(plan, bounded) if seed is None else None
         cached = self.answers.get(key) if key and self.answers is not None else None
@@ -202,11 +216,12 @@ class Connection:
                       cost=plan.cost if cost is None else cost, private=private)
 
     def evaluate(self, query: str, *, runs: int = 100, epsilon: float | None = None,
-                 delta: float | None = None, level: float = 0.95) -> UtilityReport:
+                 delta: float | None = None, level: float = 0.95,
+                 quantile_ci: float | None = None) -> UtilityReport:
         """Utility of ``query`` for a data owner who may see the table: MAE, relative error
         and CI coverage over ``runs`` seeded releases. Not private; spends no budget."""
         return evaluate_utility(self, query, runs=runs, epsilon=epsilon, delta=delta,
-                                level=level)
+                                level=level, quantile_ci=quantile_ci)
 
     def report(self):
         """Spending under every composition method, GDP µ and its tightness (no data read)."""
@@ -289,7 +304,7 @@ def plan_events(plan: PrivacyPlan) -> tuple:
         events += query_events(noise.kind, noise.epsilon, multiplier, threshold_delta)
     if geometric:
         events.append(approx(selection.epsilon, selection.delta))
-    events += [laplace(agg.quantile.mechanism.epsilon) for agg in plan.quantiles]
+    events += [laplace(m.epsilon) for agg in plan.quantiles for m in agg.quantile.mechanisms]
     return tuple(events)
 
 

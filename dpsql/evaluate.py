@@ -64,9 +64,10 @@ def truth(con: Connection, plan, bounded: str, seed: int):
 
 
 def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float | None,
-                     delta: float | None, level: float) -> UtilityReport:
+                     delta: float | None, level: float,
+                     quantile_ci: float | None = None) -> UtilityReport:
     """See the module docstring."""
-    plan, bounded = con._prepared(query, epsilon, delta)
+    plan, bounded = con._prepared(query, epsilon, delta, quantile_ci=quantile_ci)
     keys = [c.name for c in plan.columns if c.aggregate is None]
     aggregates = [c.name for c in plan.columns if c.aggregate is not None]
     errors = {name: [] for name in aggregates}
@@ -90,7 +91,7 @@ def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float |
                 errors[name].append(diff)
                 relative[name].append(diff / max(abs(expected[name]), 1.0))
                 lower, upper = row[f"{name}_lower"], row[f"{name}_upper"]
-                if lower is not None:  # quantiles have no data-independent interval
+                if lower is not None:  # a quantile without quantile_ci has no interval
                     covered[name].append(lower <= expected[name] <= upper)
     columns = tuple(ColumnUtility(name, float(np.mean(errors[name] or [np.nan])),
                                   float(np.mean(relative[name] or [np.nan])),

@@ -52,10 +52,12 @@ def _quantile_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
         "noise_std": None,
         "ci95_halfwidth": None,
         "rank_error95": mechanism.rank_error(0.95, histogram.buckets) / WEIGHT_SCALE,
+        "interval_level": agg.quantile.level,
         "bounds": [agg.lo, agg.hi],
         "note": "exponential mechanism over equal buckets of the bounds; releases a bucket's "
         "midpoint. Sensitivities are in ranks (rows); with 95% probability the released "
-        "bucket is within rank_error95 rows of the true quantile's rank (no value interval)",
+        "bucket is within rank_error95 rows of the true quantile's rank; a value interval "
+        "needs quantile_ci= (two more releases, see Result.ci)",
     }
 
 

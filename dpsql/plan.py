@@ -217,11 +217,20 @@ class HistogramSpec:
 
 @dataclass(frozen=True)
 class QuantileSpec:
-    """A quantile aggregate: q, its histogram, and (once calibrated) its mechanism."""
+    """A quantile aggregate: q, its histogram, and (once calibrated) its mechanism; with
+    ``level``, two more exponential mechanisms release a ``level`` interval's ends."""
 
     q: Fraction
     histogram: HistogramSpec
     mechanism: ExponentialQuantile | None = None
+    lower: ExponentialQuantile | None = None
+    upper: ExponentialQuantile | None = None
+    level: float | None = None
+
+    @property
+    def mechanisms(self) -> tuple[ExponentialQuantile, ...]:
+        """The releases of this quantile: the value, then the interval's ends if asked for."""
+        return tuple(m for m in (self.mechanism, self.lower, self.upper) if m is not None)
 
 
 @dataclass(frozen=True)
@@ -374,10 +383,11 @@ class PrivacyPlan:
             parts.append(Spend("partition selection", self.selection.epsilon,
                                self.selection.delta))
         for agg in self.quantiles:
-            mechanism = agg.quantile.mechanism
-            if mechanism is None:
+            if agg.quantile.mechanism is None:
                 raise InternalError(f"quantile {agg.sql} was never calibrated")
-            parts.append(Spend(f"exponential {agg.sql}", mechanism.epsilon, 0.0))
+            for mechanism in agg.quantile.mechanisms:
+                end = "" if mechanism.side == "point" else f" ({mechanism.side} end)"
+                parts.append(Spend(f"exponential {agg.sql}{end}", mechanism.epsilon, 0.0))
         return tuple(parts)
 
     def verify_cost(self) -> None:

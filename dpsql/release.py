@@ -89,7 +89,17 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
         spec = agg.quantile.histogram
         weights = dense_histograms(exact.column(spec.name).filter(pa.array(keep)), spec)
         quantiles[agg.name] = spec.midpoints(agg.quantile.mechanism.sample(weights, sampler))
+        for end in (agg.quantile.lower, agg.quantile.upper):
+            if end is not None:
+                index = end.sample(weights, sampler)
+                quantiles[interval_name(agg.name, end.side)] = end.edges(
+                    index, spec.lo, spec.hi, spec.buckets)
     return NoisyGroups(keys=keys, stats=stats, quantiles=quantiles)
+
+
+def interval_name(aggregate: str, side: str) -> str:
+    """Where a quantile's released interval end is kept in ``NoisyGroups.quantiles``."""
+    return f"{aggregate}__{side}"
 
 
 def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:

@@ -21,7 +21,7 @@ from dpsql import plot as charts
 from dpsql.accounting import Cost
 from dpsql.explain import Explanation, column_noise
 from dpsql.plan import Aggregate, PrivacyPlan
-from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups
+from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups, interval_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -69,7 +69,9 @@ class Result:
         """Per-cell ``level`` confidence intervals: ``<col>_lower``/``<col>_upper``.
 
         Columns that are not a bare aggregate (keys, arithmetic on aggregates)
-        get no interval; quantiles get NULL bounds (their error is in ranks, see explain()).
+        get no interval. A quantile has an interval only if the query asked for one
+        (``quantile_ci=``, released by two more exponential mechanisms) at a level ≥
+        ``level``; otherwise its bounds are NULL (its error is in ranks, see explain()).
         """
         if not 0 < level < 1:
             raise ValueError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
@@ -87,8 +89,12 @@ class Result:
 
     def _interval(self, agg: Aggregate, values: np.ndarray, level: float):
         if agg.kind == "quantile":
-            missing = pa.nulls(len(values), pa.float64())
-            return missing, missing
+            spec = agg.quantile
+            if spec.level is None or level > spec.level:
+                missing = pa.nulls(len(values), pa.float64())
+                return missing, missing
+            return tuple(self.groups.quantiles[interval_name(agg.name, side)][self.rows]
+                         for side in ("lower", "upper"))
         if agg.kind != "avg":
             half = column_noise(self.plan, agg).ci_halfwidth(level)
             return values - half, values + half

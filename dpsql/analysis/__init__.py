@@ -51,17 +51,18 @@ def _no_public_tables(table: str, column: str) -> tuple[Any, ...]:
 def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float | None = None,
             delta: float | None = None, default_epsilon: float = 1.0,
             default_delta: float = 0.0, dialect: str = "duckdb",
-            public_values: Callable[[str, str], tuple[Any, ...]] = _no_public_tables
-            ) -> PrivacyPlan:
+            public_values: Callable[[str, str], tuple[Any, ...]] = _no_public_tables,
+            quantile_ci: float | None = None) -> PrivacyPlan:
     """Run every pass over the query and return its frozen PrivacyPlan.
 
     ε and δ come from the call, else from the query's WITH DIFFERENTIAL_PRIVACY OPTIONS,
     else from the defaults; the call and the options must agree where both give one.
+    ``quantile_ci`` (a level such as 0.95) also releases an interval for each quantile.
     """
     ast = parse(sql, dialect=dialect) if isinstance(sql, str) else sql
     text = sql if isinstance(sql, str) else sql.sql(dialect=DIALECTS[dialect])
     draft = Draft(sql=text, ast=ast, epsilon=default_epsilon if epsilon is None else epsilon,
-                  delta=default_delta if delta is None else delta)
+                  delta=default_delta if delta is None else delta, quantile_ci=quantile_ci)
     ctx = Context(catalog=catalog, public_values=public_values, call_epsilon=epsilon,
                   call_delta=delta)
     for step in PASSES:

@@ -63,6 +63,7 @@ class Draft:
     noise: NoisePlan | None = None
     selection: Selection | None = None
     cost_delta: float = 0.0
+    quantile_ci: float | None = None
     options: QueryOptions = QueryOptions()
 
     @property

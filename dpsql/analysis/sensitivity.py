@@ -127,15 +127,17 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
 
     ε is shared equally by the mechanisms that spend it (``plan.epsilon_share``): the noise of
     all noisy statistics together, when there are any, and each quantile aggregate, so a
-    query with noisy statistics and k quantiles gives each ε/(1 + k). With private keys, δ is
+    query with noisy statistics and k quantiles gives each ε/(1 + k) (ε/(1 + 3k) with
+    ``quantile_ci``: each quantile's interval ends are two more releases). With private keys, δ is
     split: Gaussian noise gets δ/2 and selection δ/2; Laplace noise is pure ε-DP, so selection
     gets all of δ. Quantiles are pure ε-DP and use no δ.
     """
     validate_privacy(draft.epsilon, draft.delta)
     quantiles = [a for a in draft.aggregates if a.quantile is not None]
-    share = epsilon_share(draft.epsilon, len(quantiles) + bool(draft.statistics))
-    aggregates = tuple(_with_mechanism(a, share, draft.contribution) if a.quantile else a
-                       for a in draft.aggregates)
+    releases = 1 if draft.quantile_ci is None else 3  # the value, and an interval's ends
+    share = epsilon_share(draft.epsilon, releases * len(quantiles) + bool(draft.statistics))
+    aggregates = tuple(_with_mechanism(a, share, draft.contribution, draft.quantile_ci)
+                       if a.quantile else a for a in draft.aggregates)
     draft = replace(draft, aggregates=aggregates)
     if not draft.statistics:
         return replace(draft, noise=None, cost_delta=0.0)
@@ -229,8 +231,16 @@ def quantile_weight_limits(limits: Contribution) -> tuple[int, int]:
     return rows * WEIGHT_SCALE, g
 
 
-def _with_mechanism(agg: Aggregate, epsilon: float, limits: Contribution) -> Aggregate:
+def _with_mechanism(agg: Aggregate, epsilon: float, limits: Contribution,
+                    level: float | None) -> Aggregate:
+    """The quantile's exponential mechanism, and with ``level`` its interval's two ends."""
     weight, groups = quantile_weight_limits(limits)
     mechanism = ExponentialQuantile(epsilon=epsilon, q=agg.quantile.q, max_weight=weight,
                                     max_groups=groups)
-    return replace(agg, quantile=replace(agg.quantile, mechanism=mechanism))
+    spec = replace(agg.quantile, mechanism=mechanism)
+    if level is not None:
+        buckets = agg.quantile.histogram.buckets
+        spec = replace(spec, level=level,
+                       lower=mechanism.interval_end("lower", level, buckets),
+                       upper=mechanism.interval_end("upper", level, buckets))
+    return replace(agg, quantile=spec)

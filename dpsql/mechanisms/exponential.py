@@ -35,6 +35,18 @@ successes never happen).
 **Accuracy** (no budget, public parameters only): some bucket has γ̃ = 0, so the released bucket
 is more than t ranks (weight) from rank qN with probability at most B·exp(−a·t).
 
+**Confidence intervals** (``side="lower"``/``"upper"``, two more releases, each with its own
+ε). The lower end is drawn from B + 1 candidates: a virtual bucket of public weight τ *below*
+the domain (released as ``lo``) followed by the real buckets (released as their lower edges),
+with the same utility for the target rank qN. Every real bucket past the one holding rank qN
+starts at rank ≥ qN + τ in these coordinates, so it is at distance ≥ τ, while some candidate
+is at distance 0: each is drawn with probability ≤ exp(−aτ), and the lower end exceeds the
+bucket of rank qN with probability ≤ (B + 1)·exp(−aτ) — even when N is tiny or zero (the
+virtual bucket then wins). The upper end mirrors it (virtual bucket above ``hi``, upper edges,
+target qN + τ). With τ = ⌈ln(2(B + 1)/(1 − level))/a⌉ both ends hold together with probability
+≥ level, whatever the data. τ is public, so neighbouring histograms move every utility by at
+most W exactly as above: each end is ε-DP by the same proof.
+
 >>> m = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=1, max_groups=1)
 >>> m.exponents(np.array([[0, 3, 0, 1]]))[0].tolist()  # rank 2 lies in bucket 1
 [2097150, 0, 1048575, 1048575]
@@ -45,7 +57,7 @@ is more than t ranks (weight) from rank qN with probability at most B·exp(−a�
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
@@ -58,6 +70,7 @@ ROUNDING_COST = 2.0**-20
 MAX_EXPONENT = 2**62
 MAX_ROUNDING_BITS = 62
 PROPOSALS_PER_DRAW = 2**20
+SIDES = ("point", "lower", "upper")
 
 
 @dataclass(frozen=True)
@@ -72,8 +85,12 @@ class ExponentialQuantile:
     q: Fraction
     max_weight: int
     max_groups: int
+    side: str = "point"
+    pad: int = 0
 
     def __post_init__(self) -> None:
+        if self.side not in SIDES or (self.side == "point") != (self.pad == 0) or self.pad < 0:
+            raise InternalError(f"quantile side={self.side!r} with pad={self.pad!r}")
         if not (math.isfinite(self.epsilon) and self.epsilon > 0):
             raise PrivacyError(f"quantile epsilon={self.epsilon!r} must be finite and > 0")
         if not 0 <= self.q <= 1:
@@ -101,10 +118,16 @@ class ExponentialQuantile:
         if h.ndim != 2 or (h < 0).any():
             raise InternalError("histograms must be a 2-D array of non-negative weights")
         n, d = self.q.numerator, self.q.denominator
-        if int(h.sum(axis=1).max(initial=0)) * max(n, d) >= 2**62:
+        if (int(h.sum(axis=1).max(initial=0)) + self.pad) * max(n, d) >= 2**62:
             h = h.astype(object)  # d × distance would not fit in int64
+        target = n * h.sum(axis=1, keepdims=True)
+        virtual = np.full((h.shape[0], 1), self.pad, dtype=h.dtype)
+        if self.side == "lower":
+            h = np.concatenate([virtual, h], axis=1)
+        elif self.side == "upper":
+            h = np.concatenate([h, virtual], axis=1)
+            target = target + d * self.pad
         right = np.cumsum(h, axis=1)
-        target = n * right[:, -1:]
         return np.maximum(np.maximum(d * (right - h) - target, target - d * right), 0)
 
     def exponents(self, histograms: np.ndarray) -> np.ndarray:
@@ -136,9 +159,33 @@ class ExponentialQuantile:
             raise InternalError(f"confidence level {level!r} must be in (0, 1)")
         return math.log(buckets / (1 - level)) / float(self.scale)
 
+    def interval_end(self, side: str, level: float, buckets: int) -> ExponentialQuantile:
+        """The mechanism for one end of a ``level`` interval (same ε, q and limits).
+
+        >>> m = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=4, max_groups=1)
+        >>> m.interval_end("lower", 0.95, 1024).pad  # ⌈ln(2·1025/0.05)/a⌉, a = (1 − 2η)/8
+        85
+        """
+        if not 0 < level < 1:
+            raise InternalError(f"confidence level {level!r} must be in (0, 1)")
+        tau = math.log(2 * (buckets + 1) / (1 - level)) / float(self.scale)
+        return replace(self, side=side, pad=math.ceil(tau))
+
+    def edges(self, index: np.ndarray, lo: float, hi: float, buckets: int) -> np.ndarray:
+        """The released value of an interval end: ``lo``/``hi`` for the virtual bucket, else
+        the lower (or upper) edge of the chosen bucket."""
+        width = (hi - lo) / buckets
+        index = np.asarray(index)
+        if self.side == "lower":
+            return np.where(index == 0, lo, lo + (index - 1) * width)
+        if self.side == "upper":
+            return np.where(index == buckets, hi, lo + (index + 1) * width)
+        raise InternalError("edges() is for interval ends")
+
     def __str__(self) -> str:
+        end = "" if self.side == "point" else f", {self.side} end, pad={self.pad}"
         return (f"exponential(q={self.q}, eps={self.epsilon:g}, max weight={self.max_weight}, "
-                f"groups={self.max_groups})")
+                f"groups={self.max_groups}{end})")
 
 
 def _rejection(whole: np.ndarray, frac: np.ndarray, den: int, sampler: Sampler) -> np.ndarray:
