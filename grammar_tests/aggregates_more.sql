@@ -101,7 +101,7 @@ SELECT region, COUNT(DISTINCT specialty) AS specialties FROM visits GROUP BY reg
 
 # title: COUNT DISTINCT per private group
 SELECT specialty, COUNT(DISTINCT age) AS ages FROM visits GROUP BY specialty;
-# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | ages=COUNT(DISTINCT age) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | ages=COUNT(DISTINCT age) L1=12 L2=6.9282
 
 # title: COUNT DISTINCT ignores the total row cap in its sensitivity
 SELECT region, COUNT(DISTINCT specialty) FROM claims GROUP BY region;
