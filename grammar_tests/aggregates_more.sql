@@ -202,3 +202,23 @@ SELECT COUNT(DISTINCT age) FILTER (WHERE age > 50) FROM people;
 # title: COUNT DISTINCT per public group with a total row cap
 SELECT specialty, COUNT(DISTINCT region) FROM claims GROUP BY specialty;
 # plan: laplace stats/unit=2 groups/unit=2 rows/group=3 rows/unit=5 selection=public | specialty | COUNT(DISTINCT region) L1=6 L2=4.24264
+
+# title: STDDEV with BigQuery per-row bounds
+SELECT STDDEV(cost, contribution_bounds_per_row => (0, 100)) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV(cost, contribution_bounds_per_row => (0, 100)) in [0, 100] L1=5000 L2=5000
+
+# title: VAR_POP with BigQuery per-group bounds is refused
+SELECT VAR_POP(age, contribution_bounds_per_group => (0, 10)) FROM visits;
+# error: UnsupportedQueryError: VARIANCE_POP: `VARIANCE_POP(age, contribution_bounds_per_group => (0, 10))` is not supported
+
+# title: VAR_POP in the differential privacy clause
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_unit_column = patient_id) VAR_POP(age) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) in [0, 100] L1=5000 L2=5000
+
+# title: COUNT DISTINCT after a join with a public lookup
+SELECT r.region, COUNT(DISTINCT v.specialty) FROM visits v JOIN regions r ON v.region = r.region GROUP BY r.region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | r_region | COUNT(DISTINCT specialty) L1=12 L2=6.9282
+
+# title: COUNT DISTINCT and VAR_POP of derived columns of a subquery
+SELECT COUNT(DISTINCT m) AS months, VAR_POP(a) AS v FROM (SELECT patient_id, date_trunc('month', visit_date) AS m, age AS a FROM visits);
+# plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | months=COUNT(DISTINCT m) L1=4 L2=4 | v=VAR_POP(a) in [0, 100] L1=5000 L2=5000

@@ -171,7 +171,8 @@ class _Collector:
             half = (hi - lo) / 2
             squares = self.stat("centered_sum", squared_deviation(arg, lo, hi), lo=0.0,
                                 hi=half * half)
-            return SPREADS[type(node)], (*stats, squares), (lo, hi)
+            kind = next(k for cls, k in SPREADS.items() if isinstance(node, cls))
+            return kind, (*stats, squares), (lo, hi)
         refuse(node, "aggregate", AGGREGATES)
 
     def _group_bounds(self, node: exp.AggFunc) -> tuple[float, float] | None:
