@@ -22,6 +22,7 @@ from dpsql.analysis.sensitivity import normalised_norms
 from dpsql.mechanisms.selection import release_probability, truncated_geometric_probability
 from dpsql.plan import WEIGHT_SCALE, Aggregate, PrivacyPlan
 from dpsql.rewrite import rewrite
+from dpsql.variance import SPREAD_KINDS
 
 EXPLAIN_SALT = "<secret salt drawn per query>"
 
@@ -61,25 +62,44 @@ def _quantile_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
     }
 
 
+def _statistic_entry(plan: PrivacyPlan, name: str) -> dict[str, Any]:
+    """One noisy statistic: its kind and sensitivities in output units, its noise std."""
+    spec, statistic = plan.stat(name), plan.statistic(name)
+    quantum = spec.quantum
+    return {"name": name, "kind": spec.kind, "expression": None if spec.expr is None
+            else spec.expr.sql(dialect="duckdb"),
+            "l1_sensitivity": statistic.bound * statistic.l1 * quantum,
+            "l2_sensitivity": statistic.bound * statistic.l2 * quantum,
+            "linf_sensitivity": statistic.bound * quantum,
+            "noise_std": plan.noise_for(name).std}
+
+
+RATIO_NOTES = {
+    "avg": "AVG = centre + noisy centred sum / noisy count: its error depends on the count",
+    "spread": "VAR/STDDEV from a noisy count, a noisy centred sum and a noisy centred sum of "
+              "squared deviations (see statistics): the error depends on the count",
+}
+
+
 def _aggregate_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
     if agg.quantile is not None:
         return _quantile_entry(plan, agg)
     statistic = plan.statistic(agg.stats[-1])
     quantum = plan.stat(agg.stats[-1]).quantum
     noise = column_noise(plan, agg)
-    exact_std = agg.kind != "avg"
+    ratio = "avg" if agg.kind == "avg" else "spread" if agg.kind in SPREAD_KINDS else None
     return {
         "aggregate": agg.sql,
         "mechanism": plan.noise.kind,
         "l1_sensitivity": statistic.bound * statistic.l1 * quantum,
         "l2_sensitivity": statistic.bound * statistic.l2 * quantum,
         "linf_sensitivity": statistic.bound * quantum,
-        "noise_std": noise.std if exact_std else None,
-        "ci95_halfwidth": noise.ci_halfwidth(0.95) if exact_std else None,
+        "noise_std": None if ratio else noise.std,
+        "ci95_halfwidth": None if ratio else noise.ci_halfwidth(0.95),
         "bounds": None if agg.lo is None else [agg.lo, agg.hi],
-        "note": None if exact_std else
-        "AVG = centre + noisy centred sum / noisy count: its error depends on the count; "
-        "noise on the centred sum has std " + f"{noise.std:.6g}",
+        "statistics": [_statistic_entry(plan, name) for name in agg.stats],
+        "note": None if ratio is None else
+        RATIO_NOTES[ratio] + "; noise on the last sum has std " + f"{noise.std:.6g}",
     }
 
 

@@ -29,8 +29,9 @@ NOISY_TABLE = "__dp_noisy"
 ROW_ID = "__dp_row"
 """Column carrying each noisy group's index through post-processing (for CIs)."""
 
-StatKind = Literal["units", "rows", "count", "sum", "centered_sum"]
-AggKind = Literal["count_star", "count", "count_units", "sum", "avg", "quantile"]
+StatKind = Literal["units", "rows", "count", "sum", "centered_sum", "distinct"]
+AggKind = Literal["count_star", "count", "count_units", "count_distinct", "sum", "avg", "quantile",
+                  "var_pop", "var_samp", "stddev_pop", "stddev_samp"]
 
 QUANTILE_BUCKETS = 1024
 """Quantiles pick one of this many equal buckets of [lo, hi] (the answer is its midpoint).
@@ -110,6 +111,9 @@ class StatSpec:
     values (``count``), its sum (``sum``), or its mean (``centered_sum``, which then adds
     2m − (lo_m + hi_m) once per unit, m the unit's mean in the group in quanta). Rows per
     group do not scale such a bound.
+
+    A ``distinct`` count's ``values_per_unit`` is set when the expression can take at most
+    that many non-NULL values for one unit whatever the data (e.g. the unit itself).
     """
 
     name: str
@@ -119,6 +123,7 @@ class StatSpec:
     hi: float = 0.0
     quantum: float = 1.0
     per_group: bool = False
+    values_per_unit: int | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:

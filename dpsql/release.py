@@ -19,6 +19,8 @@ import pyarrow.compute as pc
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.selection import truncated_geometric_probability
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
+from dpsql.rewrite.expressions import guard_division
+from dpsql.variance import SPREAD_KINDS, spread_of
 
 AVG_COUNT_FLOOR = 1.0
 """AVG divides by max(noisy count, 1) so that an empty or tiny group stays finite."""
@@ -149,7 +151,8 @@ def dense_histograms(column: pa.ChunkedArray | pa.Array, spec: HistogramSpec) ->
 
 
 def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.ndarray]:
-    """Each aggregate's noisy value per released group (AVG = centre + sum/count)."""
+    """Each aggregate's noisy value per released group (AVG = centre + sum/count; variances
+    and standard deviations from three sums, see ``dpsql.variance``)."""
     values = {}
     for agg in plan.aggregates:
         if agg.kind == "quantile":
@@ -161,7 +164,10 @@ def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.nda
             center = plan.stat(agg.stats[1]).center
             ratio = centered / np.maximum(count, AVG_COUNT_FLOOR)
             values[agg.name] = np.clip(center + ratio, agg.lo, agg.hi)
-        elif agg.kind in ("count_star", "count", "count_units"):
+        elif agg.kind in SPREAD_KINDS:
+            count, centered, squares = (groups.stats[s] for s in agg.stats)
+            values[agg.name] = spread_of(plan, agg).value(agg.kind, count, centered, squares)
+        elif agg.kind in ("count_star", "count", "count_units", "count_distinct"):
             values[agg.name] = first.astype(np.int64)
         else:
             values[agg.name] = first
@@ -174,15 +180,17 @@ def post_process(plan: PrivacyPlan, groups: NoisyGroups,
 
     ``con`` must be a DuckDB connection that holds no private data (only noisy
     tables ever enter it). Returns the released table and, per released row,
-    the index of its group.
+    the index of its group. Division, ``//`` and ``%`` by a (noisy) zero give NULL
+    rather than an error after the budget is spent.
     """
     columns = {name: groups.keys.column(name) for name in groups.keys.column_names}
     columns.update({name: pa.array(v) for name, v in aggregate_values(plan, groups).items()})
     columns[ROW_ID] = pa.array(np.arange(groups.num_rows, dtype=np.int64))
     noisy = pa.table(columns)
+    query = guard_division(plan.output, floor=False).sql(dialect="duckdb")
     con.register(NOISY_TABLE, noisy)
     try:
-        table = con.sql(plan.output.sql(dialect="duckdb")).to_arrow_table()
+        table = con.sql(query).to_arrow_table()
     finally:
         con.unregister(NOISY_TABLE)
     rows = table.column(ROW_ID).to_numpy()

@@ -4,6 +4,10 @@ Intervals cover the *bounded* value (after clamping and contribution limits),
 not the raw value: they account for the noise only, and depend only on the
 noise scale (public) and the released noisy values.
 
+AVG, VAR and STDDEV are ratios of noisy sums: their interval is the range of the estimator
+over a box holding each noisy sum's own interval (Bonferroni over the sums); it is valid but
+conservative, and it still reads only noisy values and public parameters.
+
 Quantiles get no interval (NULL bounds): the exponential mechanism's error is a
 number of *ranks* (``explain()`` gives it, ``rank_error95``), and turning ranks
 into values would need the private data. See docs/mechanisms.md §8.
@@ -22,6 +26,7 @@ from dpsql.accounting import Cost
 from dpsql.explain import Explanation, column_noise
 from dpsql.plan import Aggregate, PrivacyPlan
 from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups, interval_name
+from dpsql.variance import SPREAD_KINDS, spread_of
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -95,6 +100,8 @@ class Result:
                 return missing, missing
             return tuple(self.groups.quantiles[interval_name(agg.name, side)][self.rows]
                          for side in ("lower", "upper"))
+        if agg.kind in SPREAD_KINDS:
+            return self._spread_interval(agg, level)
         if agg.kind != "avg":
             half = column_noise(self.plan, agg).ci_halfwidth(level)
             return values - half, values + half
@@ -122,6 +129,17 @@ class Result:
         or, for a global query, one bar per numeric aggregate column. See dpsql/plot.py.
         """
         return charts.plot(self, y, x=x, level=level, ax=ax, **bar_options)
+
+    def _spread_interval(self, agg: Aggregate, level: float):
+        """Bonferroni over N, S₁, S₂ (each at 1 − (1 − level)/3), then the extremes of the
+        estimator over that box (``dpsql.variance.Spread.interval``)."""
+        each = 1 - (1 - level) / 3
+        boxes = []
+        for stat in agg.stats:
+            noisy = self.groups.stats[stat][self.rows]
+            half = self.plan.noise_for(stat).ci_halfwidth(each)
+            boxes.append((noisy - half, noisy + half))
+        return spread_of(self.plan, agg).interval(agg.kind, *boxes)
 
     def __len__(self) -> int:
         return self.table.num_rows

@@ -80,34 +80,6 @@ SELECT COUNT(*) FROM visits WHERE TRUE;
 SELECT region, AVG(cost) FROM visits WHERE age >= 65 GROUP BY region;
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | AVG(cost) in [0, 2000] L1=12000 L2=6928.2
 
-# title: division in WHERE
-SELECT COUNT(*) FROM visits WHERE cost / age > 10;
-# error: UnsupportedQueryError: WHERE: `cost / age` is not supported
-
-# title: modulo in WHERE
-SELECT COUNT(*) FROM visits WHERE patient_id % 2 = 0;
-# error: UnsupportedQueryError: WHERE
-
-# title: CAST in WHERE
-SELECT COUNT(*) FROM visits WHERE CAST(age AS VARCHAR) = '40';
-# error: UnsupportedQueryError: WHERE
-
-# title: DATE literal is a cast
-SELECT COUNT(*) FROM visits WHERE visit_date >= DATE '2023-01-01';
-# error: UnsupportedQueryError: CAST('2023-01-01' AS DATE)
-
-# title: CASE in WHERE
-SELECT COUNT(*) FROM visits WHERE CASE WHEN age > 65 THEN cost > 100 ELSE FALSE END;
-# error: UnsupportedQueryError: WHERE
-
-# title: string concatenation in WHERE
-SELECT COUNT(*) FROM visits WHERE region || specialty = 'pacificoncology';
-# error: UnsupportedQueryError: WHERE
-
-# title: other scalar functions in WHERE
-SELECT COUNT(*) FROM visits WHERE LENGTH(specialty) > 10;
-# error: UnsupportedQueryError: `LENGTH(specialty)` is not supported
-
 # title: regular expression in WHERE
 SELECT COUNT(*) FROM visits WHERE regexp_matches(specialty, '^p');
 # error: UnsupportedQueryError: WHERE

@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from dpsql.analysis.bounds import infer_interval
 from dpsql.analysis.draft import Context, Draft
+from dpsql.analysis.equivalents import SPREADS, only_column, squared_deviation, without_filter
 from dpsql.analysis.grammar import (
     AGGREGATES,
     QUANTILES,
@@ -46,8 +47,7 @@ from dpsql.analysis.named_bounds import (
     clamp_interval,
     named_bounds,
 )
-from dpsql.analysis.types import type_class
-from dpsql.catalog import INTEGER_TYPES
+from dpsql.analysis.types import integer_valued, type_class
 from dpsql.errors import UnsupportedQueryError
 from dpsql.plan import (
     NOISY_TABLE,
@@ -73,7 +73,7 @@ class _Collector:
         self.aggregates: dict[str, Aggregate] = {}
 
     def stat(self, kind: str, expr: exp.Expression | None = None, *, per_group: bool = False,
-             **bounds: float) -> str:
+             values_per_unit: int | None = None, **bounds: float) -> str:
         valued = kind in ("sum", "centered_sum")
         quantum = value_quantum(bounds["lo"], bounds["hi"]) if valued else 1.0
         # Integer values with integer bounds are already exact (a unit's mean is not).
@@ -83,21 +83,20 @@ class _Collector:
         if kind == "centered_sum":
             quantum /= 2
         spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, quantum=quantum,
-                        per_group=per_group, **bounds)
+                        per_group=per_group, values_per_unit=values_per_unit, **bounds)
         return self.stats.setdefault(spec.key, spec).name
 
     def _integral(self, expr: exp.Expression, lo: float, hi: float) -> bool:
-        """A bare integer column with integer bounds (small enough for exact BIGINT sums)."""
-        if not isinstance(expr, exp.Column) or not (float(lo).is_integer() and
-                                                     float(hi).is_integer()):
+        """Whole-number values with integer bounds (small enough for exact BIGINT sums)."""
+        if not (float(lo).is_integer() and float(hi).is_integer()):
             return False
-        sql_type = self.draft.table.columns.get(expr.name.lower(), "").upper()
-        return sql_type in INTEGER_TYPES and max(abs(lo), abs(hi)) <= 2**31
+        return integer_valued(expr, self.draft.table.columns) and max(abs(lo), abs(hi)) <= 2**31
 
     def aggregate(self, node: exp.Expression) -> str:
         sql = fragment(node, limit=None)
         if sql not in self.aggregates:
             name = f"__dp_a{len({a.name for a in self.aggregates.values()})}"
+            node = without_filter(node, self.draft.table.columns)
             if isinstance(node, (exp.WithinGroup, *QUANTILES)):
                 self.aggregates[sql] = self._quantile(node, name, sql)
                 return self.aggregates[sql].name
@@ -143,20 +142,23 @@ class _Collector:
         arg = node.this
         if isinstance(node, exp.Count):
             return self._count(node, arg)
-        if isinstance(node, exp.Sum | exp.Avg):
-            label = node.key.upper()
+        if isinstance(node, (exp.Sum, exp.Avg, *SPREADS)):
+            label = fragment(node).split("(")[0]
             if isinstance(arg, exp.Distinct):
                 refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
-                       "COUNT(DISTINCT <privacy unit>)")
+                       "COUNT(DISTINCT expr)")
             check_row_expression(arg, f"{label} argument")
             if type_class(arg, self.draft.table.columns) != "numeric":
-                refuse(node, f"{label}", "a numeric argument")
+                refuse(node, label, "a numeric argument")
             group = self._group_bounds(node)
+            if group is not None and not isinstance(node, exp.Sum | exp.Avg):
+                refuse(node, label, f"{PER_ROW} => (lo, hi) or bounds on the argument",
+                       f"{PER_GROUP} bounds a unit's partial sum, not the spread of values")
             lo, hi = group or self._bounds(node, arg)
             if group == (0, 0):
                 refuse(node, label, f"{PER_GROUP} other than (0, 0)", "This is always 0")
-            if isinstance(node, exp.Avg) and lo == hi:
-                refuse(node, "AVG", "bounds with lo < hi", f"AVG is the constant {lo:g} here")
+            if not isinstance(node, exp.Sum) and lo == hi:
+                refuse(node, label, "bounds with lo < hi", f"{label} is the constant {lo:g} here")
             if isinstance(node, exp.Sum):
                 return "sum", (self.stat("sum", arg, per_group=bool(group), lo=lo, hi=hi),), \
                     (lo, hi)
@@ -164,7 +166,13 @@ class _Collector:
             count = self.stat("count", arg, per_group=True, lo=0, hi=1) if group else \
                 self.stat("count", arg)
             stats = (count, self.stat("centered_sum", arg, per_group=bool(group), lo=lo, hi=hi))
-            return "avg", stats, (lo, hi)
+            if isinstance(node, exp.Avg):
+                return "avg", stats, (lo, hi)
+            half = (hi - lo) / 2
+            squares = self.stat("centered_sum", squared_deviation(arg, lo, hi), lo=0.0,
+                                hi=half * half)
+            kind = next(k for cls, k in SPREADS.items() if isinstance(node, cls))
+            return kind, (*stats, squares), (lo, hi)
         refuse(node, "aggregate", AGGREGATES)
 
     def _group_bounds(self, node: exp.AggFunc) -> tuple[float, float] | None:
@@ -195,9 +203,15 @@ class _Collector:
             if len(inner) == 1 and isinstance(inner[0], exp.Column) and unit \
                     and inner[0].name.lower() == unit:
                 return "count_units", (self.stat("units"),), None
-            refuse(node, "COUNT(DISTINCT ...)", "COUNT(DISTINCT <privacy unit>)" +
-                   (f", i.e. COUNT(DISTINCT {unit})" if unit else ""),
-                   "Distinct counts of other columns are not supported yet")
+            if len(inner) != 1:
+                refuse(node, "COUNT(DISTINCT ...)", "COUNT(DISTINCT expr) of one expression",
+                       "Count distinct combinations with COUNT(DISTINCT a || '/' || b)")
+            check_row_expression(inner[0], "COUNT(DISTINCT) argument")
+            if type_class(inner[0], self.draft.table.columns) in ("other", "null"):
+                refuse(node, "COUNT(DISTINCT ...)", "a number, text, boolean or date")
+            single = 1 if unit and only_column(inner[0], unit) else None
+            spec = self.stat("distinct", inner[0], values_per_unit=single)
+            return "count_distinct", (spec,), None
         check_row_expression(arg, "COUNT argument")
         type_class(arg, self.draft.table.columns)
         return "count", (self.stat("count", arg),), None
@@ -223,20 +237,27 @@ class _Collector:
         if row is not None:
             interval = clamp_interval(interval, row)
         if not interval.finite:
-            col = next(arg.find_all(exp.Column), None)
-            name = col.name if col is not None else "x"
-            clamp = exp.Anonymous(this="LEAST", expressions=[
-                exp.Anonymous(this="GREATEST", expressions=[exp.column(name), exp.var("lo")]),
-                exp.var("hi")])
-            example = node.copy()
-            next(n for n in example.walk() if n == arg).replace(clamp)
-            raise UnsupportedQueryError(
-                f"{fragment(node)} needs bounds: declare bounds={{\"{name}\": (lo, hi)}} when "
-                f"registering the table, or write {fragment(example, limit=None)} (or, in "
-                f"BigQuery style, add the argument {PER_ROW} => (lo, hi))")
+            raise UnsupportedQueryError(self._bounds_hint(node, arg))
         if interval.lo == interval.hi == 0 and isinstance(node, exp.Sum):
             refuse(node, "SUM", "bounds other than [0, 0]", "This sum is always 0")
         return interval.lo, interval.hi
+
+
+    def _bounds_hint(self, node: exp.Expression, arg: exp.Expression) -> str:
+        """Say which numeric column lacks bounds, and show the argument clamped."""
+        table = self.draft.table
+        unbounded = [c.name for c in arg.find_all(exp.Column)
+                     if c.name.lower() not in table.bounds
+                     and type_class(c, table.columns) == "numeric"]
+        declare = (f"declare bounds={{\"{unbounded[0]}\": (lo, hi)}} when registering the "
+                   "table, or " if unbounded else "")
+        clamp = exp.Anonymous(this="LEAST", expressions=[
+            exp.Anonymous(this="GREATEST", expressions=[arg.copy(), exp.var("lo")]),
+            exp.var("hi")])
+        example = node.copy()
+        next(n for n in example.walk() if n == arg).replace(clamp)
+        return (f"{fragment(node)} needs bounds: {declare}write {fragment(example, limit=None)} "
+                f"(or, in BigQuery style, add the argument {PER_ROW} => (lo, hi))")
 
 
 def collect_aggregates(draft: Draft, ctx: Context) -> Draft:

@@ -6,38 +6,51 @@ functions of one row, so that no error can depend on private data.
 
 >>> import sqlglot
 >>> check_row_expression(sqlglot.parse_one("age BETWEEN 18 AND 65 AND sex = 1"), "WHERE")
->>> check_row_expression(sqlglot.parse_one("cost / age"), "WHERE")
+>>> check_row_expression(sqlglot.parse_one("RANDOM() < 0.5"), "WHERE")
 Traceback (most recent call last):
 ...
-dpsql.errors.UnsupportedQueryError: WHERE: `cost / age` is not supported...
+dpsql.errors.UnsupportedQueryError: WHERE: `RANDOM()` is not supported...
 """
 
 from __future__ import annotations
 
 from sqlglot import exp
 
+from dpsql.analysis.functions import FUNCTION_NAMES, SIGNATURES
 from dpsql.errors import UnsupportedQueryError
 
 ROW_NODES: tuple[type[exp.Expression], ...] = (
     exp.Column, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.Neg, exp.Not,
     exp.And, exp.Or, exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Is, exp.In,
-    exp.Between, exp.Like, exp.ILike, exp.Add, exp.Sub, exp.Mul, exp.Least, exp.Greatest,
-    exp.Abs, exp.Coalesce, exp.Lower, exp.Upper, exp.Tuple,
+    exp.Between, exp.Like, exp.ILike, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod,
+    exp.Least, exp.Greatest, exp.Abs, exp.Coalesce, exp.Nullif, exp.Case, exp.If, exp.Cast,
+    exp.DataType, exp.DataTypeParam, exp.Var, exp.Tuple, *SIGNATURES,
 )
-"""Node types allowed in row-level expressions: total, no errors on any data."""
+"""Node types allowed in row-level expressions: total, no errors on any data.
 
-AGGREGATES = ("COUNT(*), COUNT(expr), COUNT(DISTINCT <privacy unit>), SUM(expr), AVG(expr), "
+Division, ``//`` and ``%`` return NULL for a zero divisor (the rewrite guards them); CAST is
+accepted only where the type checker proves it cannot fail (TRY_CAST is a Cast), and
+functions whose arguments could make an engine raise take checked literals there."""
+
+AGGREGATES = ("COUNT(*), COUNT(expr), COUNT(DISTINCT expr), SUM(expr), AVG(expr), "
+              "VAR_POP/VAR_SAMP/VARIANCE/STDDEV_POP/STDDEV_SAMP/STDDEV(expr), "
               "MEDIAN(expr), QUANTILE_CONT(expr, q), PERCENTILE_CONT(q) WITHIN GROUP "
-              "(ORDER BY expr)")
+              "(ORDER BY expr), each optionally with FILTER (WHERE ...)")
 QUANTILES = (exp.Median, exp.PercentileCont, exp.Quantile)
 """Quantile aggregates (exp.ApproxQuantile is a Quantile); PERCENTILE_CONT may be WITHIN GROUP."""
 
 
 def is_aggregate(node: exp.Expression) -> bool:
-    """An aggregate call, including ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)``."""
+    """An aggregate call, including ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)`` and
+    ``agg FILTER (WHERE ...)``."""
+    if isinstance(node, exp.Filter):
+        return is_aggregate(node.this)
     return isinstance(node, exp.AggFunc | exp.WithinGroup)
+
+
 ROW_ALLOWED = ("columns, numbers, strings, comparisons, AND/OR/NOT, IN (list), BETWEEN, "
-               "IS [NOT] NULL, LIKE/ILIKE, + - *, LEAST, GREATEST, ABS, COALESCE, LOWER, UPPER")
+               "IS [NOT] NULL, LIKE/ILIKE, + - * / // %, LEAST, GREATEST, ABS, COALESCE, "
+               "NULLIF, CASE, IF, TRY_CAST, CAST that cannot fail, " + FUNCTION_NAMES)
 
 POST_NODES: tuple[type[exp.Expression], ...] = (
     *ROW_NODES, exp.Div, exp.IntDiv, exp.Mod, exp.Round, exp.Case, exp.If, exp.Cast, exp.TryCast,

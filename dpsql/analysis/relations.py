@@ -53,7 +53,8 @@ UNIT_COLUMN = "__dp_unit_of"
 DERIVED_SHAPE = ("SELECT <row expressions or per-unit aggregates> FROM <table, subquery or "
                  "join> [WHERE] [GROUP BY <privacy unit>, ...]")
 INNER_AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
-CLASS_TYPES = {"numeric": "DOUBLE", "string": "VARCHAR", "boolean": "BOOLEAN"}
+CLASS_TYPES = {"numeric": "DOUBLE", "string": "VARCHAR", "boolean": "BOOLEAN", "date": "DATE",
+               "timestamp": "TIMESTAMP"}
 
 
 @dataclass(frozen=True)

@@ -90,14 +90,20 @@ def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
     A per-group-bounded statistic moves each of a unit's g cells by at most its group
     bound, whatever the rows: normalised L1 = g, L2 = √g. (Scaling a unit's partials down
     for max_rows_per_unit only shrinks them.)
+
+    A distinct count keeps at most c distinct values per (unit, group), so one unit moves a
+    cell by at most c, in at most g groups; ``max_rows_per_unit`` is not enforced on distinct
+    values, so their norms ignore it (L1 = g·c, L2 = c·√g, in units of the bound c). When
+    the expression takes at most k values per unit (``values_per_unit``), c becomes min(c, k).
     """
     c, g = limits.rows_per_group, limits.groups_per_unit
     if spec.per_group:
         l1, l2 = normalised_norms(g, 1, None)
         return Statistic(name=spec.name, bound=float(spec.group_bound), l1=l1, l2=l2,
                          integer=True, cells=float(g))
-    rows = 1 if spec.kind == "units" else c
-    l1, l2 = normalised_norms(g, rows, limits.max_rows_per_unit)
+    rows = 1 if spec.kind == "units" else min(c, spec.values_per_unit or c)
+    total = None if spec.kind == "distinct" else limits.max_rows_per_unit
+    l1, l2 = normalised_norms(g, rows, total)
     return Statistic(name=spec.name, bound=float(rows * spec.row_bound), l1=l1, l2=l2,
                      integer=True, cells=float(g))
 

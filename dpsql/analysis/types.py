@@ -1,31 +1,60 @@
-"""Type classes of row-level expressions, checked before any data is read.
+"""Types of row-level expressions, checked before any data is read.
 
 An engine raises errors on rows it cannot convert (``'abc' = 1`` casts the
 text to a number) — errors that depend on private data and would answer a
 yes/no question about it for free. So every comparison, IN list and function
-argument must have matching type classes, decided from the catalog alone.
+argument must have matching types, decided from the catalog alone. The types
+are numeric, string, boolean, date, timestamp, time, interval, null and other
+(``type_class``); the scalar functions and their signatures are listed in
+``dpsql.analysis.functions``.
 
 >>> import sqlglot
->>> types = {"age": "INTEGER", "name": "VARCHAR"}
+>>> types = {"age": "INTEGER", "name": "VARCHAR", "seen": "DATE"}
 >>> type_class(sqlglot.parse_one("age + 1 > 3 AND name LIKE 'a%'"), types)
 'boolean'
+>>> type_class(sqlglot.parse_one("date_trunc('month', seen)", dialect="duckdb"), types)
+'timestamp'
 >>> type_class(sqlglot.parse_one("name = 1"), types)
 Traceback (most recent call last):
 ...
 dpsql.errors.UnsupportedQueryError: `name = 1` compares string with numeric...
+>>> type_class(sqlglot.parse_one("CAST(name AS INTEGER)"), types)
+Traceback (most recent call last):
+...
+dpsql.errors.UnsupportedQueryError: `CAST(name AS INT)` can fail on some rows...
 """
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Mapping
 
 from sqlglot import exp
 
-from dpsql.catalog import column_class
+from dpsql.analysis.functions import PART_NODES, SIGNATURES, check_literal_arguments
+from dpsql.catalog import INTEGER_TYPES, column_class
 from dpsql.errors import UnsupportedQueryError
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
-ARITHMETIC = (exp.Add, exp.Sub, exp.Mul)
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod)
+DATES = ("date", "timestamp")
+
+
+def sql_type(sql_type_name: str) -> str:
+    """The type of values of an engine type name (temporal types told apart).
+
+    >>> sql_type("TIMESTAMP WITH TIME ZONE"), sql_type("TIME"), sql_type("BIGINT")
+    ('timestamp', 'time', 'numeric')
+    """
+    kind = column_class(sql_type_name)
+    if kind != "temporal":
+        return kind
+    name = sql_type_name.upper()
+    for prefix, fine in (("TIMESTAMP", "timestamp"), ("DATETIME", "timestamp"),
+                         ("DATE", "date"), ("TIME", "time")):
+        if name.startswith(prefix):
+            return fine
+    return "interval"
 
 
 def _fail(node: exp.Expression, message: str) -> None:
@@ -33,11 +62,11 @@ def _fail(node: exp.Expression, message: str) -> None:
 
 
 def _comparable(a: str, b: str, right: exp.Expression) -> bool:
-    if "null" in (a, b) or (a == b and a != "other"):
+    if "null" in (a, b) or (a == b and a != "other") or {a, b} == set(DATES):
         return True
     # A date/time column against a text literal: the engine converts the literal once,
     # whatever the rows hold, so any failure does not depend on private data.
-    return a == "temporal" and b == "string" and isinstance(right, exp.Literal)
+    return a in (*DATES, "time") and b == "string" and isinstance(right, exp.Literal)
 
 
 def _compare(node: exp.Expression, left: exp.Expression, rights: list[exp.Expression],
@@ -58,25 +87,100 @@ def _compare(node: exp.Expression, left: exp.Expression, rights: list[exp.Expres
     return "boolean"
 
 
-def _expect(node: exp.Expression, args: list[exp.Expression], wanted: str,
+def _expect(node: exp.Expression, args: list[exp.Expression], wanted: str | frozenset[str],
             types: Mapping[str, str]) -> None:
+    allowed = {wanted} if isinstance(wanted, str) else set(wanted)
     for arg in args:
         got = type_class(arg, types)
-        if got not in (wanted, "null"):
-            _fail(node, f"needs {wanted} arguments, but `{arg.sql(dialect='duckdb')}` is {got}")
+        if got not in allowed | {"null"}:
+            label = " or ".join(sorted(allowed))
+            _fail(node, f"needs {label} arguments, but `{arg.sql(dialect='duckdb')}` is {got}")
 
 
 def _same(node: exp.Expression, args: list[exp.Expression], types: Mapping[str, str]) -> str:
     classes = {type_class(a, types) for a in args} - {"null"}
+    if classes == set(DATES):
+        return "timestamp"
     if len(classes) > 1 or "other" in classes:
         _fail(node, f"mixes {', '.join(sorted(classes))}; give arguments of one type")
     return classes.pop() if classes else "null"
 
 
+def _case(node: exp.Case, types: Mapping[str, str]) -> str:
+    operand = node.this
+    for branch in node.args.get("ifs") or []:
+        if operand is not None:
+            _compare(node, operand, [branch.this], types)
+        else:
+            _expect(node, [branch.this], "boolean", types)
+    results = [b.args["true"] for b in node.args.get("ifs") or []]
+    return _same(node, [*results, *([node.args["default"]] if node.args.get("default")
+                                    else [])], types)
+
+
+def _if(node: exp.If, types: Mapping[str, str]) -> str:
+    _expect(node, [node.this], "boolean", types)
+    return _same(node, [node.args["true"], *([node.args["false"]] if node.args.get("false")
+                                              else [])], types)
+
+
+def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
+    """CAST only where it cannot fail on any row; TRY_CAST (NULL on failure) anywhere."""
+    target = sql_type(node.to.sql(dialect="duckdb"))
+    source = type_class(node.this, types)
+    if target == "other" or source == "other" or node.args.get("format") is not None:
+        _fail(node, "casts to or from a type dpsql cannot check; cast to a number, text, "
+              "boolean, date or timestamp")
+    if isinstance(node, exp.TryCast):
+        return target
+    if isinstance(node.this, exp.Literal | exp.Null):
+        _check_literal_cast(node, target)
+        return target
+    safe = (target == "string" or (target, source) in {("numeric", "boolean"),
+                                                        ("boolean", "boolean")}
+            or (target == source and target in DATES) or {target, source} == set(DATES)
+            or (target == "numeric" and source == "numeric" and node.to.is_type(
+                exp.DataType.Type.DOUBLE)))
+    if not safe:
+        _fail(node, f"can fail on some rows (a {source} value that is not a valid "
+              f"{node.to.sql(dialect='duckdb')}), and the error would depend on the data; "
+              f"use TRY_CAST({node.this.sql(dialect='duckdb')} AS "
+              f"{node.to.sql(dialect='duckdb')}), which gives NULL instead")
+    return target
+
+
+def _check_literal_cast(node: exp.Cast, target: str) -> None:
+    """A literal is converted once, here, so a bad literal fails before any data is read."""
+    if isinstance(node.this, exp.Null) or target == "string":
+        return
+    text = node.this.name
+    parsers = {"numeric": float, "date": datetime.date.fromisoformat,
+               "timestamp": datetime.datetime.fromisoformat,
+               "boolean": lambda s: {"true": True, "false": False}[s.lower()]}
+    try:
+        parsers.get(target, _unsupported)(text)
+    except (ValueError, KeyError):
+        _fail(node, f"is not a valid {target} literal")
+
+
+def _unsupported(text: str) -> None:
+    raise ValueError(text)
+
+
+def _function(node: exp.Expression, types: Mapping[str, str]) -> str:
+    slots, result = SIGNATURES[type(node)]
+    check_literal_arguments(node)
+    for slot, allowed in slots:
+        value = node.args.get(slot)
+        args = value if isinstance(value, list) else [value] if value is not None else []
+        _expect(node, args, allowed, types)
+    return result
+
+
 def type_class(node: exp.Expression, types: Mapping[str, str]) -> str:
-    """The type class of a whitelisted row-level expression, or UnsupportedQueryError."""
+    """The type of a whitelisted row-level expression, or UnsupportedQueryError."""
     if isinstance(node, exp.Column):
-        return column_class(types.get(node.name.lower(), ""))
+        return sql_type(types.get(node.name.lower(), ""))
     if isinstance(node, exp.Literal):
         return "string" if node.is_string else "numeric"
     if isinstance(node, exp.Boolean):
@@ -107,10 +211,64 @@ def type_class(node: exp.Expression, types: Mapping[str, str]) -> str:
         _expect(node, [a for a in (node.this, node.args.get("expression")) if a], "numeric",
                 types)
         return "numeric"
-    if isinstance(node, exp.Lower | exp.Upper):
-        _expect(node, [node.this], "string", types)
-        return "string"
     if isinstance(node, exp.Least | exp.Greatest | exp.Coalesce):
         return _same(node, [node.this, *node.expressions], types)
+    if isinstance(node, exp.Nullif):
+        _compare(node, node.this, [node.expression], types)
+        return type_class(node.this, types)
+    if isinstance(node, exp.Case):
+        return _case(node, types)
+    if isinstance(node, exp.If):
+        return _if(node, types)
+    if isinstance(node, exp.Cast):  # TryCast is a Cast
+        return _cast(node, types)
+    if type(node) in SIGNATURES:
+        return _function(node, types)
     _fail(node, "is not supported in a row-level expression")
     return "other"
+
+
+INTEGER_RESULTS = (exp.Floor, exp.Ceil, exp.Sign, exp.IntDiv, exp.Length, exp.StrPosition,
+                   exp.Extract, *PART_NODES)
+INTEGER_PRESERVING = (exp.Paren, exp.Neg, exp.Abs, exp.Add, exp.Sub, exp.Mul, exp.Mod, exp.Least,
+                      exp.Greatest, exp.Coalesce, exp.Case, exp.If, exp.Nullif)
+
+
+def integer_valued(node: exp.Expression, types: Mapping[str, str]) -> bool:
+    """True when every value of ``node`` is a whole number (so its sums are exact integers).
+
+    >>> import sqlglot
+    >>> integer_valued(sqlglot.parse_one("CASE WHEN x > 0.5 THEN n * 2 ELSE 0 END"),
+    ...                {"x": "DOUBLE", "n": "INTEGER"})
+    True
+    >>> integer_valued(sqlglot.parse_one("n / 2"), {"n": "INTEGER"})
+    False
+    """
+    if isinstance(node, exp.Column):
+        return types.get(node.name.lower(), "").upper().startswith(INTEGER_TYPES)
+    if isinstance(node, exp.Literal):
+        return not node.is_string and float(node.this).is_integer()
+    if isinstance(node, exp.Null):
+        return True
+    if isinstance(node, INTEGER_RESULTS) or (isinstance(node, exp.Round) and
+                                             node.args.get("decimals") is None):
+        return True
+    if isinstance(node, exp.Cast):
+        return node.to.is_type(*exp.DataType.INTEGER_TYPES) or (
+            node.to.is_type(exp.DataType.Type.DOUBLE) and integer_valued(node.this, types))
+    if isinstance(node, INTEGER_PRESERVING):
+        return all(integer_valued(v, types) for v in value_arguments(node))
+    return False
+
+
+def value_arguments(node: exp.Expression) -> list[exp.Expression]:
+    """The arguments whose values ``node`` may return or combine (not its conditions)."""
+    if isinstance(node, exp.Case):
+        return [b.args["true"] for b in node.args.get("ifs") or []] + (
+            [node.args["default"]] if node.args.get("default") else [])
+    if isinstance(node, exp.If):
+        return [v for v in (node.args.get("true"), node.args.get("false")) if v is not None]
+    if isinstance(node, exp.Nullif):
+        return [node.this]
+    return [v for v in (node.this, node.args.get("expression"), *node.expressions)
+            if isinstance(v, exp.Expression)]

@@ -35,7 +35,7 @@ import math
 from sqlglot import exp
 
 from dpsql.plan import BoundedQuery, PrivacyPlan, StatSpec
-from dpsql.rewrite import quantiles
+from dpsql.rewrite import distinct, quantiles
 from dpsql.rewrite.expressions import as_bigint, as_double, number, source, total
 from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit
 
@@ -86,7 +86,7 @@ def _row_level(plan: PrivacyPlan) -> exp.Select:
     for spec in plan.stats:
         if spec.kind in ("units", "rows"):
             final = as_bigint(exp.Count(this=exp.Star()))
-        elif spec.kind == "count":
+        elif spec.kind in ("count", "distinct"):
             final = as_bigint(aggregate(spec, values.inline(spec)))
         else:
             final = as_double(aggregate(spec, values.inline(spec)))
@@ -125,15 +125,15 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     limits = plan.contribution
     c = limits.rows_per_group
     unit = exp.column(plan.privacy_unit)
-    values = RowValues(plan.stats, plan.column_types, plan.column_bounds)
+    pair_stats = tuple(s for s in plan.stats if s.kind not in ("units", "distinct"))
+    values = RowValues(pair_stats, plan.column_types, plan.column_bounds)
     rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items())
     rows = rows.from_(source(plan), copy=False)
     where = _filter(plan, unit)
     if where is not None:
         rows = rows.where(where, copy=False)
     group = [exp.column(UNIT), *_keys(plan)]
-    partials = [exp.alias_(_pair_partial(s, c, values), s.name) for s in plan.stats
-                if s.kind != "units"]
+    partials = [exp.alias_(_pair_partial(s, c, values), s.name) for s in pair_stats]
     pairs = _over(rows, "__dp_r", *group, *partials).group_by(*group, copy=False)
     domain = _in_domain(plan)
     if domain is not None:
@@ -144,12 +144,16 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     kept = _keep_groups(plan, pairs, salt)
     if limits.caps_total:
         kept = _cap_total(plan, kept)
-    if not plan.histograms:
+    if not plan.histograms and not distinct.specs(plan):
         return _per_group(plan, kept)
-    # Histograms join the same kept pairs (so the same groups per unit) as the statistics.
-    spine = _per_group(plan, exp.select("*").from_(KEPT)) if plan.stats or plan.keys \
+    # Histograms and distinct values join the same kept pairs (so the same groups per unit).
+    summed = any(s.kind != "distinct" for s in plan.stats)
+    spine = _per_group(plan, exp.select("*").from_(KEPT)) if summed or plan.keys \
         else _one_row()
-    query = quantiles.attach(plan, spine, None, KEPT, _filter(plan, unit))
+    query = quantiles.attach(plan, spine, None, KEPT, _filter(plan, unit)) \
+        if plan.histograms else spine
+    if distinct.specs(plan):
+        query = distinct.attach(plan, query, KEPT, _filter(plan, unit), salt)
     return query.with_(KEPT, as_=kept, copy=False)
 
 
@@ -211,6 +215,8 @@ def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     scaled = plan.contribution.caps_total
     items = _keys(plan)
     for spec in plan.stats:
+        if spec.kind == "distinct":
+            continue
         if spec.kind == "units":
             items.append(exp.alias_(as_bigint(exp.Count(this=exp.Star())), spec.name))
             continue

@@ -54,41 +54,125 @@ def _clean_column(column: exp.Column, types: Mapping[str, str],
     return node
 
 
+VALUE_SLOTS: dict[type[exp.Expression], tuple[str, ...]] = {
+    exp.Paren: ("this",), exp.Neg: ("this",), exp.Abs: ("this",),
+    exp.Add: ("this", "expression"), exp.Sub: ("this", "expression"),
+    exp.Mul: ("this", "expression"), exp.Div: ("this", "expression"),
+    exp.IntDiv: ("this", "expression"), exp.Mod: ("this", "expression"),
+    exp.Least: ("this", "expressions"), exp.Greatest: ("this", "expressions"),
+    exp.Coalesce: ("this", "expressions"), exp.Nullif: ("this",),
+    exp.Case: ("ifs", "default"), exp.If: ("true", "false"),
+    exp.Round: ("this",), exp.Floor: ("this",), exp.Ceil: ("this",), exp.Sign: ("this",),
+}
+"""Where a node passes its arguments' values on (not conditions, not compared operands)."""
+
+
+def value_columns(node: exp.Expression) -> list[exp.Column]:
+    """Columns whose values flow into ``node``'s value (clamped to their catalog bounds).
+
+    Columns in conditions (``CASE WHEN age > 65``, FILTER) or under functions that turn them
+    into something else (``LENGTH(name)``, ``CAST(age AS VARCHAR)``) keep their raw value,
+    as in WHERE: only the value that is summed is clamped.
+
+    >>> import sqlglot
+    >>> [c.name for c in value_columns(sqlglot.parse_one("CASE WHEN a > 1 THEN b ELSE c END"))]
+    ['b', 'c']
+    """
+    if isinstance(node, exp.Column):
+        return [node]
+    slots = VALUE_SLOTS.get(type(node), ())
+    if isinstance(node, exp.Cast) and node.to.is_type(*exp.DataType.NUMERIC_TYPES):
+        slots = ("this",)
+    found = []
+    for slot in slots:
+        value = node.args.get(slot)
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, exp.Expression):
+                found += value_columns(child)
+    return found
+
+
 def bounded(expr: exp.Expression, types: Mapping[str, str],
             bounds: Mapping[str, tuple[float, float]]) -> exp.Expression:
-    """``expr`` with every column cleaned (NaN → NULL) and clamped to its catalog bounds."""
+    """``expr`` with its value columns cleaned (NaN → NULL) and clamped to catalog bounds."""
+    tree = expr.copy()
+    marked = {id(c) for c in value_columns(tree)}
 
     def swap(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Column):
+        if isinstance(node, exp.Column) and id(node) in marked:
             return _clean_column(node, types, bounds)
         return node
 
-    return total(expr.transform(swap, copy=True))
+    return total(tree.transform(swap, copy=False))
 
 
-ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Neg, exp.Abs)
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.Abs)
 
 
 def total(expr: exp.Expression) -> exp.Expression:
-    """``expr`` with arithmetic in DOUBLE, which overflows to ±inf instead of raising.
+    """``expr`` with arithmetic in DOUBLE and division by zero giving NULL.
 
     Integer overflow raises an error for some rows and not others — an error
     that depends on private data. Floats never raise; infinities are clamped.
+    Division, ``//`` and ``%`` by zero raise in some engines and give ±inf in
+    others: here they give NULL, in every dialect.
 
     >>> import sqlglot
     >>> total(sqlglot.parse_one("age * 1000000000000 > 5")).sql()
     'CAST(age AS DOUBLE) * CAST(1000000000000 AS DOUBLE) > 5'
+    >>> total(sqlglot.parse_one("x / y")).sql()
+    'CASE WHEN CAST(y AS DOUBLE) = 0 THEN NULL ELSE CAST(x AS DOUBLE) / CAST(y AS DOUBLE) END'
     """
 
     def widen(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, ARITHMETIC):
+        if isinstance(node, ARITHMETIC) and not _literal_argument(node):
             for arg in ("this", "expression"):
                 child = node.args.get(arg)
                 if child is not None and not _is_double(child):
                     node.set(arg, as_double(child))
         return node
 
-    return expr.transform(widen, copy=True)
+    return guard_division(expr.transform(widen, copy=True), copy=False)
+
+
+def guard_division(expr: exp.Expression, *, copy: bool = True,
+                   floor: bool = True) -> exp.Expression:
+    """Every ``x / y``, ``x // y`` and ``x % y`` as CASE WHEN y = 0 THEN NULL ELSE ... END.
+
+    With ``floor``, ``x // y`` becomes FLOOR(x / y) (engines disagree on ``//`` of floats;
+    row values are DOUBLE here). Innermost first, so nested divisions are all guarded.
+    """
+    root = expr.copy() if copy else expr
+    for node in reversed(list(root.find_all(exp.Div, exp.IntDiv, exp.Mod))):
+        divisor = node.expression
+        if _nonzero_literal(divisor) and isinstance(node, exp.Div):
+            continue
+        value: exp.Expression = exp.Div(this=node.this, expression=divisor.copy())
+        if isinstance(node, exp.IntDiv):
+            value = exp.Floor(this=value) if floor else exp.IntDiv(
+                this=node.this, expression=divisor.copy())
+        elif isinstance(node, exp.Mod):
+            value = exp.Mod(this=node.this, expression=divisor.copy())
+        zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
+        guarded = exp.Case(ifs=[exp.If(this=zero, true=exp.Null())], default=value)
+        if node is root:
+            root = guarded
+        else:
+            node.replace(guarded)
+    return root
+
+
+def _literal_argument(node: exp.Expression) -> bool:
+    """A checked integer literal such as ROUND's decimals or SUBSTR's positions (e.g. -1)."""
+    parent = node.parent
+    return isinstance(parent, exp.Round | exp.Substring | exp.Left | exp.Right) and \
+        node.arg_key != "this"
+
+
+def _nonzero_literal(node: exp.Expression) -> bool:
+    while isinstance(node, exp.Cast | exp.Paren):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string and float(node.this) != 0
 
 
 def _is_double(node: exp.Expression) -> bool:

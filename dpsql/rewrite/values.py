@@ -74,7 +74,7 @@ def raw(spec: StatSpec, types: Mapping[str, str],
 
 def value_key(spec: StatSpec) -> tuple | None:
     """Statistics with the same key read the same row-level column."""
-    if spec.kind == "count":
+    if spec.kind in ("count", "distinct"):
         return ("present", spec.expr.sql())
     if spec.per_group and spec.kind in ("sum", "centered_sum"):
         return ("raw", spec.expr.sql())
@@ -92,7 +92,7 @@ class RowValues:
         self.of: dict[str, str] = {}
         # Quanta first: COUNT(column) can then read a bare column's quanta, which are NULL
         # exactly when the column is NULL or NaN (AVG needs both: one column, not two).
-        for spec in sorted(stats, key=lambda s: s.kind == "count"):
+        for spec in sorted(stats, key=lambda s: s.kind in ("count", "distinct")):
             key = value_key(spec)
             if key is None:
                 continue
@@ -110,7 +110,7 @@ class RowValues:
         return raw(spec, types, bounds) if kind == "raw" else quanta(spec, types, bounds)
 
     def _shared_quanta(self, spec: StatSpec) -> tuple | None:
-        if spec.kind != "count" or not isinstance(spec.expr, exp.Column):
+        if spec.kind not in ("count", "distinct") or not isinstance(spec.expr, exp.Column):
             return None
         sql = spec.expr.sql()
         return next((k for k in self.columns if k[0] == "quanta" and k[1] == sql), None)
@@ -128,6 +128,8 @@ def aggregate(spec: StatSpec, value: exp.Expression) -> exp.Expression:
     """The statistic over a set of rows whose value column is ``value`` (unclamped)."""
     if spec.kind == "count":
         return exp.Count(this=value)
+    if spec.kind == "distinct":
+        return exp.Count(this=exp.Distinct(expressions=[value]))
     total = exp.Coalesce(this=exp.Sum(this=value), expressions=[number(0)])
     if spec.kind == "sum":
         return total

@@ -1,0 +1,224 @@
+# note: VAR_POP/VAR_SAMP/VARIANCE/STDDEV_POP/STDDEV_SAMP/STDDEV, COUNT(DISTINCT expr), and
+# note: post-processing over them. A variance reads three statistics (count, centred sum,
+# note: centred sum of squared deviations); the plan shows the last one's sensitivity: per row
+# note: ((hi - lo) / 2)^2 / 2. A distinct count moves by at most c = rows/group per group.
+
+# title: VAR_POP from three bounded sums
+SELECT VAR_POP(age) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) in [0, 100] L1=5000 L2=5000
+
+# title: VAR_SAMP and VARIANCE are the same release
+SELECT VAR_SAMP(age) AS a, VARIANCE(age) AS b FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | a=VARIANCE(age) in [0, 100] L1=5000 L2=5000 | b=VARIANCE(age) in [0, 100] L1=5000 L2=5000
+
+# title: STDDEV_POP of a bounded column
+SELECT STDDEV_POP(cost) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV_POP(cost) in [0, 2000] L1=2e+06 L2=2e+06
+
+# title: STDDEV and STDDEV_SAMP
+SELECT STDDEV(age) AS s, STDDEV_SAMP(age) AS t FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | s=STDDEV(age) in [0, 100] L1=5000 L2=5000 | t=STDDEV_SAMP(age) in [0, 100] L1=5000 L2=5000
+
+# title: AVG and STDDEV share the count and the centred sum
+SELECT AVG(age), STDDEV(age), COUNT(age) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | AVG(age) in [0, 100] L1=200 L2=200 | STDDEV(age) in [0, 100] L1=5000 L2=5000 | COUNT(age) L1=4 L2=4
+
+# title: VAR_POP per public group
+SELECT region, VAR_POP(age) AS v FROM visits GROUP BY region;
+# plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | v=VAR_POP(age) in [0, 100] L1=15000 L2=8660.25
+
+# title: STDDEV per private group
+SELECT specialty, STDDEV(cost) FROM visits GROUP BY specialty;
+# plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=gaussian_threshold | specialty | STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
+
+# title: VAR_POP with a total row cap
+SELECT region, VAR_POP(cost) FROM claims GROUP BY region;
+# plan: laplace stats/unit=12 groups/unit=4 rows/group=3 rows/unit=5 selection=public | region | VAR_POP(cost) in [0, 1000] L1=625000 L2=450694
+
+# title: VARIANCE of a clamped column
+SELECT VARIANCE(LEAST(GREATEST(income, 0), 100000)) FROM pums;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | VARIANCE(LEAST(GREATEST(income, 0), 100000)) in [0, 100000] L1=2.5e+09 L2=2.5e+09
+
+# title: STDDEV of a derived value
+SELECT STDDEV(cost / 100 + age) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV(cost / 100 + age) in [0, 120] L1=7200 L2=7200
+
+# title: VAR_POP with FILTER
+SELECT VAR_POP(age) FILTER (WHERE specialty = 'cardiology') FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) FILTER(WHERE specialty = 'cardiology') in [0, 100] L1=5000 L2=5000
+
+# title: VAR_POP of a CASE indicator
+SELECT VAR_POP(CASE WHEN age > 65 THEN 1 ELSE 0 END) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(CASE WHEN age > 65 THEN 1 ELSE 0 END) in [0, 1] L1=0.5 L2=0.5
+
+# title: STDDEV on a row-level table
+SELECT STDDEV_POP(age) FROM people;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=1 rows/unit=1 selection=public | STDDEV_POP(age) in [0, 100] L1=1250 L2=1250
+
+# title: ROUND over STDDEV is post-processing
+SELECT ROUND(STDDEV(age), 1) AS sd FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | sd | also STDDEV(age)
+
+# title: coefficient of variation from two noisy aggregates
+SELECT STDDEV(cost) / AVG(cost) AS cv FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | cv | also STDDEV(cost), AVG(cost)
+
+# title: HAVING on a variance
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING VAR_POP(age) > 100;
+# plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also VAR_POP(age)
+
+# title: ORDER BY a standard deviation
+SELECT region, STDDEV(cost) AS s FROM visits GROUP BY region ORDER BY s DESC LIMIT 3;
+# plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | s=STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
+
+# title: VARIANCE without bounds is refused
+SELECT VARIANCE(race) FROM pums;
+# error: UnsupportedQueryError: VARIANCE(race) needs bounds: declare bounds={"race": (lo, hi)}
+
+# title: STDDEV of a constant is refused
+SELECT STDDEV(1) FROM visits;
+# error: UnsupportedQueryError: STDDEV: `STDDEV(1)` is not supported
+
+# title: VAR_POP of text is refused
+SELECT VAR_POP(specialty) FROM visits;
+# error: UnsupportedQueryError: VAR_POP: `VAR_POP(specialty)` is not supported; allowed: a numeric argument
+
+# title: STDDEV DISTINCT is refused
+SELECT STDDEV(DISTINCT age) FROM visits;
+# error: UnsupportedQueryError: DISTINCT is allowed only in COUNT(DISTINCT expr)
+
+# title: COUNT DISTINCT of a non-unit column
+SELECT COUNT(DISTINCT specialty) AS specialties FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | specialties=COUNT(DISTINCT specialty) L1=4 L2=4
+
+# title: COUNT DISTINCT on a row-level table
+SELECT COUNT(DISTINCT age) FROM people;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=public | COUNT(DISTINCT age) L1=1 L2=1
+
+# title: COUNT DISTINCT per public group
+SELECT region, COUNT(DISTINCT specialty) AS specialties FROM visits GROUP BY region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | specialties=COUNT(DISTINCT specialty) L1=12 L2=6.9282
+
+# title: COUNT DISTINCT per private group
+SELECT specialty, COUNT(DISTINCT age) AS ages FROM visits GROUP BY specialty;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | ages=COUNT(DISTINCT age) L1=12 L2=6.9282
+
+# title: COUNT DISTINCT ignores the total row cap in its sensitivity
+SELECT region, COUNT(DISTINCT specialty) FROM claims GROUP BY region;
+# plan: laplace stats/unit=4 groups/unit=4 rows/group=3 rows/unit=5 selection=public | region | COUNT(DISTINCT specialty) L1=12 L2=6
+
+# title: COUNT DISTINCT of an expression
+SELECT COUNT(DISTINCT date_trunc('month', visit_date)) AS months FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | months=COUNT(DISTINCT DATE_TRUNC('MONTH', visit_date)) L1=4 L2=4
+
+# title: COUNT DISTINCT of a concatenation counts combinations
+SELECT COUNT(DISTINCT region || '/' || specialty) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT region || '/' || specialty) L1=4 L2=4
+
+# title: COUNT DISTINCT with FILTER
+SELECT COUNT(DISTINCT specialty) FILTER (WHERE age > 65) FROM visits;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT specialty) FILTER(WHERE age > 65) L1=4 L2=4
+
+# title: COUNT DISTINCT of people and of values together
+SELECT COUNT(DISTINCT patient_id) AS patients, COUNT(DISTINCT specialty) AS specialties, COUNT(*) AS visits FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | patients=COUNT(DISTINCT patient_id) L1=1 L2=1 | specialties=COUNT(DISTINCT specialty) L1=4 L2=4 | visits=COUNT(*) L1=4 L2=4
+
+# title: COUNT DISTINCT next to a quantile
+SELECT region, COUNT(DISTINCT specialty), MEDIAN(age) FROM visits GROUP BY region;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | COUNT(DISTINCT specialty) L1=12 L2=6.9282 | MEDIAN(age) in [0, 100] L1=12 L2=6.9282
+
+# title: COUNT DISTINCT of a unit-only CASE counts people
+SELECT region, COUNT(DISTINCT CASE WHEN cost > 1000 THEN patient_id END) AS big_spenders FROM visits GROUP BY region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | big_spenders=COUNT(DISTINCT CASE WHEN cost > 1000 THEN patient_id END) L1=3 L2=1.73205
+
+# title: COUNT DISTINCT of two columns is refused
+SELECT COUNT(DISTINCT specialty, region) FROM visits;
+# error: UnsupportedQueryError: Count distinct combinations with COUNT(DISTINCT a || '/' || b)
+
+# title: COUNT DISTINCT of NULL is refused
+SELECT COUNT(DISTINCT NULL) FROM visits;
+# error: UnsupportedQueryError: COUNT(DISTINCT ...): `COUNT(DISTINCT NULL)` is not supported
+
+# title: APPROX_COUNT_DISTINCT of a value is refused
+SELECT APPROX_COUNT_DISTINCT(specialty) FROM visits;
+# error: UnsupportedQueryError: aggregate: `APPROX_COUNT_DISTINCT(specialty)` is not supported
+
+# title: CASE over a noisy count labels groups
+SELECT region, CASE WHEN COUNT(*) > 100 THEN 'big' ELSE 'small' END AS size FROM visits GROUP BY region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | size | also COUNT(*)
+
+# title: ROUND of an average to one decimal
+SELECT region, ROUND(AVG(age), 1) AS mean_age FROM visits GROUP BY region;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_age | also AVG(age)
+
+# title: HAVING on a SUM
+SELECT region, SUM(cost) AS total FROM visits GROUP BY region HAVING SUM(cost) > 10;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4
+
+# title: modulo of noisy aggregates is NULL for a zero divisor
+SELECT region, SUM(cost) % COUNT(*) AS rest FROM visits GROUP BY region;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | rest | also SUM(cost), COUNT(*)
+
+# title: HAVING on a filtered count
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING COUNT(*) FILTER (WHERE age > 65) > 10;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also COUNT(*) FILTER(WHERE age > 65)
+
+# title: post-processing over a distinct count
+SELECT region, COUNT(DISTINCT specialty) * 100 / COUNT(DISTINCT patient_id) AS per_hundred FROM visits GROUP BY region;
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | per_hundred | also COUNT(DISTINCT specialty), COUNT(DISTINCT patient_id)
+
+# title: CASE over a variance
+SELECT CASE WHEN STDDEV(age) > 20 THEN 'spread' ELSE 'tight' END AS shape FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | shape | also STDDEV(age)
+
+# title: raw column inside a CASE over aggregates is refused
+SELECT CASE WHEN age > 65 THEN COUNT(*) ELSE 0 END FROM visits;
+# error: UnsupportedQueryError: SELECT: `age` is not supported
+
+# title: raw column in HAVING next to a FILTER is refused
+SELECT region, COUNT(*) FILTER (WHERE age > 65) FROM visits GROUP BY region HAVING cost > 5;
+# error: UnsupportedQueryError: HAVING: `cost` is not supported
+
+# title: raw column in ORDER BY expression is refused
+SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY COUNT(*) + age;
+# error: UnsupportedQueryError: ORDER BY: `age` is not supported
+
+# title: raw column inside ROUND over an aggregate is refused
+SELECT ROUND(AVG(cost), age) FROM visits;
+# error: UnsupportedQueryError: SELECT: `age` is not supported
+
+# title: PERCENTILE_CONT WITHIN GROUP with FILTER
+SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY age) FILTER (WHERE cost > 100) AS m FROM visits;
+# plan: exponential stats/unit=1 groups/unit=1 rows/group=4 selection=public | m=PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY age) FILTER(WHERE cost > 100) in [0, 100] L1=4 L2=4
+
+# title: ORDER BY a filtered sum that is not selected
+SELECT region FROM visits GROUP BY region ORDER BY SUM(cost) FILTER (WHERE age > 50) DESC LIMIT 2;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | also SUM(cost) FILTER(WHERE age > 50)
+
+# title: COUNT DISTINCT with FILTER on a row-level table
+SELECT COUNT(DISTINCT age) FILTER (WHERE age > 50) FROM people;
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=public | COUNT(DISTINCT age) FILTER(WHERE age > 50) L1=1 L2=1
+
+# title: COUNT DISTINCT per public group with a total row cap
+SELECT specialty, COUNT(DISTINCT region) FROM claims GROUP BY specialty;
+# plan: laplace stats/unit=2 groups/unit=2 rows/group=3 rows/unit=5 selection=public | specialty | COUNT(DISTINCT region) L1=6 L2=4.24264
+
+# title: STDDEV with BigQuery per-row bounds
+SELECT STDDEV(cost, contribution_bounds_per_row => (0, 100)) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV(cost, contribution_bounds_per_row => (0, 100)) in [0, 100] L1=5000 L2=5000
+
+# title: VAR_POP with BigQuery per-group bounds is refused
+SELECT VAR_POP(age, contribution_bounds_per_group => (0, 10)) FROM visits;
+# error: UnsupportedQueryError: VARIANCE_POP: `VARIANCE_POP(age, contribution_bounds_per_group => (0, 10))` is not supported
+
+# title: VAR_POP in the differential privacy clause
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_unit_column = patient_id) VAR_POP(age) FROM visits;
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) in [0, 100] L1=5000 L2=5000
+
+# title: COUNT DISTINCT after a join with a public lookup
+SELECT r.region, COUNT(DISTINCT v.specialty) FROM visits v JOIN regions r ON v.region = r.region GROUP BY r.region;
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | r_region | COUNT(DISTINCT specialty) L1=12 L2=6.9282
+
+# title: COUNT DISTINCT and VAR_POP of derived columns of a subquery
+SELECT COUNT(DISTINCT m) AS months, VAR_POP(a) AS v FROM (SELECT patient_id, date_trunc('month', visit_date) AS m, age AS a FROM visits);
+# plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | months=COUNT(DISTINCT m) L1=4 L2=4 | v=VAR_POP(a) in [0, 100] L1=5000 L2=5000
