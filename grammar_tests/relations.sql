@@ -297,3 +297,15 @@ SELECT COUNT(*) FROM (SELECT age FROM people UNION ALL SELECT age FROM visits) A
 # title: UNION ALL branches must have matching types
 SELECT COUNT(*) FROM (SELECT region FROM visits UNION ALL SELECT age FROM claims) AS u;
 # error: UnsupportedQueryError: differs in type between the branches
+
+# title: per-person count of distinct values inside
+SELECT AVG(LEAST(GREATEST(n, 0), 5)) FROM (
+  SELECT patient_id, COUNT(DISTINCT specialty) AS n FROM visits GROUP BY patient_id) AS p;
+# result: [(1.65534,)]
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(LEAST(GREATEST(n, 0), 5)) in [0, 5] L1=10 L2=10
+
+# title: per-person sum of distinct values inside
+SELECT AVG(LEAST(GREATEST(s, 0), 300)) FROM (
+  SELECT patient_id, SUM(DISTINCT age) AS s FROM visits GROUP BY patient_id) AS p;
+# result: [(48.5728,)]
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(LEAST(GREATEST(s, 0), 300)) in [0, 300] L1=600 L2=600

@@ -265,13 +265,8 @@ def _per_unit(query: exp.Select, inner: Source, group: exp.Group) -> Source:
         if not isinstance(node, INNER_AGGREGATES):
             refuse(item, "subquery SELECT", "its GROUP BY columns and COUNT, SUM, AVG, MIN, "
                    "MAX of row expressions", "Aggregate every other column")
-        for arg in node.args.values():
-            for value in arg if isinstance(arg, list) else [arg]:
-                if isinstance(value, exp.Expression) and not isinstance(value, exp.Star):
-                    inside = value.this if isinstance(value, exp.Distinct) else value
-                    for part in (inside.expressions if isinstance(inside, exp.Distinct)
-                                 else [inside]):
-                        check_row_expression(part, f"{node.key.upper()} in a subquery")
+        for part in _arguments(node):
+            check_row_expression(part, f"{node.key.upper()} in a subquery")
         if not item.alias:
             refuse(item, "subquery SELECT", "aliased aggregates",
                    f"Name it: {item.sql(dialect='duckdb')} AS n")
@@ -329,14 +324,25 @@ def _union_all(query: exp.Union, scope: Mapping[str, exp.Expression], ctx: Conte
                   bounds=bounds, public_keys={})
 
 
+def _arguments(node: exp.Expression) -> list[exp.Expression]:
+    """An aggregate's argument expressions, looking inside DISTINCT (no ``*``)."""
+    parts = []
+    for arg in node.args.values():
+        for value in arg if isinstance(arg, list) else [arg]:
+            if isinstance(value, exp.Distinct):
+                parts += value.expressions
+            elif isinstance(value, exp.Expression) and not isinstance(value, exp.Star):
+                parts.append(value)
+    return parts
+
+
 def _type_of(node: exp.Expression, inner: Source) -> str:
     if isinstance(node, exp.Column):
         return inner.columns.get(node.name.lower(), "")
     if isinstance(node, exp.Count):
         return "BIGINT"
     if isinstance(node, exp.Sum | exp.Avg):
-        argument = node.this.this if isinstance(node.this, exp.Distinct) else node.this
-        if type_class(argument, inner.columns) != "numeric":
+        if any(type_class(a, inner.columns) != "numeric" for a in _arguments(node)):
             refuse(node, f"{node.key.upper()} in a subquery", "numeric arguments")
         return "DOUBLE"
     if isinstance(node, exp.Min | exp.Max):
