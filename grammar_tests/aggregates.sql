@@ -5,50 +5,62 @@
 
 # title: COUNT of non-NULL values
 SELECT COUNT(cost) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(cost) L1=4 L2=4
 
 # title: COUNT of a constant
 SELECT COUNT(1) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(1) L1=4 L2=4
 
 # title: COUNT of a row-level expression
 SELECT COUNT(COALESCE(cost, age)) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(COALESCE(cost, age)) L1=4 L2=4
 
 # title: COUNT DISTINCT of the privacy unit counts people
 SELECT COUNT(DISTINCT patient_id) AS patients FROM visits;
+# result: [(412,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | patients=COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: COUNT DISTINCT of the qualified privacy unit
 SELECT COUNT(DISTINCT v.patient_id) FROM visits v;
+# result: [(412,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: COUNT DISTINCT of another table's privacy unit
 SELECT COUNT(DISTINCT pid) FROM pums;
+# result: [(1000,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(DISTINCT pid) L1=1 L2=1
 
 # title: SUM with catalog bounds
 SELECT SUM(cost) FROM visits;
+# result: [(407368.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost) in [0, 2000] L1=8000 L2=8000
 
 # title: AVG is a count and a centred sum
 SELECT AVG(cost) FROM visits;
+# result: [(110.629,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(cost) in [0, 2000] L1=4000 L2=4000
 
 # title: AVG with a lower bound above zero
 SELECT AVG(educ) FROM pums;
+# result: [(10.1827,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=2 selection=public | AVG(educ) in [1, 16] L1=15 L2=15
 
 # title: SUM of a constant is a bounded count
 SELECT SUM(1) FROM visits;
+# result: [(1056.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(1) in [1, 1] L1=4 L2=4
 
 # title: every aggregate at once shares statistics
 SELECT COUNT(*), COUNT(cost), SUM(cost), AVG(cost), COUNT(DISTINCT patient_id) FROM visits;
+# result: [(1056, 1056, 407368.0, 110.629, 412)]
 # plan: laplace stats/unit=5 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | COUNT(cost) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: the same aggregate twice is computed once
 SELECT COUNT(*) AS a, COUNT(*) AS b FROM visits;
+# result: [(1056, 1056)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | a=COUNT(*) L1=4 L2=4 | b=COUNT(*) L1=4 L2=4
 
 # title: MIN is refused
@@ -117,4 +129,5 @@ SELECT SUM(cost) OVER (ORDER BY visit_date) FROM visits;
 
 # title: COUNT(DISTINCT (unit)) with parentheses counts people
 SELECT COUNT(DISTINCT (patient_id)) FROM visits;
+# result: [(412,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT (patient_id)) L1=1 L2=1

@@ -5,70 +5,87 @@
 
 # title: VAR_POP from three bounded sums
 SELECT VAR_POP(age) FROM visits;
+# result: [(367.458,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) in [0, 100] L1=5000 L2=5000
 
 # title: VAR_SAMP and VARIANCE are the same release
 SELECT VAR_SAMP(age) AS a, VARIANCE(age) AS b FROM visits;
+# result: [(367.806, 367.806)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | a=VARIANCE(age) in [0, 100] L1=5000 L2=5000 | b=VARIANCE(age) in [0, 100] L1=5000 L2=5000
 
 # title: STDDEV_POP of a bounded column
 SELECT STDDEV_POP(cost) FROM visits;
+# result: [(0.0,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV_POP(cost) in [0, 2000] L1=2e+06 L2=2e+06
 
 # title: STDDEV and STDDEV_SAMP
 SELECT STDDEV(age) AS s, STDDEV_SAMP(age) AS t FROM visits;
+# result: [(19.1783, 19.1783)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | s=STDDEV(age) in [0, 100] L1=5000 L2=5000 | t=STDDEV_SAMP(age) in [0, 100] L1=5000 L2=5000
 
 # title: AVG and STDDEV share the count and the centred sum
 SELECT AVG(age), STDDEV(age), COUNT(age) FROM visits;
+# result: [(48.0833, 19.1783, 1056)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | AVG(age) in [0, 100] L1=200 L2=200 | STDDEV(age) in [0, 100] L1=5000 L2=5000 | COUNT(age) L1=4 L2=4
 
 # title: VAR_POP per public group
 SELECT region, VAR_POP(age) AS v FROM visits GROUP BY region;
+# result: [('east north central', 472.611), ('mid atlantic', 375.238), ('mountain', 275.334), ('new england', 570.366), ('pacific', 381.824), ('south atlantic', 271.107), ('west north central', 248.593), ('west south central', 223.714)]
 # plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | v=VAR_POP(age) in [0, 100] L1=15000 L2=8660.25
 
 # title: STDDEV per private group
 SELECT specialty, STDDEV(cost) FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 152.688), ('anesthesiology', 171.996), ('cardiology', 367.564), ('cardiothoracic surgery', 255.152), ('colorectal surgery', 647.996), ('dermatology', 227.197), ('emergency medicine', 66.7136), ('endocrinology', 0.0), ('gastroenterology', 0.0), ('general practice', 122.986), ('general surgery', 0.0), ('geriatrics', 0.0), ('gynecology', 0.0), ('hematology', 0.0), ('hepatology', 0.0), ('hyperbaric medicine', 0.0), ('infectious disease', 206.53), ('internal medicine', 0.0), ('medical genetics', 32.1066), ('neonatology', 30.7945), ('nephrology', 308.751), ('neurology', 125.041), ('neurosurgery', 79.341), ('nuclear medicine', 810.132), ('obstetrics', 145.48), ('occupational medicine', 149.362), ('oncology', 0.0), ('ophthalmology', 0.0), ('orthopedics', 0.0), ('otolaryngology', 0.0), ('palliative care', 628.741), ('pediatric oncology', 0.0), ('pediatrics', 0.0), ('physical therapy', 348.865), ('plastic surgery', 57.9269), ('podiatry', 8.88835), ('psychiatry', 224.17), ('psychology', 0.0), ('pulmonology', 54.6978), ('radiology', 373.363), ('rheumatology', 376.122), ('sleep medicine', 47.7343), ('sports medicine', 0.0), ('toxicology', 0.0), ('transplant surgery', 88.6325), ('tropical medicine', 38.5656), ('urology', 403.566), ('vascular surgery', 40.001)]
 # plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=gaussian_threshold | specialty | STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
 
 # title: VAR_POP with a total row cap
 SELECT region, VAR_POP(cost) FROM claims GROUP BY region;
+# result: [('east north central', 0.0), ('mid atlantic', 29740.3), ('mountain', 7379.84), ('new england', 0.0), ('pacific', 0.0), ('south atlantic', 0.0), ('west north central', 1059.25), ('west south central', 0.0)]
 # plan: laplace stats/unit=12 groups/unit=4 rows/group=3 rows/unit=5 selection=public | region | VAR_POP(cost) in [0, 1000] L1=625000 L2=450694
 
 # title: VARIANCE of a clamped column
 SELECT VARIANCE(LEAST(GREATEST(income, 0), 100000)) FROM pums;
+# result: [(826338000.0,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | VARIANCE(LEAST(GREATEST(income, 0), 100000)) in [0, 100000] L1=2.5e+09 L2=2.5e+09
 
 # title: STDDEV of a derived value
 SELECT STDDEV(cost / 100 + age) FROM visits;
+# result: [(17.7377,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV(cost / 100 + age) in [0, 120] L1=7200 L2=7200
 
 # title: VAR_POP with FILTER
 SELECT VAR_POP(age) FILTER (WHERE specialty = 'cardiology') FROM visits;
+# result: [(491.723,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) FILTER(WHERE specialty = 'cardiology') in [0, 100] L1=5000 L2=5000
 
 # title: VAR_POP of a CASE indicator
 SELECT VAR_POP(CASE WHEN age > 65 THEN 1 ELSE 0 END) FROM visits;
+# result: [(0.179695,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(CASE WHEN age > 65 THEN 1 ELSE 0 END) in [0, 1] L1=0.5 L2=0.5
 
 # title: STDDEV on a row-level table
 SELECT STDDEV_POP(age) FROM people;
+# result: [(17.7365,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=1 rows/unit=1 selection=public | STDDEV_POP(age) in [0, 100] L1=1250 L2=1250
 
 # title: ROUND over STDDEV is post-processing
 SELECT ROUND(STDDEV(age), 1) AS sd FROM visits;
+# result: [(19.2,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | sd | also STDDEV(age)
 
 # title: coefficient of variation from two noisy aggregates
 SELECT STDDEV(cost) / AVG(cost) AS cv FROM visits;
+# result: [(0.0,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | cv | also STDDEV(cost), AVG(cost)
 
 # title: HAVING on a variance
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING VAR_POP(age) > 100;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also VAR_POP(age)
 
 # title: ORDER BY a standard deviation
 SELECT region, STDDEV(cost) AS s FROM visits GROUP BY region ORDER BY s DESC LIMIT 3;
+# result: [('mid atlantic', 242.9), ('west north central', 172.05), ('mountain', 106.928)]
 # plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | s=STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
 
 # title: VARIANCE without bounds is refused
@@ -89,46 +106,57 @@ SELECT STDDEV(DISTINCT age) FROM visits;
 
 # title: COUNT DISTINCT of a non-unit column
 SELECT COUNT(DISTINCT specialty) AS specialties FROM visits;
+# result: [(48,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | specialties=COUNT(DISTINCT specialty) L1=4 L2=4
 
 # title: COUNT DISTINCT on a row-level table
 SELECT COUNT(DISTINCT age) FROM people;
+# result: [(73,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=public | COUNT(DISTINCT age) L1=1 L2=1
 
 # title: COUNT DISTINCT per public group
 SELECT region, COUNT(DISTINCT specialty) AS specialties FROM visits GROUP BY region;
+# result: [('east north central', 33), ('mid atlantic', 23), ('mountain', 25), ('new england', 15), ('pacific', 34), ('south atlantic', 29), ('west north central', 21), ('west south central', 15)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | specialties=COUNT(DISTINCT specialty) L1=12 L2=6.9282
 
 # title: COUNT DISTINCT per private group
 SELECT specialty, COUNT(DISTINCT age) AS ages FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 5), ('anesthesiology', 4), ('cardiology', 22), ('cardiothoracic surgery', 2), ('colorectal surgery', 3), ('dermatology', 23), ('emergency medicine', 56), ('endocrinology', 10), ('gastroenterology', 8), ('general practice', 78), ('general surgery', 7), ('geriatrics', 4), ('gynecology', 19), ('hematology', 5), ('hepatology', 4), ('hyperbaric medicine', 3), ('infectious disease', 5), ('internal medicine', 36), ('medical genetics', 2), ('neonatology', 2), ('nephrology', 7), ('neurology', 9), ('neurosurgery', 4), ('nuclear medicine', 2), ('obstetrics', 14), ('occupational medicine', 5), ('oncology', 6), ('ophthalmology', 11), ('orthopedics', 17), ('otolaryngology', 4), ('palliative care', 2), ('pediatric oncology', 1), ('pediatrics', 32), ('physical therapy', 7), ('plastic surgery', 4), ('podiatry', 2), ('psychiatry', 7), ('psychology', 7), ('pulmonology', 9), ('radiology', 12), ('rheumatology', 6), ('sleep medicine', 3), ('sports medicine', 3), ('toxicology', 1), ('transplant surgery', 3), ('tropical medicine', 2), ('urology', 3), ('vascular surgery', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | ages=COUNT(DISTINCT age) L1=12 L2=6.9282
 
 # title: COUNT DISTINCT ignores the total row cap in its sensitivity
 SELECT region, COUNT(DISTINCT specialty) FROM claims GROUP BY region;
+# result: [('east north central', 32), ('mid atlantic', 23), ('mountain', 25), ('new england', 15), ('pacific', 34), ('south atlantic', 29), ('west north central', 21), ('west south central', 15)]
 # plan: laplace stats/unit=4 groups/unit=4 rows/group=3 rows/unit=5 selection=public | region | COUNT(DISTINCT specialty) L1=12 L2=6
 
 # title: COUNT DISTINCT of an expression
 SELECT COUNT(DISTINCT date_trunc('month', visit_date)) AS months FROM visits;
+# result: [(72,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | months=COUNT(DISTINCT DATE_TRUNC('MONTH', visit_date)) L1=4 L2=4
 
 # title: COUNT DISTINCT of a concatenation counts combinations
 SELECT COUNT(DISTINCT region || '/' || specialty) FROM visits;
+# result: [(194,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT region || '/' || specialty) L1=4 L2=4
 
 # title: COUNT DISTINCT with FILTER
 SELECT COUNT(DISTINCT specialty) FILTER (WHERE age > 65) FROM visits;
+# result: [(39,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT specialty) FILTER(WHERE age > 65) L1=4 L2=4
 
 # title: COUNT DISTINCT of people and of values together
 SELECT COUNT(DISTINCT patient_id) AS patients, COUNT(DISTINCT specialty) AS specialties, COUNT(*) AS visits FROM visits;
+# result: [(412, 48, 1056)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | patients=COUNT(DISTINCT patient_id) L1=1 L2=1 | specialties=COUNT(DISTINCT specialty) L1=4 L2=4 | visits=COUNT(*) L1=4 L2=4
 
 # title: COUNT DISTINCT next to a quantile
 SELECT region, COUNT(DISTINCT specialty), MEDIAN(age) FROM visits GROUP BY region;
+# result: [('east north central', 33, 43.0176), ('mid atlantic', 23, 43.9941), ('mountain', 25, 51.0254), ('new england', 15, 48.9746), ('pacific', 34, 48.9746), ('south atlantic', 29, 47.0215), ('west north central', 21, 46.0449), ('west south central', 15, 52.002)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | COUNT(DISTINCT specialty) L1=12 L2=6.9282 | MEDIAN(age) in [0, 100] L1=12 L2=6.9282
 
 # title: COUNT DISTINCT of a unit-only CASE counts people
 SELECT region, COUNT(DISTINCT CASE WHEN cost > 1000 THEN patient_id END) AS big_spenders FROM visits GROUP BY region;
+# result: [('east north central', 7), ('mid atlantic', 8), ('mountain', 3), ('new england', 4), ('pacific', 8), ('south atlantic', 5), ('west north central', 2), ('west south central', 3)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | big_spenders=COUNT(DISTINCT CASE WHEN cost > 1000 THEN patient_id END) L1=3 L2=1.73205
 
 # title: COUNT DISTINCT of two columns is refused
@@ -145,30 +173,37 @@ SELECT APPROX_COUNT_DISTINCT(specialty) FROM visits;
 
 # title: CASE over a noisy count labels groups
 SELECT region, CASE WHEN COUNT(*) > 100 THEN 'big' ELSE 'small' END AS size FROM visits GROUP BY region;
+# result: [('east north central', 'big'), ('mid atlantic', 'big'), ('mountain', 'big'), ('new england', 'small'), ('pacific', 'big'), ('south atlantic', 'big'), ('west north central', 'small'), ('west south central', 'small')]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | size | also COUNT(*)
 
 # title: ROUND of an average to one decimal
 SELECT region, ROUND(AVG(age), 1) AS mean_age FROM visits GROUP BY region;
+# result: [('east north central', 44.6), ('mid atlantic', 46.6), ('mountain', 51.7), ('new england', 54.5), ('pacific', 48.5), ('south atlantic', 48.6), ('west north central', 43.8), ('west south central', 50.5)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_age | also AVG(age)
 
 # title: HAVING on a SUM
 SELECT region, SUM(cost) AS total FROM visits GROUP BY region HAVING SUM(cost) > 10;
+# result: [('east north central', 74205.6), ('mid atlantic', 57689.2), ('mountain', 34313.9), ('new england', 35137.4), ('pacific', 92468.6), ('south atlantic', 61194.4), ('west north central', 28048.2), ('west south central', 24310.8)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4
 
 # title: modulo of noisy aggregates is NULL for a zero divisor
 SELECT region, SUM(cost) % COUNT(*) AS rest FROM visits GROUP BY region;
+# result: [('east north central', 162.65), ('mid atlantic', 100.21), ('mountain', 74.87), ('new england', 49.37), ('pacific', 248.64), ('south atlantic', 48.41), ('west north central', 13.19), ('west south central', 28.83)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | rest | also SUM(cost), COUNT(*)
 
 # title: HAVING on a filtered count
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING COUNT(*) FILTER (WHERE age > 65) > 10;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also COUNT(*) FILTER(WHERE age > 65)
 
 # title: post-processing over a distinct count
 SELECT region, COUNT(DISTINCT specialty) * 100 / COUNT(DISTINCT patient_id) AS per_hundred FROM visits GROUP BY region;
+# result: [('east north central', 52.381), ('mid atlantic', 42.5926), ('mountain', 60.9756), ('new england', 65.2174), ('pacific', 31.4815), ('south atlantic', 50.8772), ('west north central', 58.3333), ('west south central', 50.0)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | per_hundred | also COUNT(DISTINCT specialty), COUNT(DISTINCT patient_id)
 
 # title: CASE over a variance
 SELECT CASE WHEN STDDEV(age) > 20 THEN 'spread' ELSE 'tight' END AS shape FROM visits;
+# result: [('tight',)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | shape | also STDDEV(age)
 
 # title: raw column inside a CASE over aggregates is refused
@@ -189,22 +224,27 @@ SELECT ROUND(AVG(cost), age) FROM visits;
 
 # title: PERCENTILE_CONT WITHIN GROUP with FILTER
 SELECT PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY age) FILTER (WHERE cost > 100) AS m FROM visits;
+# result: [(47.998,)]
 # plan: exponential stats/unit=1 groups/unit=1 rows/group=4 selection=public | m=PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY age) FILTER(WHERE cost > 100) in [0, 100] L1=4 L2=4
 
 # title: ORDER BY a filtered sum that is not selected
 SELECT region FROM visits GROUP BY region ORDER BY SUM(cost) FILTER (WHERE age > 50) DESC LIMIT 2;
+# result: [('pacific',), ('east north central',)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | also SUM(cost) FILTER(WHERE age > 50)
 
 # title: COUNT DISTINCT with FILTER on a row-level table
 SELECT COUNT(DISTINCT age) FILTER (WHERE age > 50) FROM people;
+# result: [(40,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=public | COUNT(DISTINCT age) FILTER(WHERE age > 50) L1=1 L2=1
 
 # title: COUNT DISTINCT per public group with a total row cap
 SELECT specialty, COUNT(DISTINCT region) FROM claims GROUP BY specialty;
+# result: [('cardiology', 8), ('oncology', 5)]
 # plan: laplace stats/unit=2 groups/unit=2 rows/group=3 rows/unit=5 selection=public | specialty | COUNT(DISTINCT region) L1=6 L2=4.24264
 
 # title: STDDEV with BigQuery per-row bounds
 SELECT STDDEV(cost, contribution_bounds_per_row => (0, 100)) FROM visits;
+# result: [(23.0773,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | STDDEV(cost, contribution_bounds_per_row => (0, 100)) in [0, 100] L1=5000 L2=5000
 
 # title: VAR_POP with BigQuery per-group bounds is refused
@@ -213,12 +253,15 @@ SELECT VAR_POP(age, contribution_bounds_per_group => (0, 10)) FROM visits;
 
 # title: VAR_POP in the differential privacy clause
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_unit_column = patient_id) VAR_POP(age) FROM visits;
+# result: [(367.458,)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | VAR_POP(age) in [0, 100] L1=5000 L2=5000
 
 # title: COUNT DISTINCT after a join with a public lookup
 SELECT r.region, COUNT(DISTINCT v.specialty) FROM visits v JOIN regions r ON v.region = r.region GROUP BY r.region;
+# result: [('east north central', 33), ('mid atlantic', 23), ('mountain', 25), ('new england', 15), ('pacific', 34), ('south atlantic', 29), ('west north central', 21), ('west south central', 15)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | r_region | COUNT(DISTINCT specialty) L1=12 L2=6.9282
 
 # title: COUNT DISTINCT and VAR_POP of derived columns of a subquery
 SELECT COUNT(DISTINCT m) AS months, VAR_POP(a) AS v FROM (SELECT patient_id, date_trunc('month', visit_date) AS m, age AS a FROM visits);
+# result: [(72, 367.458)]
 # plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | months=COUNT(DISTINCT m) L1=4 L2=4 | v=VAR_POP(a) in [0, 100] L1=5000 L2=5000

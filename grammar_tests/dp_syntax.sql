@@ -5,30 +5,37 @@
 
 # title: DP clause with every BigQuery option
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5, max_groups_contributed = 2, privacy_unit_column = patient_id) specialty, COUNT(*) AS n FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 12), ('anesthesiology', 5), ('cardiology', 40), ('cardiothoracic surgery', 2), ('colorectal surgery', 7), ('dermatology', 43), ('emergency medicine', 165), ('endocrinology', 26), ('gastroenterology', 21), ('general practice', 348), ('general surgery', 11), ('geriatrics', 7), ('gynecology', 36), ('hematology', 8), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 11), ('internal medicine', 77), ('medical genetics', 3), ('neonatology', 1), ('nephrology', 15), ('neurology', 16), ('neurosurgery', 9), ('nuclear medicine', 1), ('obstetrics', 19), ('occupational medicine', 8), ('oncology', 16), ('ophthalmology', 18), ('orthopedics', 44), ('otolaryngology', 7), ('pediatrics', 64), ('physical therapy', 15), ('plastic surgery', 7), ('podiatry', 2), ('psychiatry', 9), ('psychology', 13), ('pulmonology', 18), ('radiology', 20), ('rheumatology', 8), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 9), ('tropical medicine', 1), ('urology', 8), ('vascular surgery', 2)]
 # plan: laplace stats/unit=2 groups/unit=2 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=8 L2=5.65685
 
 # title: DP clause with epsilon only
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause keywords in lower case
 select with differential_privacy options (epsilon = 0.5, delta = 1e-7) count(*) from visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause option names in upper case
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (EPSILON = 0.5, MAX_GROUPS_CONTRIBUTED = 1) region, COUNT(*) FROM visits GROUP BY region;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | region | COUNT(*) L1=4 L2=4
 
 # title: DP clause with an empty option list
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS () COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause delta decides Gaussian noise
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5) COUNT(*), SUM(cost), AVG(age), COUNT(cost), SUM(age), COUNT(age), AVG(cost), COUNT(DISTINCT patient_id) FROM visits;
+# result: [(1056, 407368.0, 48.0833, 1056, 67027.0, 1056, 110.629, 412)]
 # plan: gaussian stats/unit=8 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(age) in [0, 100] L1=200 L2=200 | COUNT(cost) L1=4 L2=4 | SUM(age) in [0, 100] L1=400 L2=400 | COUNT(age) L1=4 L2=4 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: DP clause delta 0 forces Laplace
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 0) COUNT(*), SUM(cost), AVG(age), COUNT(cost), SUM(age), COUNT(age), AVG(cost), COUNT(DISTINCT patient_id) FROM visits;
+# result: [(1056, 407368.0, 48.0833, 1056, 67027.0, 1056, 110.629, 412)]
 # plan: laplace stats/unit=8 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(age) in [0, 100] L1=200 L2=200 | COUNT(cost) L1=4 L2=4 | SUM(age) in [0, 100] L1=400 L2=400 | COUNT(age) L1=4 L2=4 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: DP clause delta 0 with private keys is refused
@@ -38,6 +45,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 0) specialty, COU
 # title: DP clause epsilon equal to the call's
 # epsilon: 0.5
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause epsilon conflicting with the call's
@@ -84,22 +92,27 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon) COUNT(*) FROM visits;
 
 # title: DP clause max_groups_contributed loosens the catalog limit
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 6) specialty, COUNT(*) FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 17), ('anesthesiology', 5), ('cardiology', 46), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 49), ('emergency medicine', 189), ('endocrinology', 26), ('gastroenterology', 21), ('general practice', 376), ('general surgery', 16), ('geriatrics', 11), ('gynecology', 43), ('hematology', 12), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 15), ('internal medicine', 94), ('medical genetics', 3), ('neonatology', 2), ('nephrology', 15), ('neurology', 17), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 36), ('occupational medicine', 8), ('oncology', 21), ('ophthalmology', 27), ('orthopedics', 48), ('otolaryngology', 7), ('palliative care', 7), ('pediatric oncology', 4), ('pediatrics', 72), ('physical therapy', 15), ('plastic surgery', 7), ('podiatry', 2), ('psychiatry', 9), ('psychology', 21), ('pulmonology', 23), ('radiology', 25), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 9), ('tropical medicine', 2), ('urology', 8), ('vascular surgery', 2)]
 # plan: gaussian stats/unit=12 groups/unit=6 rows/group=4 selection=gaussian_threshold | specialty | COUNT(*) L1=24 L2=9.79796
 
 # title: DP clause max_groups_contributed tightens the catalog limit
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 1) specialty, COUNT(*) FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 8), ('anesthesiology', 4), ('cardiology', 28), ('cardiothoracic surgery', 2), ('colorectal surgery', 7), ('dermatology', 29), ('emergency medicine', 100), ('endocrinology', 15), ('gastroenterology', 14), ('general practice', 233), ('general surgery', 9), ('geriatrics', 7), ('gynecology', 17), ('hematology', 6), ('hepatology', 12), ('hyperbaric medicine', 1), ('infectious disease', 5), ('internal medicine', 67), ('medical genetics', 3), ('neonatology', 1), ('nephrology', 14), ('neurology', 15), ('neurosurgery', 6), ('nuclear medicine', 1), ('obstetrics', 12), ('occupational medicine', 6), ('oncology', 16), ('ophthalmology', 13), ('orthopedics', 28), ('otolaryngology', 5), ('pediatrics', 43), ('physical therapy', 13), ('plastic surgery', 6), ('podiatry', 2), ('psychiatry', 6), ('psychology', 1), ('pulmonology', 15), ('radiology', 6), ('rheumatology', 8), ('sleep medicine', 5), ('sports medicine', 8), ('toxicology', 1), ('tropical medicine', 1), ('urology', 4), ('vascular surgery', 1)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=truncated_geometric | specialty | COUNT(*) L1=4 L2=4
 
 # title: DP clause max_groups_contributed on a global aggregate
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 5) COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause max_groups_contributed above the public domain
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 50) region, COUNT(*) FROM visits GROUP BY region;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=8 groups/unit=8 rows/group=4 selection=public | region | COUNT(*) L1=32 L2=11.3137
 
 # title: DP clause max_groups_contributed on a table without a declared limit
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2) sex, educ, COUNT(*) FROM pums GROUP BY sex, educ;
+# result: [(0, 1, 27), (0, 10, 45), (0, 11, 136), (0, 12, 56), (0, 13, 168), (0, 14, 52), (0, 15, 29), (0, 16, 16), (0, 2, 12), (0, 3, 30), (0, 4, 16), (0, 5, 25), (0, 6, 20), (0, 7, 34), (0, 8, 52), (0, 9, 161), (1, 1, 24), (1, 10, 44), (1, 11, 119), (1, 12, 63), (1, 13, 114), (1, 14, 35), (1, 15, 11), (1, 16, 6), (1, 2, 9), (1, 3, 30), (1, 4, 11), (1, 5, 14), (1, 6, 14), (1, 7, 16), (1, 8, 29), (1, 9, 164)]
 # plan: laplace stats/unit=2 groups/unit=2 rows/group=2 selection=truncated_geometric | sex | educ | COUNT(*) L1=4 L2=2.82843
 
 # title: DP clause max_groups_contributed zero
@@ -116,10 +129,12 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 1.5) COUNT(*)
 
 # title: DP clause max_rows_contributed
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 5) specialty, COUNT(*) FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 9), ('anesthesiology', 4), ('cardiology', 36), ('cardiothoracic surgery', 2), ('colorectal surgery', 6), ('dermatology', 38), ('emergency medicine', 143), ('endocrinology', 20), ('gastroenterology', 17), ('general practice', 306), ('general surgery', 9), ('geriatrics', 11), ('gynecology', 34), ('hematology', 10), ('hepatology', 12), ('hyperbaric medicine', 4), ('infectious disease', 11), ('internal medicine', 66), ('medical genetics', 1), ('neonatology', 1), ('nephrology', 11), ('neurology', 14), ('neurosurgery', 5), ('nuclear medicine', 1), ('obstetrics', 23), ('occupational medicine', 7), ('oncology', 19), ('ophthalmology', 19), ('orthopedics', 41), ('otolaryngology', 6), ('palliative care', 4), ('pediatric oncology', 2), ('pediatrics', 57), ('physical therapy', 14), ('plastic surgery', 3), ('podiatry', 2), ('psychiatry', 7), ('psychology', 12), ('pulmonology', 19), ('radiology', 13), ('rheumatology', 6), ('sleep medicine', 5), ('sports medicine', 8), ('toxicology', 0), ('transplant surgery', 5), ('tropical medicine', 1), ('urology', 3), ('vascular surgery', 2)]
 # plan: laplace stats/unit=5 groups/unit=5 rows/group=5 rows/unit=5 selection=truncated_geometric | specialty | COUNT(*) L1=5 L2=5
 
 # title: DP clause max_rows_contributed replaces all three limits
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 2) region, SUM(cost) FROM claims GROUP BY region;
+# result: [('east north central', 50053.7), ('mid atlantic', 41072.3), ('mountain', 28007.6), ('new england', 21088.4), ('pacific', 71391.9), ('south atlantic', 45111.9), ('west north central', 24221.2), ('west south central', 18395.6)]
 # plan: laplace stats/unit=2 groups/unit=2 rows/group=2 rows/unit=2 selection=public | region | SUM(cost) in [0, 1000] L1=2000 L2=2000
 
 # title: DP clause both contribution options
@@ -128,14 +143,17 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2, max_rows_c
 
 # title: DP clause privacy unit qualified by the table
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = visits.patient_id) COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause privacy unit qualified by the alias
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = v.patient_id) v.specialty, COUNT(*) FROM visits AS v GROUP BY v.specialty;
+# result: [('allergy and immunology', 17), ('anesthesiology', 5), ('cardiology', 46), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 48), ('emergency medicine', 176), ('endocrinology', 26), ('gastroenterology', 21), ('general practice', 364), ('general surgery', 11), ('geriatrics', 11), ('gynecology', 41), ('hematology', 12), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 15), ('internal medicine', 90), ('medical genetics', 3), ('neonatology', 2), ('nephrology', 15), ('neurology', 17), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 32), ('occupational medicine', 8), ('oncology', 20), ('ophthalmology', 27), ('orthopedics', 47), ('otolaryngology', 7), ('palliative care', 7), ('pediatric oncology', 4), ('pediatrics', 71), ('physical therapy', 15), ('plastic surgery', 7), ('podiatry', 2), ('psychiatry', 9), ('psychology', 17), ('pulmonology', 19), ('radiology', 25), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 9), ('tropical medicine', 2), ('urology', 8), ('vascular surgery', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | COUNT(*) L1=12 L2=6.9282
 
 # title: DP clause privacy unit in another case
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = PATIENT_ID) COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: DP clause privacy unit naming another column
@@ -160,6 +178,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2) COUNT(*) F
 
 # title: DP clause epsilon on a row-level table
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, delta = 1e-6) sex, COUNT(*) FROM people GROUP BY sex;
+# result: [(0, 486), (1, 514)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | sex | COUNT(*) L1=1 L2=1
 
 # title: DP clause in a set operation
@@ -168,6 +187,7 @@ SELECT COUNT(*) FROM visits UNION ALL SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (
 
 # title: DP clause with post-processing
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, ROUND(AVG(cost), 1) AS mean_cost FROM visits GROUP BY specialty HAVING COUNT(*) > 10 ORDER BY mean_cost DESC LIMIT 3;
+# result: [('physical therapy', 423.9), ('nephrology', 354.0), ('radiology', 343.2)]
 # plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=gaussian_threshold | specialty | mean_cost | also AVG(cost), COUNT(*)
 
 # title: DP clause without OPTIONS
@@ -176,18 +196,22 @@ SELECT WITH DIFFERENTIAL_PRIVACY COUNT(*) FROM visits;
 
 # title: SUM with per-group bounds
 SELECT SUM(cost, contribution_bounds_per_group => (0, 3000)) FROM visits;
+# result: [(348074.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost, contribution_bounds_per_group => (0, 3000)) in [0, 3000] L1=3000 L2=3000
 
 # title: SUM with per-group bounds per group
 SELECT specialty, SUM(cost, contribution_bounds_per_group => (0, 3000)) AS total FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 8228.53), ('anesthesiology', 1491.38), ('cardiology', 19510.2), ('cardiothoracic surgery', 720.14), ('colorectal surgery', 3858.17), ('dermatology', 22927.9), ('emergency medicine', 45512.8), ('endocrinology', 13379.2), ('gastroenterology', 6298.89), ('general practice', 53693.7), ('general surgery', 2510.54), ('geriatrics', 2817.91), ('gynecology', 12684.2), ('hematology', 5878.3), ('hepatology', 6140.03), ('hyperbaric medicine', 3284.12), ('infectious disease', 5762.42), ('internal medicine', 22984.2), ('medical genetics', 349.79), ('neonatology', 123.51), ('nephrology', 5309.72), ('neurology', 1976.89), ('neurosurgery', 1046.46), ('nuclear medicine', 1207.86), ('obstetrics', 9906.99), ('occupational medicine', 1576.53), ('oncology', 5983.89), ('ophthalmology', 6821.78), ('orthopedics', 12595.1), ('otolaryngology', 1615.87), ('palliative care', 6000.0), ('pediatric oncology', 2000.22), ('pediatrics', 27166.7), ('physical therapy', 7358.2), ('plastic surgery', 3305.49), ('podiatry', 44.67), ('psychiatry', 2053.35), ('psychology', 4510.58), ('pulmonology', 4358.63), ('radiology', 10541.1), ('rheumatology', 2807.12), ('sleep medicine', 589.06), ('sports medicine', 837.0), ('toxicology', 64.5), ('transplant surgery', 899.6), ('tropical medicine', 351.96), ('urology', 4131.83), ('vascular surgery', 334.99)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | total=SUM(cost, contribution_bounds_per_group => (0, 3000)) in [0, 3000] L1=9000 L2=5196.15
 
 # title: SUM with per-group bounds on an unbounded column
 SELECT SUM(married, contribution_bounds_per_group => (0, 1)) FROM pums;
+# result: [(549.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | SUM(married, contribution_bounds_per_group => (0, 1)) in [0, 1] L1=1 L2=1
 
 # title: SUM with negative per-group bounds
 SELECT SUM(cost - 1000, contribution_bounds_per_group => (-500, 100)) FROM visits;
+# result: [(-202694.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost - 1000, contribution_bounds_per_group => (-500, 100)) in [-500, 100] L1=500 L2=500
 
 # title: SUM with per-group bounds of zero
@@ -196,18 +220,22 @@ SELECT SUM(cost, contribution_bounds_per_group => (0, 0)) FROM visits;
 
 # title: SUM with per-row bounds
 SELECT SUM(cost, contribution_bounds_per_row => (0, 10)) FROM visits;
+# result: [(10539.4,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost, contribution_bounds_per_row => (0, 10)) in [0, 10] L1=40 L2=40
 
 # title: SUM with per-row bounds looser than the catalog
 SELECT SUM(cost, contribution_bounds_per_row => (-100, 5000)) FROM visits;
+# result: [(407368.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost, contribution_bounds_per_row => (-100, 5000)) in [0, 2000] L1=8000 L2=8000
 
 # title: SUM with per-row bounds outside the catalog range
 SELECT SUM(age, contribution_bounds_per_row => (200, 300)) FROM visits;
+# result: [(211200.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(age, contribution_bounds_per_row => (200, 300)) in [200, 200] L1=800 L2=800
 
 # title: SUM with per-row bounds on an unbounded column
 SELECT SUM(income, contribution_bounds_per_row => (0, 100000)) FROM people;
+# result: [(28928300.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=public | SUM(income, contribution_bounds_per_row => (0, 100000)) in [0, 100000] L1=100000 L2=100000
 
 # title: SUM with both named bounds
@@ -216,6 +244,7 @@ SELECT SUM(cost, contribution_bounds_per_row => (0, 10), contribution_bounds_per
 
 # title: SUM of a clamp with per-group bounds
 SELECT SUM(LEAST(GREATEST(cost, 0), 10), contribution_bounds_per_group => (0, 20)) FROM visits;
+# result: [(6831.41,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(cost, 0), 10), contribution_bounds_per_group => (0, 20)) in [0, 20] L1=20 L2=20
 
 # title: SUM with the same named bound twice
@@ -244,18 +273,22 @@ SELECT SUM(cost, clamped_between => (0, 10)) FROM visits;
 
 # title: AVG with per-group bounds averages each person's mean
 SELECT AVG(cost, contribution_bounds_per_group => (0, 500)) FROM visits;
+# result: [(186.537,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(cost, contribution_bounds_per_group => (0, 500)) in [0, 500] L1=250 L2=250
 
 # title: AVG with per-group bounds per group
 SELECT region, AVG(age, contribution_bounds_per_group => (18, 90)) AS mean_age FROM visits GROUP BY region;
+# result: [('east north central', 46.9524), ('mid atlantic', 47.1852), ('mountain', 50.5854), ('new england', 53.3478), ('pacific', 50.8611), ('south atlantic', 46.6667), ('west north central', 47.1389), ('west south central', 53.4333)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_age=AVG(age, contribution_bounds_per_group => (18, 90)) in [18, 90] L1=108 L2=62.3538
 
 # title: AVG with per-group bounds on a row-level table
 SELECT AVG(income, contribution_bounds_per_group => (0, 100000)) FROM people;
+# result: [(28928.3,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=1 rows/unit=1 selection=public | AVG(income, contribution_bounds_per_group => (0, 100000)) in [0, 100000] L1=50000 L2=50000
 
 # title: AVG with per-row bounds
 SELECT AVG(cost, contribution_bounds_per_row => (0, 500)) FROM visits;
+# result: [(142.348,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(cost, contribution_bounds_per_row => (0, 500)) in [0, 500] L1=1000 L2=1000
 
 # title: AVG with a constant per-group bound
@@ -264,18 +297,22 @@ SELECT AVG(cost, contribution_bounds_per_group => (5, 5)) FROM visits;
 
 # title: AVG and SUM with per-group bounds share the unit count
 SELECT COUNT(cost, contribution_bounds_per_group => (0, 1)) AS people_with_cost, AVG(cost, contribution_bounds_per_group => (0, 500)) AS mean FROM visits;
+# result: [(412, 186.537)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | people_with_cost=COUNT(cost, contribution_bounds_per_group => (0, 1)) L1=1 L2=1 | mean=AVG(cost, contribution_bounds_per_group => (0, 500)) in [0, 500] L1=250 L2=250
 
 # title: COUNT star with per-group bounds
 SELECT specialty, COUNT(*, contribution_bounds_per_group => (0, 5)) AS n FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 20), ('anesthesiology', 5), ('cardiology', 49), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 52), ('emergency medicine', 193), ('endocrinology', 29), ('gastroenterology', 24), ('general practice', 394), ('general surgery', 12), ('geriatrics', 13), ('gynecology', 46), ('hematology', 14), ('hepatology', 16), ('hyperbaric medicine', 7), ('infectious disease', 16), ('internal medicine', 97), ('medical genetics', 3), ('neonatology', 2), ('nephrology', 15), ('neurology', 17), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 35), ('occupational medicine', 8), ('oncology', 22), ('ophthalmology', 29), ('orthopedics', 51), ('otolaryngology', 8), ('palliative care', 8), ('pediatric oncology', 5), ('pediatrics', 77), ('physical therapy', 16), ('plastic surgery', 8), ('podiatry', 2), ('psychiatry', 9), ('psychology', 19), ('pulmonology', 20), ('radiology', 27), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 10), ('toxicology', 1), ('transplant surgery', 10), ('tropical medicine', 2), ('urology', 9), ('vascular surgery', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 5)) L1=15 L2=8.66025
 
 # title: COUNT star with per-group bounds of one counts people per group
 SELECT region, COUNT(*, contribution_bounds_per_group => (0, 1)) FROM visits GROUP BY region;
+# result: [('east north central', 63), ('mid atlantic', 54), ('mountain', 41), ('new england', 23), ('pacific', 108), ('south atlantic', 57), ('west north central', 36), ('west south central', 30)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*, contribution_bounds_per_group => (0, 1)) L1=3 L2=1.73205
 
 # title: COUNT of a column with per-group bounds
 SELECT COUNT(cost, contribution_bounds_per_group => (1, 3)) FROM visits;
+# result: [(888,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(cost, contribution_bounds_per_group => (1, 3)) L1=3 L2=3
 
 # title: COUNT with per-row bounds
@@ -304,14 +341,17 @@ SELECT COUNT(DISTINCT patient_id, contribution_bounds_per_group => (0, 1)) FROM 
 
 # title: PERCENTILE_CONT with per-row bounds as in BigQuery
 SELECT specialty, PERCENTILE_CONT(cost, 0.5, contribution_bounds_per_row => (0, 500)) AS median_cost FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 112.061), ('anesthesiology', 221.436), ('cardiology', 197.51), ('cardiothoracic surgery', 179.443), ('colorectal surgery', 170.654), ('dermatology', 210.693), ('emergency medicine', 111.084), ('endocrinology', 291.748), ('gastroenterology', 143.799), ('general practice', 71.0449), ('general surgery', 92.5293), ('geriatrics', 122.803), ('gynecology', 147.217), ('hematology', 175.049), ('hepatology', 149.658), ('hyperbaric medicine', 226.807), ('infectious disease', 159.912), ('internal medicine', 122.803), ('medical genetics', 117.92), ('neonatology', 39.7949), ('nephrology', 283.447), ('neurology', 77.3926), ('neurosurgery', 112.061), ('nuclear medicine', 31.0059), ('obstetrics', 119.873), ('occupational medicine', 142.334), ('oncology', 131.592), ('ophthalmology', 109.131), ('orthopedics', 149.658), ('otolaryngology', 185.791), ('palliative care', 499.756), ('pediatric oncology', 95.9473), ('pediatrics', 255.615), ('physical therapy', 282.471), ('plastic surgery', 117.92), ('podiatry', 15.8691), ('psychiatry', 155.029), ('psychology', 69.5801), ('pulmonology', 72.5098), ('radiology', 174.561), ('rheumatology', 166.748), ('sleep medicine', 94.4824), ('sports medicine', 52.4902), ('toxicology', 64.6973), ('transplant surgery', 55.9082), ('tropical medicine', 148.682), ('urology', 270.752), ('vascular surgery', 139.404)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | median_cost=PERCENTILE_CONT(cost, 0.5, contribution_bounds_per_row => (0, 500)) in [0, 500] L1=12 L2=6.9282
 
 # title: PERCENTILE_CONT with per-row bounds on an unbounded column
 SELECT PERCENTILE_CONT(income, 0.9, contribution_bounds_per_row => (0, 200000)) FROM people;
+# result: [(77050.8,)]
 # plan: exponential stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=public | PERCENTILE_CONT(income, 0.9, contribution_bounds_per_row => (0, 200000)) in [0, 200000] L1=1 L2=1
 
 # title: MEDIAN with per-row bounds
 SELECT MEDIAN(age, contribution_bounds_per_row => (20, 60)) FROM visits;
+# result: [(47.0117,)]
 # plan: exponential stats/unit=1 groups/unit=1 rows/group=4 selection=public | MEDIAN(age, contribution_bounds_per_row => (20, 60)) in [20, 60] L1=4 L2=4
 
 # title: quantile with per-group bounds
@@ -328,60 +368,72 @@ SELECT COUNT(*) FROM visits WHERE ABS(cost, contribution_bounds_per_row => (0, 1
 
 # title: named bounds in post-processing arithmetic
 SELECT SUM(cost, contribution_bounds_per_group => (0, 3000)) / COUNT(*, contribution_bounds_per_group => (0, 4)) AS ratio FROM visits;
+# result: [(329.616,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | ratio | also SUM(cost, contribution_bounds_per_group => (0, 3000)), COUNT(*, contribution_bounds_per_group => (0, 4))
 
 # title: the BigQuery documentation example
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 10, delta = .01, max_groups_contributed = 1, privacy_unit_column = patient_id) specialty, AVG(cost, contribution_bounds_per_group => (0, 100)) average_cost FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 96.7663), ('anesthesiology', 100.0), ('cardiology', 95.6735), ('cardiothoracic surgery', 100.0), ('colorectal surgery', 100.0), ('dermatology', 96.6547), ('emergency medicine', 89.6764), ('endocrinology', 100.0), ('gastroenterology', 89.064), ('general practice', 71.476), ('general surgery', 98.502), ('geriatrics', 100.0), ('gynecology', 91.5075), ('hematology', 100.0), ('hepatology', 100.0), ('hyperbaric medicine', 100.0), ('infectious disease', 100.0), ('internal medicine', 89.8869), ('medical genetics', 100.0), ('neonatology', 83.53), ('nephrology', 82.5186), ('neurology', 78.5269), ('neurosurgery', 70.6133), ('nuclear medicine', 31.08), ('obstetrics', 84.3378), ('occupational medicine', 87.148), ('oncology', 100.0), ('ophthalmology', 90.7915), ('orthopedics', 89.8097), ('otolaryngology', 100.0), ('pediatrics', 91.3607), ('physical therapy', 100.0), ('plastic surgery', 96.41), ('podiatry', 22.335), ('psychiatry', 100.0), ('psychology', 34.83), ('pulmonology', 80.149), ('radiology', 100.0), ('rheumatology', 95.406), ('sleep medicine', 94.2475), ('sports medicine', 72.8597), ('toxicology', 64.5), ('tropical medicine', 100.0), ('urology', 100.0), ('vascular surgery', 100.0)]
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=laplace_threshold | specialty | average_cost=AVG(cost, contribution_bounds_per_group => (0, 100)) in [0, 100] L1=50 L2=50
 
 # title: bigquery dialect with backticks and double-quoted strings
 # dialect: bigquery
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_unit_column = patient_id) `specialty`, COUNT(*) AS n FROM `visits` WHERE region = "pacific" GROUP BY `specialty`;
+# result: [('allergy and immunology', 4), ('anesthesiology', 3), ('cardiology', 10), ('dermatology', 24), ('emergency medicine', 36), ('endocrinology', 9), ('gastroenterology', 5), ('general practice', 91), ('general surgery', 4), ('geriatrics', 4), ('gynecology', 8), ('hematology', 4), ('internal medicine', 23), ('nephrology', 5), ('neurology', 11), ('nuclear medicine', 2), ('obstetrics', 12), ('occupational medicine', 2), ('oncology', 8), ('ophthalmology', 10), ('orthopedics', 9), ('otolaryngology', 4), ('pediatric oncology', 4), ('pediatrics', 12), ('physical therapy', 1), ('plastic surgery', 7), ('podiatry', 1), ('psychiatry', 1), ('psychology', 9), ('pulmonology', 3), ('radiology', 1), ('rheumatology', 2), ('sports medicine', 2), ('tropical medicine', 1)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: bigquery dialect SAFE_CAST in post-processing
 # dialect: bigquery
 SELECT SAFE_CAST(SUM(cost) AS INT64) AS total FROM visits;
+# result: [(407368,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | total | also SUM(cost)
 
 # title: bigquery dialect IF in post-processing
 # dialect: bigquery
 SELECT region, IF(COUNT(*) > 100, 'many', 'few') AS size FROM visits GROUP BY region;
+# result: [('east north central', 'many'), ('mid atlantic', 'many'), ('mountain', 'many'), ('new england', 'few'), ('pacific', 'many'), ('south atlantic', 'many'), ('west north central', 'few'), ('west south central', 'few')]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | size | also COUNT(*)
 
 # title: postgres dialect double-colon cast in post-processing
 # dialect: postgres
 SELECT region, COUNT(*)::FLOAT / 10 AS tens FROM visits GROUP BY region;
+# result: [('east north central', 17.1), ('mid atlantic', 13.3), ('mountain', 10.1), ('new england', 6.8), ('pacific', 26.5), ('south atlantic', 15.8), ('west north central', 8.9), ('west south central', 7.1)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | tens | also COUNT(*)
 
 # title: postgres dialect ILIKE and quoted identifiers
 # dialect: postgres
 SELECT "specialty", COUNT(*) FROM visits WHERE "specialty" ILIKE 'CARD%' GROUP BY "specialty";
+# result: [('cardiology', 46), ('cardiothoracic surgery', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | COUNT(*) L1=12 L2=6.9282
 
 # title: postgres dialect with the DP clause
 # dialect: postgres
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, max_groups_contributed = 2) region, SUM(cost, contribution_bounds_per_group => (0, 1000)) FROM visits GROUP BY region;
+# result: [('east north central', 35350.2), ('mid atlantic', 30404.3), ('mountain', 19646.7), ('new england', 14439.9), ('pacific', 52365.7), ('south atlantic', 33024.3), ('west north central', 19389.7), ('west south central', 13165.8)]
 # plan: laplace stats/unit=2 groups/unit=2 rows/group=4 selection=public | region | SUM(cost, contribution_bounds_per_group => (0, 1000)) in [0, 1000] L1=2000 L2=1414.21
 
 # title: spark dialect with backticks
 # dialect: spark
 SELECT `region`, AVG(`age`) AS mean_age FROM `visits` GROUP BY `region`;
+# result: [('east north central', 44.5848), ('mid atlantic', 46.609), ('mountain', 51.7327), ('new england', 54.5441), ('pacific', 48.5019), ('south atlantic', 48.6266), ('west north central', 43.809), ('west south central', 50.4789)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_age=AVG("age") in [0, 100] L1=600 L2=346.41
 
 # title: spark dialect with the DP clause
 # dialect: spark
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, COUNT(*, contribution_bounds_per_group => (0, 2)) AS n FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 9), ('anesthesiology', 5), ('cardiology', 36), ('cardiothoracic surgery', 2), ('colorectal surgery', 5), ('dermatology', 37), ('emergency medicine', 124), ('endocrinology', 18), ('gastroenterology', 14), ('general practice', 265), ('general surgery', 9), ('geriatrics', 7), ('gynecology', 28), ('hematology', 8), ('hepatology', 8), ('hyperbaric medicine', 4), ('infectious disease', 9), ('internal medicine', 69), ('medical genetics', 3), ('neonatology', 2), ('nephrology', 12), ('neurology', 14), ('neurosurgery', 6), ('nuclear medicine', 2), ('obstetrics', 23), ('occupational medicine', 8), ('oncology', 11), ('ophthalmology', 18), ('orthopedics', 34), ('otolaryngology', 5), ('palliative care', 4), ('pediatric oncology', 2), ('pediatrics', 55), ('physical therapy', 10), ('plastic surgery', 5), ('podiatry', 2), ('psychiatry', 9), ('psychology', 12), ('pulmonology', 13), ('radiology', 18), ('rheumatology', 9), ('sleep medicine', 4), ('sports medicine', 7), ('toxicology', 1), ('transplant surgery', 5), ('tropical medicine', 2), ('urology', 5), ('vascular surgery', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 2)) L1=6 L2=3.4641
 
 # title: spark dialect NVL in post-processing
 # dialect: spark
 SELECT NVL(SUM(cost), 0) AS total FROM visits;
+# result: [(407368.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | total | also SUM(cost)
 
 # title: bigquery dialect double quotes make a string
 # dialect: bigquery
 SELECT COUNT(*) FROM visits WHERE specialty = "cardiology";
+# result: [(46,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: duckdb dialect double quotes make a column name
@@ -391,9 +443,11 @@ SELECT COUNT(*) FROM visits WHERE specialty = "cardiology";
 # title: bigquery dialect named bounds and post-processing together
 # dialect: bigquery
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, delta = 1e-6, max_groups_contributed = 2, privacy_unit_column = patient_id) region, ROUND(AVG(age, contribution_bounds_per_group => (0, 100)), 1) AS mean_age, COUNT(*, contribution_bounds_per_group => (0, 3)) AS visits FROM `visits` GROUP BY region ORDER BY visits DESC;
+# result: [('pacific', 50.0, 228), ('east north central', 46.0, 141), ('south atlantic', 46.2, 131), ('mid atlantic', 46.4, 112), ('mountain', 50.6, 85), ('west north central', 47.0, 74), ('west south central', 53.3, 61), ('new england', 52.1, 56)]
 # plan: laplace stats/unit=6 groups/unit=2 rows/group=4 selection=public | region | mean_age | visits=COUNT(*, contribution_bounds_per_group => (0, 3)) L1=6 L2=4.24264 | also AVG(age, contribution_bounds_per_group => (0, 100))
 
 # title: spark dialect quantile with per-row bounds
 # dialect: spark
 SELECT `specialty`, PERCENTILE_CONT(cost, 0.25, contribution_bounds_per_row => (0, 1000)) AS q1 FROM visits GROUP BY `specialty`;
+# result: [('allergy and immunology', 82.5195), ('anesthesiology', 213.379), ('cardiology', 144.043), ('cardiothoracic surgery', 179.199), ('colorectal surgery', 112.793), ('dermatology', 128.418), ('emergency medicine', 57.1289), ('endocrinology', 139.16), ('gastroenterology', 97.168), ('general practice', 32.7148), ('general surgery', 50.293), ('geriatrics', 85.4492), ('gynecology', 82.5195), ('hematology', 110.84), ('hepatology', 75.6836), ('hyperbaric medicine', 155.762), ('infectious disease', 95.2148), ('internal medicine', 71.7773), ('medical genetics', 83.4961), ('neonatology', 39.5508), ('nephrology', 102.051), ('neurology', 46.3867), ('neurosurgery', 80.5664), ('nuclear medicine', 30.7617), ('obstetrics', 66.8945), ('occupational medicine', 92.2852), ('oncology', 79.5898), ('ophthalmology', 64.9414), ('orthopedics', 64.9414), ('otolaryngology', 51.2695), ('palliative care', 215.332), ('pediatric oncology', 93.2617), ('pediatrics', 123.535), ('physical therapy', 135.254), ('plastic surgery', 75.6836), ('podiatry', 16.1133), ('psychiatry', 100.098), ('psychology', 34.668), ('pulmonology', 45.4102), ('radiology', 132.324), ('rheumatology', 76.6602), ('sleep medicine', 70.8008), ('sports medicine', 29.7852), ('toxicology', 64.9414), ('transplant surgery', 46.3867), ('tropical medicine', 148.926), ('urology', 116.699), ('vascular surgery', 139.16)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | q1=PERCENTILE_CONT(cost, 0.25, contribution_bounds_per_row => (0, 1000)) in [0, 1000] L1=12 L2=6.9282

@@ -3,82 +3,102 @@
 
 # title: HAVING on an output alias
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING n > 10;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
 
 # title: HAVING on an aggregate that is not selected
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING AVG(cost) > 100;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('west north central', 89), ('west south central', 71)]
 # plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also AVG(cost)
 
 # title: HAVING on a group key
 SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region <> 'pacific';
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
 
 # title: HAVING with AND and OR
 SELECT region, SUM(cost) AS total, COUNT(*) AS n FROM visits GROUP BY region HAVING total > 1000 AND (n > 5 OR region = 'mountain');
+# result: [('east north central', 74205.6, 171), ('mid atlantic', 57689.2, 133), ('mountain', 34313.9, 101), ('new england', 35137.4, 68), ('pacific', 92468.6, 265), ('south atlantic', 61194.4, 158), ('west north central', 28048.2, 89), ('west south central', 24310.8, 71)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4 | n=COUNT(*) L1=12 L2=6.9282
 
 # title: HAVING on a global aggregate
 SELECT AVG(age) AS mean_age FROM visits HAVING mean_age > 5;
+# result: [(48.0833,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | mean_age=AVG(age) in [0, 100] L1=200 L2=200
 
 # title: ORDER BY an alias descending
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region ORDER BY n DESC;
+# result: [('pacific', 265), ('east north central', 171), ('south atlantic', 158), ('mid atlantic', 133), ('mountain', 101), ('west north central', 89), ('west south central', 71), ('new england', 68)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
 
 # title: ORDER BY an aggregate and a key
 SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY COUNT(*) DESC, region;
+# result: [('pacific', 265), ('east north central', 171), ('south atlantic', 158), ('mid atlantic', 133), ('mountain', 101), ('west north central', 89), ('west south central', 71), ('new england', 68)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
 
 # title: ORDER BY an aggregate that is not selected
 SELECT region FROM visits GROUP BY region ORDER BY SUM(cost) DESC;
+# result: [('pacific',), ('east north central',), ('south atlantic',), ('mid atlantic',), ('new england',), ('mountain',), ('west north central',), ('west south central',)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | also SUM(cost)
 
 # title: ORDER BY position with NULLS FIRST
 SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY 2 DESC NULLS FIRST;
+# result: [('pacific', 265), ('east north central', 171), ('south atlantic', 158), ('mid atlantic', 133), ('mountain', 101), ('west north central', 89), ('west south central', 71), ('new england', 68)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
 
 # title: LIMIT
 SELECT specialty, COUNT(*) AS n FROM visits GROUP BY specialty ORDER BY n DESC LIMIT 5;
+# result: [('general practice', 364), ('emergency medicine', 176), ('internal medicine', 90), ('pediatrics', 71), ('dermatology', 48)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: LIMIT with OFFSET
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region ORDER BY n DESC LIMIT 3 OFFSET 1;
+# result: [('east north central', 171), ('south atlantic', 158), ('mid atlantic', 133)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
 
 # title: OFFSET alone
 SELECT region, COUNT(*) FROM visits GROUP BY region OFFSET 2;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
 
 # title: LIMIT 0
 SELECT COUNT(*) FROM visits LIMIT 0;
+# result: []
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: ratio of two noisy aggregates
 SELECT region, SUM(cost) / COUNT(*) AS mean_cost FROM visits GROUP BY region;
+# result: [('east north central', 433.951), ('mid atlantic', 433.753), ('mountain', 339.741), ('new england', 516.726), ('pacific', 348.938), ('south atlantic', 387.306), ('west north central', 315.148), ('west south central', 342.406)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_cost | also SUM(cost), COUNT(*)
 
 # title: ROUND over AVG
 SELECT ROUND(AVG(cost), 2) AS mean_cost FROM visits;
+# result: [(110.63,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | mean_cost | also AVG(cost)
 
 # title: CASE over a noisy count
 SELECT region, CASE WHEN COUNT(*) > 100 THEN 'many' ELSE 'few' END AS size FROM visits GROUP BY region;
+# result: [('east north central', 'many'), ('mid atlantic', 'many'), ('mountain', 'many'), ('new england', 'few'), ('pacific', 'many'), ('south atlantic', 'many'), ('west north central', 'few'), ('west south central', 'few')]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | size | also COUNT(*)
 
 # title: scalar functions over aggregates
 SELECT SQRT(ABS(SUM(cost))) AS s, GREATEST(COUNT(*), 0) AS n, COALESCE(NULLIF(AVG(age), 0), -1) AS a FROM visits;
+# result: [(638.254, 1056, 48.0833)]
 # plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | s | n | a | also SUM(cost), COUNT(*), AVG(age)
 
 # title: CAST over an aggregate
 SELECT CAST(COUNT(*) AS INTEGER) AS n, COUNT(*) * 1.0 / 2 AS half FROM visits;
+# result: [(1056, 528.0)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n | half | also COUNT(*)
 
 # title: literal output columns
 SELECT 'all' AS scope, 1 AS one, COUNT(*) FROM visits;
+# result: [('all', 1, 1056)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | scope | one | COUNT(*) L1=4 L2=4
 
 # title: alias shadowing a column name in ORDER BY and HAVING
 SELECT region, SUM(age) AS age FROM visits GROUP BY region HAVING age > 3 ORDER BY age;
+# result: [('west south central', 4754.0), ('new england', 4768.0), ('west north central', 5715.0), ('mountain', 6406.0), ('mid atlantic', 8132.0), ('east north central', 9666.0), ('south atlantic', 10604.0), ('pacific', 16982.0)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | age=SUM(age) in [0, 100] L1=1200 L2=692.82
 
 # title: raw column in HAVING

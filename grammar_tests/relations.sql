@@ -161,18 +161,22 @@ SELECT region, COUNT(*) FROM visits GROUP BY 1;
 
 # title: GROUP BY a row-level expression is a private key
 SELECT COUNT(*) FROM visits GROUP BY LOWER(region);
+# result: [(101,), (133,), (158,), (171,), (265,), (68,), (71,), (89,)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | COUNT(*) L1=12 L2=6.9282
 
 # title: GROUP BY an expression under its SELECT alias
 SELECT UPPER(specialty) AS s, COUNT(*) FROM visits GROUP BY s;
+# result: [('ALLERGY AND IMMUNOLOGY', 17), ('ANESTHESIOLOGY', 3), ('CARDIOLOGY', 46), ('CARDIOTHORACIC SURGERY', 2), ('COLORECTAL SURGERY', 8), ('DERMATOLOGY', 49), ('EMERGENCY MEDICINE', 178), ('ENDOCRINOLOGY', 26), ('GASTROENTEROLOGY', 21), ('GENERAL PRACTICE', 373), ('GENERAL SURGERY', 16), ('GERIATRICS', 11), ('GYNECOLOGY', 42), ('HEMATOLOGY', 12), ('HEPATOLOGY', 14), ('HYPERBARIC MEDICINE', 6), ('INFECTIOUS DISEASE', 15), ('INTERNAL MEDICINE', 92), ('MEDICAL GENETICS', 3), ('NEONATOLOGY', 1), ('NEPHROLOGY', 15), ('NEUROLOGY', 17), ('NEUROSURGERY', 9), ('NUCLEAR MEDICINE', 2), ('OBSTETRICS', 31), ('OCCUPATIONAL MEDICINE', 8), ('ONCOLOGY', 21), ('OPHTHALMOLOGY', 27), ('ORTHOPEDICS', 45), ('OTOLARYNGOLOGY', 7), ('PALLIATIVE CARE', 7), ('PEDIATRICS', 71), ('PHYSICAL THERAPY', 15), ('PLASTIC SURGERY', 7), ('PODIATRY', 2), ('PSYCHIATRY', 9), ('PSYCHOLOGY', 13), ('PULMONOLOGY', 23), ('RADIOLOGY', 24), ('RHEUMATOLOGY', 8), ('SLEEP MEDICINE', 6), ('SPORTS MEDICINE', 9), ('TOXICOLOGY', 1), ('TRANSPLANT SURGERY', 8), ('TROPICAL MEDICINE', 2), ('UROLOGY', 8), ('VASCULAR SURGERY', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | s | COUNT(*) L1=12 L2=6.9282
 
 # title: GROUP BY an expression repeated in SELECT
 SELECT age > 65, COUNT(*) FROM visits GROUP BY age > 65;
+# result: [(False, 808), (True, 248)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | age > 65 | COUNT(*) L1=12 L2=6.9282
 
 # title: the same expression named in GROUP BY and SELECT
 SELECT LOWER(region) AS r, COUNT(*) AS n FROM visits GROUP BY LOWER(region);
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | r | n=COUNT(*) L1=12 L2=6.9282
 
 # title: LIMIT inside a subquery is refused
@@ -284,6 +288,7 @@ SELECT COUNT(*), SUM(c) FROM (SELECT patient_id, cost AS c FROM visits
 # title: UNION ALL traces the unit when the branches drop it
 SELECT r, COUNT(*) FROM (SELECT region AS r FROM visits WHERE age > 50
                          UNION ALL SELECT region FROM claims) AS u GROUP BY r;
+# result: [('east north central', 155), ('mid atlantic', 123), ('mountain', 96), ('new england', 62), ('pacific', 266), ('south atlantic', 138), ('west north central', 83), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=3 rows/unit=5 selection=truncated_geometric | r | COUNT(*) L1=5 L2=3.60555
 
 # title: UNION (distinct) in FROM is refused

@@ -2,38 +2,47 @@
 
 # title: COUNT(*) over the whole table
 SELECT COUNT(*) FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: keywords and names in any letter case
 select Count(*) As n From VISITS Where Age > 30;
+# result: [(839,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
 
 # title: quoted identifiers
 SELECT "region", COUNT(*) AS "n" FROM "visits" GROUP BY "region";
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
 
 # title: quoted output alias with a space
 SELECT COUNT(*) AS "number of visits" FROM visits;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | number of visits=COUNT(*) L1=4 L2=4
 
 # title: table alias qualifies columns
 SELECT v.region, COUNT(*) FROM visits v GROUP BY v.region;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
 
 # title: table alias with AS in WHERE
 SELECT COUNT(*) FROM visits AS v WHERE v.cost > 100;
+# result: [(764,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: alias qualifier is case-insensitive
 SELECT COUNT(*) FROM visits v WHERE V.age > 3;
+# result: [(1034,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: columns qualified by the table name
 SELECT visits.region, SUM(visits.cost) AS total FROM visits GROUP BY visits.region;
+# result: [('east north central', 74205.6), ('mid atlantic', 57689.2), ('mountain', 34313.9), ('new england', 35137.4), ('pacific', 92468.6), ('south atlantic', 61194.4), ('west north central', 28048.2), ('west south central', 24310.8)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4
 
 # title: quoted qualified column
 SELECT COUNT(*) FROM "visits" WHERE "visits"."age" >= 18;
+# result: [(971,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: comments and a query over several lines
@@ -42,6 +51,7 @@ SELECT specialty,   -- a private key
 FROM visits
 WHERE cost > 0
 GROUP BY specialty;
+# result: [('allergy and immunology', 17), ('anesthesiology', 5), ('cardiology', 46), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 48), ('emergency medicine', 176), ('endocrinology', 26), ('gastroenterology', 21), ('general practice', 364), ('general surgery', 11), ('geriatrics', 11), ('gynecology', 41), ('hematology', 12), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 15), ('internal medicine', 90), ('medical genetics', 3), ('neonatology', 2), ('nephrology', 15), ('neurology', 17), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 32), ('occupational medicine', 8), ('oncology', 20), ('ophthalmology', 27), ('orthopedics', 47), ('otolaryngology', 7), ('palliative care', 7), ('pediatric oncology', 4), ('pediatrics', 71), ('physical therapy', 15), ('plastic surgery', 7), ('podiatry', 2), ('psychiatry', 9), ('psychology', 17), ('pulmonology', 19), ('radiology', 25), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 9), ('tropical medicine', 2), ('urology', 8), ('vascular surgery', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: DELETE is refused

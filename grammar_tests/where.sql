@@ -2,82 +2,102 @@
 
 # title: equality on a string
 SELECT COUNT(*) FROM visits WHERE region = 'pacific';
+# result: [(265,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: inequality operators
 SELECT COUNT(*) FROM visits WHERE age <> 40 AND age != 41 AND cost < 900 AND cost <= 800;
+# result: [(997,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: AND OR NOT with parentheses
 SELECT COUNT(*) FROM visits WHERE NOT (age > 80 OR (cost >= 1000 AND region = 'mountain'));
+# result: [(996,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: IN list
 SELECT COUNT(*) FROM visits WHERE specialty IN ('cardiology', 'oncology', 'neurology');
+# result: [(83,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: NOT IN list
 SELECT COUNT(*) FROM visits WHERE region NOT IN ('pacific', 'mountain');
+# result: [(690,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: tuple IN list
 SELECT COUNT(*) FROM visits WHERE (region, age) IN (('pacific', 30), ('mountain', 40));
+# result: [(0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: BETWEEN
 SELECT COUNT(*) FROM visits WHERE age BETWEEN 18 AND 65;
+# result: [(723,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: NOT BETWEEN
 SELECT COUNT(*) FROM visits WHERE cost NOT BETWEEN 100 AND 200;
+# result: [(892,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: IS NULL and IS NOT NULL
 SELECT COUNT(*) FROM visits WHERE cost IS NOT NULL OR age IS NULL;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: LIKE and NOT LIKE
 SELECT COUNT(*) FROM visits WHERE specialty LIKE 'p%' AND specialty NOT LIKE '%surgery';
+# result: [(145,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: ILIKE
 SELECT COUNT(*) FROM visits WHERE specialty ILIKE '%CARDIO%';
+# result: [(48,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: arithmetic in a predicate
 SELECT COUNT(*) FROM visits WHERE cost * 2 - age + 1 > 500;
+# result: [(374,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: LEAST GREATEST and ABS in a predicate
 SELECT COUNT(*) FROM visits WHERE LEAST(cost, 1000) > 200 AND GREATEST(age, 18) < 65 AND ABS(age - 50) < 10;
+# result: [(142,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: COALESCE in a predicate
 SELECT COUNT(*) FROM visits WHERE COALESCE(cost, 0) > 100;
+# result: [(764,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: LOWER and UPPER in a predicate
 SELECT COUNT(*) FROM visits WHERE LOWER(region) = 'pacific' OR UPPER(specialty) = 'ONCOLOGY';
+# result: [(277,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: date column compared with a string
 SELECT COUNT(*) FROM visits WHERE visit_date >= '2023-01-01';
+# result: [(701,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: negative literal
 SELECT COUNT(*) FROM pums WHERE income > -1;
+# result: [(1582,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(*) L1=2 L2=2
 
 # title: filter on the privacy unit
 SELECT COUNT(*) FROM visits WHERE patient_id < 100;
+# result: [(282,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: constant predicate
 SELECT COUNT(*) FROM visits WHERE TRUE;
+# result: [(1056,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: WHERE and GROUP BY together
 SELECT region, AVG(cost) FROM visits WHERE age >= 65 GROUP BY region;
+# result: [('east north central', 71.96), ('mid atlantic', 102.193), ('mountain', 223.085), ('new england', 91.1364), ('pacific', 105.038), ('south atlantic', 58.2986), ('west north central', 318.413), ('west south central', 58.4414)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | AVG(cost) in [0, 2000] L1=12000 L2=6928.2
 
 # title: regular expression in WHERE
@@ -146,8 +166,10 @@ SELECT COUNT(*) FROM visits WHERE LOWER(age) = 'a';
 
 # title: arithmetic that would overflow integers runs in DOUBLE and cannot fail
 SELECT COUNT(age * 100000000) FROM visits WHERE patient_id = 3;
+# result: [(4,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(age * 100000000) L1=4 L2=4
 
 # title: huge multiplier inside a clamp cannot fail on any row
 SELECT SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) FROM visits WHERE age > 50;
+# result: [(479.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) in [0, 1] L1=4 L2=4
