@@ -9,7 +9,7 @@ first error and exits with that error's code (see ``dpsql.cli.EXIT_CODES``), so
 no later statement spends budget.
 
 >>> split_statements("SELECT ';' AS x; SELECT 2 -- a comment; not an end\\n")
-(["SELECT ';' AS x"], " SELECT 2 -- a comment; not an end\\n")
+(["SELECT ';' AS x"], ' SELECT 2 -- a comment; not an end\\n')
 >>> split_statements("/* ; */ ;; SELECT 1;")
 (['/* ; */ ;; SELECT 1'], '')
 """
@@ -54,7 +54,7 @@ def split_statements(text: str) -> tuple[list[str], str]:
     are dropped, so ``;;`` is harmless; the rest is ``""`` unless it holds code or
     an unfinished quote or comment.
 
-    >>> split_statements("SELECT 1; -- done\n")
+    >>> split_statements("SELECT 1; -- done\\n")
     (['SELECT 1'], '')
     >>> split_statements("SELECT 'a;")
     ([], "SELECT 'a;")
