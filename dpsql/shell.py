@@ -11,7 +11,7 @@ no later statement spends budget.
 >>> split_statements("SELECT ';' AS x; SELECT 2 -- a comment; not an end\\n")
 (["SELECT ';' AS x"], ' SELECT 2 -- a comment; not an end\\n')
 >>> split_statements("/* ; */ ;; SELECT 1;")
-(['/* ; */ ;; SELECT 1'], '')
+(['SELECT 1'], '')
 """
 
 from __future__ import annotations
