@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 
 FORMATS = ("table", "markdown", "csv", "json")
 COMMANDS = ("shell", "explain", "budget", "demo")
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8-11 of every DuckDB database file."""
+SOURCE_ALIAS = "source_database"
+"""The name a DATABASE file is attached under (its tables are also found unqualified)."""
 DEMO_EPSILON = 0.5
 DEMO_QUERIES = (
     ("How many people, and how old and rich are they on average? (PUMS, user-level)",
@@ -77,8 +81,8 @@ class ExitCode:
 
 EXIT_CODES = {
     "ok": ExitCode(0, "success"),
-    "execution": ExitCode(1, "the engine failed while running the query (ExecutionError); "
-                             "nothing was spent"),
+    "execution": ExitCode(1, "the engine failed: the DATABASE file cannot be opened, or the "
+                             "query failed while running (ExecutionError); nothing was spent"),
     "usage": ExitCode(2, "wrong command line or dot-command, or the DATABASE file does not "
                          "exist"),
     "invalid": ExitCode(3, "the SQL does not parse or names an unknown table or column, or the "
@@ -239,18 +243,22 @@ def split_database(argv: Sequence[str]) -> tuple[str | None, list[str]]:
     return argv[j], [*argv[:i], *argv[j + 1:]]
 
 
-def _sources(args: argparse.Namespace) -> tuple[str, str | None]:
-    """The DuckDB database and the catalog the options name."""
+def _sources(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The DuckDB database file (None: in memory only) and the catalog the options name."""
     database = args.database
-    if database is None:
-        return ":memory:", args.catalog
+    if database is None or database == ":memory:":
+        return None, args.catalog
     if database.endswith(".toml"):
         if args.catalog is not None:
             raise UsageError(f"two catalogs: {database} and --catalog {args.catalog}; give one")
-        return ":memory:", database
-    if database != ":memory:" and not Path(database).exists():
+        return None, database
+    if not Path(database).is_file():
         raise UsageError(f"no such DuckDB database file: {database} (a catalog must end in "
                          ".toml; dpsql never creates a database)")
+    with open(database, "rb") as file:
+        if file.read(12)[8:] != DUCKDB_MAGIC:
+            raise UsageError(f"{database} is not a DuckDB database file; declare CSV, parquet "
+                             "and JSON files as sources in a catalog.toml (docs/catalog.md)")
     return database, args.catalog
 
 
@@ -265,16 +273,33 @@ def _connect(args: argparse.Namespace) -> Connection:
     if args.budget_epsilon is not None or not args.ledger:
         epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
         budget = dpsql.Budget(epsilon=epsilon, delta=args.budget_delta)
-    try:
-        engine = duckdb.connect(database)
-    except duckdb.Error as err:
-        raise OperationalError(f"cannot open the DuckDB database {database}: {err}") from None
+    engine = duckdb.connect()
+    if database is not None:
+        _attach_read_only(engine, database)
     # DuckDB's own progress bar would go to stdout, even into a pipe, after 2 s: never print
     # it. Track progress only for our own line on a terminal.
     engine.execute("SET enable_progress_bar_print = false")
     engine.execute(f"SET enable_progress_bar = {str(is_terminal(sys.stderr)).lower()}")
     return dpsql.connect(engine, budget=budget, catalog=catalog, seed=args.seed,
                          ledger=args.ledger, analyst=args.analyst)
+
+
+def _attach_read_only(engine, database: str) -> None:
+    """Make the tables of a DuckDB file visible, read-only: dpsql never changes the file.
+
+    The file is attached next to the in-memory database (which receives the tables a
+    catalog loads from CSV, parquet or JSON files) and searched after it. Read-only
+    attachments also let several dpsql processes read one file at once.
+    """
+    import duckdb
+
+    quoted = "'" + database.replace("'", "''") + "'"
+    try:
+        engine.execute(f"ATTACH {quoted} AS {SOURCE_ALIAS} (READ_ONLY)")
+    except duckdb.Error as err:
+        raise OperationalError(f"cannot open the DuckDB database {database}: "
+                               f"{' '.join(str(err).split())}") from None
+    engine.execute(f"SET search_path = 'memory.main,{SOURCE_ALIAS}.main'")
 
 
 def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | None) -> Result:

@@ -121,17 +121,27 @@ def test_database_argument_may_be_a_catalog(catalog):
     assert "cost ε=0.5" in out.stdout and out.stderr == ""
 
 
-def test_database_argument_may_be_a_duckdb_file_with_a_catalog(tmp_path):
+def test_database_argument_may_be_a_duckdb_file_which_stays_untouched(tmp_path):
     database = tmp_path / "clinic.duckdb"
     with duckdb.connect(str(database)) as con:
         con.execute("CREATE TABLE visits AS SELECT range % 50 AS pid, range % 3 AS k "
                     "FROM range(600)")
-    (tmp_path / "c.toml").write_text('[tables.visits]\nsource = "visits"\n'
-                                     'privacy_unit = "pid"\npublic_keys = { k = [0, 1, 2] }\n')
-    out = run_cli("--catalog", "c.toml", str(database), "--format", "json", "-c",
-                  "SELECT k, COUNT(*) AS n FROM visits GROUP BY k ORDER BY k", cwd=tmp_path)
+        con.execute("CREATE TABLE pums AS SELECT 1 AS pid")  # the catalog's CSV has this name
+    (tmp_path / "c.toml").write_text(
+        '[tables.visits]\nsource = "visits"\nprivacy_unit = "pid"\n'
+        'public_keys = { k = [0, 1, 2] }\n'
+        f'[tables.pums]\nsource = "{pums_path("PUMS_dup")}"\nprivacy_unit = "pid"\n')
+    out = run_cli("--catalog", "c.toml", str(database), "--format", "json", "--epsilon", "0.5",
+                  "shell", cwd=tmp_path,
+                  stdin="SELECT k, COUNT(*) AS n FROM visits GROUP BY k ORDER BY k;\n"
+                        "SELECT COUNT(*) AS n FROM pums;\n")
     assert out.returncode == 0, out.stderr
-    assert [row["k"] for row in json.loads(out.stdout)] == [0, 1, 2]
+    visits, pums = (json.loads(line) for line in out.stdout.splitlines())
+    assert [row["k"] for row in visits] == [0, 1, 2]
+    assert pums[0]["n"] > 100  # ~1000 people in the CSV, not the file's one-row table of the same name
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.sql("SELECT table_name, estimated_size FROM duckdb_tables() "
+                       "ORDER BY 1").fetchall() == [("pums", 1), ("visits", 600)]
 
 
 def test_every_format_carries_the_same_seeded_answer(catalog):
@@ -161,6 +171,7 @@ def test_every_format_carries_the_same_seeded_answer(catalog):
     ((), "usage", "usage: give -c SQL or a command"),
     (("--bogus",), "usage", "unrecognized arguments: --bogus"),
     (("missing.duckdb", "-c", COUNT), "usage", "no such DuckDB database file"),
+    ((str(pums_path("PUMS_dup")), "-c", COUNT), "usage", "is not a DuckDB database file"),
     (("{catalog}", "--catalog", "{catalog}", "-c", COUNT), "usage", "two catalogs"),
     (("{catalog}", "-c", COUNT, "shell"), "usage", "cannot be combined with shell"),
     (("{catalog}", "-c", "SELECT COUNT(* FROM pums"), "invalid", "ParseError"),
