@@ -138,7 +138,7 @@ def test_database_argument_may_be_a_duckdb_file_which_stays_untouched(tmp_path):
     assert out.returncode == 0, out.stderr
     visits, pums = (json.loads(line) for line in out.stdout.splitlines())
     assert [row["k"] for row in visits] == [0, 1, 2]
-    assert pums[0]["n"] > 100  # ~1000 people in the CSV, not the file's one-row table of the same name
+    assert pums[0]["n"] > 100  # the CSV (~1000 people), not the one-row table
     with duckdb.connect(str(database), read_only=True) as con:
         assert con.sql("SELECT table_name, estimated_size FROM duckdb_tables() "
                        "ORDER BY 1").fetchall() == [("pums", 1), ("visits", 600)]
