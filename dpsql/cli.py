@@ -84,7 +84,7 @@ EXIT_CODES = {
     "execution": ExitCode(1, "the engine failed: the DATABASE file cannot be opened, or the "
                              "query failed while running (ExecutionError); nothing was spent"),
     "usage": ExitCode(2, "wrong command line or dot-command, or the DATABASE file does not "
-                         "exist"),
+                         "exist or is not a DuckDB database"),
     "invalid": ExitCode(3, "the SQL does not parse or names an unknown table or column, or the "
                            "catalog is wrong (ParseError, CatalogError)"),
     "refused": ExitCode(4, "valid SQL that dpsql cannot prove private (UnsupportedQueryError); "
@@ -185,13 +185,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="answer one SQL query with noise and print it")
     _add_query_options(parser, defaults=True)
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser,
-                                prog="dpsql [OPTIONS] [DATABASE]")
+                                prog="dpsql [OPTIONS] [DATABASE]", help="what to do (or -c SQL)")
     shell = sub.add_parser("shell", help="interactive SQL shell; also runs piped scripts",
                            description="SQL ends with ';'; .help lists dot-commands. "
                                        "Example: dpsql catalog.toml shell < queries.sql")
     explain = sub.add_parser("explain", help="the plan and cost of a query (no data read)",
                              description="Example: dpsql catalog.toml explain \"SELECT ...\"")
-    explain.add_argument("sql", metavar="SQL")
+    explain.add_argument("sql", metavar="SQL", help="the query to explain")
     budget = sub.add_parser("budget", help="the budget spent and left, or how to choose ε",
                             description="Example: dpsql --ledger l.db --analyst ann budget")
     budget.add_argument("--guide", action="store_true",
