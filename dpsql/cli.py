@@ -304,10 +304,13 @@ def _attach_read_only(engine, database: str) -> None:
 
 def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | None) -> Result:
     """``con.sql(sql)``, cancelled by Ctrl-C, with a progress line when stderr is a terminal."""
-    from dpsql.backends import DuckDBBackend
+    import duckdb
+
     from dpsql.progress import run_with_progress
 
-    engine = con.backend.con if isinstance(con.backend, DuckDBBackend) else None
+    engine = getattr(con.backend, "con", None)
+    if not isinstance(engine, duckdb.DuckDBPyConnection):  # another backend: no probe
+        engine = None
     return run_with_progress(
         lambda: con.sql(sql, epsilon=epsilon, delta=delta), stream=sys.stderr,
         probe=None if engine is None else lambda: _query_progress(engine),

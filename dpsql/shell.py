@@ -20,6 +20,7 @@ import contextlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
 from dpsql.cli import EXIT_CODES, UsageError, describe, interrupted
@@ -279,10 +280,7 @@ def _attempt(act: Callable[[str], None], texts: list[str], line_no: int, interac
 def terminal_reader(history: Path | None) -> tuple[Callable[[str], str | None],
                                                    Callable[[], None]]:
     """``input()`` with line editing and a history file; and the function that saves it."""
-    try:
-        import readline
-    except ImportError:  # no readline on this platform: plain input(), no history
-        readline = None
+    readline = _readline()
     path = None if history is None else history.expanduser()
     if readline is not None and path is not None:
         with contextlib.suppress(OSError):  # first run, or unreadable: an empty history
@@ -307,6 +305,15 @@ def terminal_reader(history: Path | None) -> tuple[Callable[[str], str | None],
                 sys.stderr.write(f"warning: cannot save the history to {path}: {error}\n")
 
     return read, save
+
+
+def _readline() -> ModuleType | None:
+    """The standard library's readline (line editing, history), if this platform has it."""
+    try:
+        import readline
+    except ImportError:  # e.g. Windows: plain input(), no history
+        return None
+    return readline
 
 
 def _merge_last_entries(readline) -> None:
