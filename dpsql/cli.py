@@ -125,8 +125,7 @@ def describe(error: BaseException) -> tuple[int, str]:
             f"internal error, please report it: {type(error).__name__}: {text}")
 
 
-def interrupted() -> str:
-    return "interrupted: the query was cancelled (nothing spent unless it had finished)"
+INTERRUPTED = "interrupted: the query was cancelled (nothing spent unless it had finished)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -439,7 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             return _dispatch(sys.argv[1:] if argv is None else argv)
         except KeyboardInterrupt:
-            sys.stderr.write(f"error: {interrupted()}\n")
+            sys.stderr.write(f"error: {INTERRUPTED}\n")
             return EXIT_CODES["interrupted"].code
         except BrokenPipeError:
             _silence_stdout()

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
-from dpsql.cli import EXIT_CODES, UsageError, describe, interrupted
+from dpsql.cli import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
 from dpsql.errors import Error
 
 if TYPE_CHECKING:
@@ -108,7 +108,6 @@ class Session:
 
     def query(self, sql: str) -> None:
         """Answer ``sql`` privately and print it (Ctrl-C cancels; progress on a terminal)."""
-        from dpsql.cli import answer
         from dpsql.output import render
 
         result: Result = answer(self.con, sql, epsilon=self.epsilon, delta=self.delta)
@@ -122,8 +121,8 @@ class Session:
 
     def command(self, line: str) -> None:
         """Run one dot-command line (``.quit`` is handled by the caller)."""
-        name, _, rest = line.strip().partition(" ")
-        rest = rest.strip().removesuffix(";").strip()
+        name, _, rest = line.strip().removesuffix(";").strip().partition(" ")
+        rest = rest.strip()
         handlers: dict[str, Callable[[str], None]] = {
             ".help": self._help, ".tables": self._tables, ".budget": self._budget,
             ".explain": self._explain, ".epsilon": self._epsilon, ".delta": self._delta,
@@ -250,7 +249,7 @@ def run(session: Session, read: Callable[[str], str | None], *, interactive: boo
         if pending or not line.lstrip().startswith("."):
             statements, pending = split_statements(pending + line)
             code = _attempt(session.query, statements, line_no, interactive, err)
-        elif line.split()[0] in QUIT:
+        elif line.split()[0].removesuffix(";") in QUIT:
             return 0
         else:
             code = _attempt(session.command, [line], line_no, interactive, err)
@@ -271,7 +270,7 @@ def _attempt(act: Callable[[str], None], texts: list[str], line_no: int, interac
             if not interactive:
                 return code
         except KeyboardInterrupt:
-            err.write(f"error: {interrupted()}\n")
+            err.write(f"error: {INTERRUPTED}\n")
             if not interactive:
                 return EXIT_CODES["interrupted"].code
     return 0

@@ -267,8 +267,8 @@ def test_piped_shell_stops_at_the_first_error_and_spends_nothing_after(tmp_path,
 
 
 def test_shell_dot_commands(catalog):
-    script = (".help\n.tables\n.delta 1e-8\n.epsilon\n.format markdown\n.budget\n"
-              f"{COUNT};\n.budget\n.quit\n{COUNT};\n")
+    script = (".help\n.tables;\n.delta 1e-8\n.epsilon\n.format markdown\n.budget\n"
+              f"{COUNT};\n.budget\n.quit;\n{COUNT};\n")
     out = run_cli(str(catalog), "shell", stdin=script)
     assert out.returncode == 0, out.stderr
     for command in shell_commands():
@@ -415,9 +415,9 @@ def test_ctrl_c_cancels_a_long_query_on_a_terminal_and_spends_nothing(tmp_path):
     assert b"running " in term.expect(b"(Ctrl-C cancels)")
     term.proc.send_signal(signal.SIGINT)
     cancelled = time.monotonic()
-    tail = term.expect(b"\n", timeout=30)
+    tail = term.expect(b"\n", timeout=90)
     assert term.close() == cli.EXIT_CODES["interrupted"].code
-    assert time.monotonic() - cancelled < 20
+    assert time.monotonic() - cancelled < 60  # unstopped, the query would run for many minutes
     assert tail.endswith(CLEAR.encode() + b"error: interrupted: the query was cancelled "
                          b"(nothing spent unless it had finished)\r\n")
     assert term.proc.stdout.read() == b""
