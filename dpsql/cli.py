@@ -23,10 +23,11 @@ and an exit code from EXIT_CODES:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from dpsql.errors import (
@@ -261,7 +262,9 @@ def _sources(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return database, args.catalog
 
 
-def _connect(args: argparse.Namespace) -> Connection:
+@contextlib.contextmanager
+def _connected(args: argparse.Namespace) -> Iterator[Connection]:
+    """A dpsql connection as the options describe it, on a DuckDB engine closed afterwards."""
     import duckdb
 
     import dpsql
@@ -272,15 +275,18 @@ def _connect(args: argparse.Namespace) -> Connection:
     if args.budget_epsilon is not None or not args.ledger:
         epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
         budget = dpsql.Budget(epsilon=epsilon, delta=args.budget_delta)
-    engine = duckdb.connect()
-    if database is not None:
-        _attach_read_only(engine, database)
-    # DuckDB's own progress bar would go to stdout, even into a pipe, after 2 s: never print
-    # it. Track progress only for our own line on a terminal.
-    engine.execute("SET enable_progress_bar_print = false")
-    engine.execute(f"SET enable_progress_bar = {str(is_terminal(sys.stderr)).lower()}")
-    return dpsql.connect(engine, budget=budget, catalog=catalog, seed=args.seed,
-                         ledger=args.ledger, analyst=args.analyst)
+    # dpsql does not close an engine it is given: this one is ours to close, before the
+    # interpreter exits (a DuckDB connection left to interpreter shutdown can abort it).
+    with duckdb.connect() as engine:
+        if database is not None:
+            _attach_read_only(engine, database)
+        # DuckDB's own progress bar would go to stdout, even into a pipe, after 2 s: never
+        # print it. Track progress only for our own line on a terminal.
+        engine.execute("SET enable_progress_bar_print = false")
+        engine.execute(f"SET enable_progress_bar = {str(is_terminal(sys.stderr)).lower()}")
+        with dpsql.connect(engine, budget=budget, catalog=catalog, seed=args.seed,
+                           ledger=args.ledger, analyst=args.analyst) as con:
+            yield con
 
 
 def _attach_read_only(engine, database: str) -> None:
@@ -328,24 +334,19 @@ def _query_progress(engine) -> float:
 def _query(args: argparse.Namespace) -> int:
     from dpsql.output import render
 
-    con = _connect(args)
-    try:
-        print(render(answer(con, args.command, epsilon=args.epsilon, delta=args.delta),
-                     args.format), flush=True)
-    finally:
-        con.close()
+    with _connected(args) as con:
+        result = answer(con, args.command, epsilon=args.epsilon, delta=args.delta)
+        print(render(result, args.format), flush=True)
     return 0
 
 
 def _shell(args: argparse.Namespace) -> int:
     from dpsql import shell
 
-    con = _connect(args)
-    session = shell.Session(con, epsilon=args.epsilon, delta=args.delta, fmt=args.format,
-                            out=sys.stdout)
-    interactive = sys.stdin.isatty()
-    try:
-        if not interactive:
+    with _connected(args) as con:
+        session = shell.Session(con, epsilon=args.epsilon, delta=args.delta, fmt=args.format,
+                                out=sys.stdout)
+        if not sys.stdin.isatty():
             return shell.run(session, shell.piped_reader(sys.stdin), interactive=False)
         read, save = shell.terminal_reader(shell.HISTORY)
         print(f"dpsql {_version()} shell: SQL ends with ';'; .help lists commands, .quit "
@@ -355,16 +356,11 @@ def _shell(args: argparse.Namespace) -> int:
             return shell.run(session, read, interactive=True)
         finally:
             save()
-    finally:
-        con.close()
 
 
 def _explain(args: argparse.Namespace) -> int:
-    con = _connect(args)
-    try:
+    with _connected(args) as con:
         info = con.explain(args.sql, epsilon=args.epsilon, delta=args.delta)
-    finally:
-        con.close()
     if args.format == "json":
         import json
 
@@ -380,11 +376,8 @@ def _budget(args: argparse.Namespace) -> int:
 
         print(render_guide())
         return 0
-    con = _connect(args)
-    try:
+    with _connected(args) as con:
         print(con.report())
-    finally:
-        con.close()
     return 0
 
 

@@ -36,34 +36,40 @@ def run_with_progress(task: Callable[[], T], *, stream: TextIO,
                       probe: Callable[[], float] | None = None,
                       cancel: Callable[[], None] | None = None,
                       delay: float = 1.0, interval: float = 0.1) -> T:
-    """``task()``, run in a worker thread; its exception, if any, is re-raised here."""
+    """``task()``, run in a worker thread; its exception, if any, is re-raised here.
+
+    The wait uses an Event, not ``Thread.join``: in Python 3.11 a join interrupted by
+    Ctrl-C can mark a thread that is still running as finished.
+    """
     outcome: dict[str, Any] = {}
+    finished = threading.Event()
 
     def work() -> None:
         try:
             outcome["value"] = task()
         except BaseException as err:  # handed to the caller's thread, re-raised below
             outcome["error"] = err
+        finally:
+            finished.set()
 
-    worker = threading.Thread(target=work, name="dpsql-query", daemon=True)
     started = time.monotonic()
-    worker.start()
+    threading.Thread(target=work, name="dpsql-query", daemon=True).start()
     shown, terminal = False, is_terminal(stream)
     try:
-        worker.join(delay)
+        finished.wait(delay)
         frame = 0
-        while worker.is_alive():
+        while not finished.is_set():
             if terminal:
                 stream.write(CLEAR + progress_line(frame, time.monotonic() - started, probe))
                 stream.flush()
                 shown = True
             frame += 1
-            worker.join(interval)
+            finished.wait(interval)
     except KeyboardInterrupt:
-        while worker.is_alive():  # again and again: the engine may not have started yet
+        while not finished.is_set():  # again and again: the engine may not have started yet
             if cancel is not None:
                 cancel()
-            worker.join(interval)
+            finished.wait(interval)
         raise
     finally:
         if shown:
