@@ -1,22 +1,60 @@
-"""The ``dpsql`` command line.
+"""The ``dpsql`` command line (docs/cli.md is its reference).
 
 Examples::
 
     dpsql demo                                    # private answers on shipped data
-    dpsql --catalog catalog.toml -c "SELECT COUNT(*) FROM visits" --epsilon 0.5
-    dpsql --catalog catalog.toml explain "SELECT AVG(cost) FROM visits"
+    dpsql catalog.toml -c "SELECT COUNT(*) FROM visits" --epsilon 0.5
+    dpsql catalog.toml explain "SELECT AVG(cost) FROM visits"
+    dpsql catalog.toml shell < queries.sql
 
-Heavy modules are imported only when a command runs, so ``--help`` is instant.
-Exit codes: 0 success, 1 query refused or failed (message on stderr), 2 usage.
+DATABASE is a TOML catalog (``*.toml``, same as ``--catalog``) or a DuckDB database
+file whose tables a ``--catalog`` registers. This module imports only the standard
+library and :mod:`dpsql.errors`; DuckDB, sqlglot, SciPy and Arrow load when a command
+runs, so ``dpsql --help`` starts fast. Errors are one ``error: ...`` line on stderr
+and an exit code from EXIT_CODES:
+
+>>> [(name, c.code) for name, c in EXIT_CODES.items()][:6]
+[('ok', 0), ('execution', 1), ('usage', 2), ('invalid', 3), ('refused', 4), ('budget', 5)]
+>>> from dpsql.errors import UnsupportedQueryError
+>>> describe(UnsupportedQueryError("SELECT list: `MAX(x)` is not supported"))
+(4, 'UnsupportedQueryError: SELECT list: `MAX(x)` is not supported')
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 
+from dpsql.errors import (
+    BudgetExceededError,
+    Error,
+    InterfaceError,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    PrivacyError,
+    ProgrammingError,
+)
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
+
+    from dpsql.connection import Connection
+    from dpsql.result import Result
+
+FORMATS = ("table", "markdown", "csv", "json")
+COMMANDS = ("shell", "explain", "budget", "demo")
+DUCKDB_MAGIC = b"DUCK"
+"""Bytes 8-11 of every DuckDB database file."""
+SOURCE_ALIAS = "source_database"
+"""The name a DATABASE file is attached under (its tables are also found unqualified)."""
+DEMO_EPSILON = 0.5
 DEMO_QUERIES = (
     ("How many people, and how old and rich are they on average? (PUMS, user-level)",
      "SELECT COUNT(DISTINCT pid) AS people, AVG(age) AS mean_age, AVG(income) AS mean_income "
@@ -32,10 +70,322 @@ DEMO_QUERIES = (
 )
 
 
+class ExitCode:
+    """What a ``dpsql`` exit status means to a script (no dataclass: start-up time)."""
+
+    __slots__ = ("code", "meaning")
+
+    def __init__(self, code: int, meaning: str) -> None:
+        self.code = code
+        self.meaning = meaning
+
+
+EXIT_CODES = {
+    "ok": ExitCode(0, "success"),
+    "execution": ExitCode(1, "the engine failed: the DATABASE file cannot be opened, or the "
+                             "query failed while running (ExecutionError); nothing was spent"),
+    "usage": ExitCode(2, "wrong command line or dot-command, or the DATABASE file does not "
+                         "exist or is not a DuckDB database"),
+    "invalid": ExitCode(3, "the SQL does not parse or names an unknown table or column, or the "
+                           "catalog is wrong (ParseError, CatalogError)"),
+    "refused": ExitCode(4, "valid SQL that dpsql cannot prove private (UnsupportedQueryError); "
+                           "nothing was spent"),
+    "budget": ExitCode(5, "the query would overdraw the privacy budget (BudgetExceededError); "
+                          "nothing was spent"),
+    "privacy": ExitCode(6, "invalid privacy parameters, e.g. ε <= 0 or δ >= 1 (PrivacyError)"),
+    "internal": ExitCode(7, "a bug in dpsql (InternalError or an unexpected exception): "
+                            "please report it"),
+    "interrupted": ExitCode(130, "Ctrl-C: the query was cancelled and nothing was spent, "
+                                 "unless it had already finished"),
+    "broken_pipe": ExitCode(141, "the reader closed stdout early (e.g. `| head`); later "
+                                 "statements did not run"),
+}
+"""Exit statuses, in the order docs/cli.md lists them (tests check that it does)."""
+
+_BY_ERROR = (
+    (BudgetExceededError, "budget"), (PrivacyError, "privacy"), (NotSupportedError, "refused"),
+    (ProgrammingError, "invalid"), (InterfaceError, "invalid"), (InternalError, "internal"),
+    (OperationalError, "execution"), (Error, "execution"),
+)
+"""dpsql errors to exit codes, most specific class first."""
+
+
+class UsageError(Exception):
+    """The command line (or a shell dot-command) is wrong."""
+
+
+def describe(error: BaseException) -> tuple[int, str]:
+    """The exit code for ``error`` and its one-line message (without ``error: ``)."""
+    text = " ".join(str(error).split())
+    if isinstance(error, UsageError):
+        return EXIT_CODES["usage"].code, f"usage: {text}"
+    for cls, name in _BY_ERROR:
+        if isinstance(error, cls):
+            return EXIT_CODES[name].code, f"{type(error).__name__}: {text}"
+    return (EXIT_CODES["internal"].code,
+            f"internal error, please report it: {type(error).__name__}: {text}")
+
+
+INTERRUPTED = "interrupted: the query was cancelled (nothing spent unless it had finished)"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with usage errors raised as UsageError (one line on stderr, exit 2)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(formatter_class=_Formatter, **options)
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}; see {self.prog} --help")
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Help wrapped to the terminal's width, found without importing shutil (start-up time)."""
+
+    def __init__(self, prog: str) -> None:
+        try:
+            columns = os.get_terminal_size(sys.stdout.fileno()).columns
+        except (OSError, ValueError):  # not a terminal
+            columns = 80
+        super().__init__(prog, width=max(columns, 40) - 2)
+
+
+QUERY_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--catalog",), {"metavar": "TOML",
+                      "help": "TOML file declaring private and public tables (docs/catalog.md)"}),
+    (("--epsilon",), {"type": float, "metavar": "E", "help": "ε of each query (default 1)"}),
+    (("--delta",), {"type": float, "metavar": "D",
+                    "help": "δ of each query (default min(1e-7, budget δ))"}),
+    (("--budget-epsilon",), {"type": float, "metavar": "E",
+                             "help": "total ε budget (default 1, or what the ledger holds)"}),
+    (("--budget-delta",), {"type": float, "metavar": "D", "help": "total δ budget (default 1e-6)"}),
+    (("--ledger",), {"metavar": "FILE",
+                     "help": "durable privacy ledger shared by every process and run"}),
+    (("--analyst",), {"metavar": "NAME", "help": "whose budget to spend (default: default)"}),
+    (("--seed",), {"type": int, "metavar": "N",
+                   "help": "fixed noise seed: reproducible but NOT private (tests only)"}),
+    (("--format",), {"choices": FORMATS, "help": "query output format (default table)"}),
+)
+"""Options accepted before the command and after it (``dpsql explain SQL --epsilon 0.2``)."""
+DEFAULTS = {"catalog": None, "epsilon": None, "delta": None, "budget_epsilon": None,
+            "budget_delta": 1e-6, "ledger": None, "analyst": "default", "seed": None,
+            "format": "table"}
+_TAKES_VALUE = {"-c", "--command", *(flag for flags, _ in QUERY_OPTIONS for flag in flags)}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="dpsql", description="Differentially private SQL on DuckDB.",
+        usage="dpsql [OPTIONS] [DATABASE] (-c SQL | shell | explain SQL | budget | demo)",
+        epilog="DATABASE is a catalog.toml (as --catalog) or a DuckDB database file. "
+               "Example: dpsql catalog.toml -c \"SELECT COUNT(*) FROM visits\". "
+               "Exit codes and every option: docs/cli.md.")
+    parser.add_argument("--version", action="version", version=f"dpsql {_version()}")
+    parser.add_argument("-c", "--command", metavar="SQL",
+                        help="answer one SQL query with noise and print it")
+    _add_query_options(parser, defaults=True)
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser,
+                                prog="dpsql [OPTIONS] [DATABASE]", help="what to do (or -c SQL)")
+    shell = sub.add_parser("shell", help="interactive SQL shell; also runs piped scripts",
+                           description="SQL ends with ';'; .help lists dot-commands. "
+                                       "Example: dpsql catalog.toml shell < queries.sql")
+    explain = sub.add_parser("explain", help="the plan and cost of a query (no data read)",
+                             description="Example: dpsql catalog.toml explain \"SELECT ...\"")
+    explain.add_argument("sql", metavar="SQL", help="the query to explain")
+    budget = sub.add_parser("budget", help="the budget spent and left, or how to choose ε",
+                            description="Example: dpsql --ledger l.db --analyst ann budget")
+    budget.add_argument("--guide", action="store_true",
+                        help="typical ε per use case and advice on δ")
+    for command in (shell, explain, budget):
+        _add_query_options(command, defaults=False)
+    demo = sub.add_parser("demo", help="example queries on shipped data",
+                          description="Example: dpsql demo --rows 20000")
+    demo.add_argument("--rows", type=int, default=200_000, help="synthetic visits to generate")
+    demo.add_argument("--epsilon", type=float, metavar="E",
+                      help=f"ε per demo query (default {DEMO_EPSILON})")
+    demo.add_argument("--seed", type=int, metavar="N", help="fixed noise seed (NOT private)")
+    return parser
+
+
+def _add_query_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """Add QUERY_OPTIONS; a command's copy leaves unset options to the main parser."""
+    for flags, options in QUERY_OPTIONS:
+        default = DEFAULTS[flags[0].lstrip("-").replace("-", "_")]
+        parser.add_argument(*flags, **options,
+                            default=default if defaults else argparse.SUPPRESS)
+
+
+def _version() -> str:
+    from dpsql import __version__
+
+    return __version__
+
+
+def split_database(argv: Sequence[str]) -> tuple[str | None, list[str]]:
+    """The DATABASE argument (the first positional word that is not a command), and the rest.
+
+    >>> split_database(["--epsilon", "0.5", "c.toml", "-c", "SELECT 1"])
+    ('c.toml', ['--epsilon', '0.5', '-c', 'SELECT 1'])
+    >>> split_database(["shell", "--format=json"])
+    (None, ['shell', '--format=json'])
+    """
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--" or not word.startswith("-") or word == "-":
+            break
+        i += 2 if word in _TAKES_VALUE else 1
+    if i >= len(argv) or argv[i] in COMMANDS:
+        return None, list(argv)
+    j = i + 1 if argv[i] == "--" else i
+    if j >= len(argv):
+        return None, list(argv[:i])
+    return argv[j], [*argv[:i], *argv[j + 1:]]
+
+
+def _sources(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The DuckDB database file (None: in memory only) and the catalog the options name."""
+    database = args.database
+    if database is None or database == ":memory:":
+        return None, args.catalog
+    if database.endswith(".toml"):
+        if args.catalog is not None:
+            raise UsageError(f"two catalogs: {database} and --catalog {args.catalog}; give one")
+        return None, database
+    if not Path(database).is_file():
+        raise UsageError(f"no such DuckDB database file: {database} (a catalog must end in "
+                         ".toml; dpsql never creates a database)")
+    with open(database, "rb") as file:
+        if file.read(12)[8:] != DUCKDB_MAGIC:
+            raise UsageError(f"{database} is not a DuckDB database file; declare CSV, parquet "
+                             "and JSON files as sources in a catalog.toml (docs/catalog.md)")
+    return database, args.catalog
+
+
+@contextlib.contextmanager
+def _connected(args: argparse.Namespace) -> Iterator[Connection]:
+    """A dpsql connection as the options describe it, on a DuckDB engine closed afterwards."""
+    import duckdb
+
+    import dpsql
+    from dpsql.progress import is_terminal
+
+    database, catalog = _sources(args)
+    budget: dpsql.Budget | None = None  # with a ledger: the budget stored in the file
+    if args.budget_epsilon is not None or not args.ledger:
+        epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
+        budget = dpsql.Budget(epsilon=epsilon, delta=args.budget_delta)
+    # dpsql does not close an engine it is given: this one is ours to close, before the
+    # interpreter exits (a DuckDB connection left to interpreter shutdown can abort it).
+    with duckdb.connect() as engine:
+        if database is not None:
+            _attach_read_only(engine, database)
+        # DuckDB's own progress bar would go to stdout, even into a pipe, after 2 s: never
+        # print it. Track progress only for our own line on a terminal.
+        engine.execute("SET enable_progress_bar_print = false")
+        engine.execute(f"SET enable_progress_bar = {str(is_terminal(sys.stderr)).lower()}")
+        with dpsql.connect(engine, budget=budget, catalog=catalog, seed=args.seed,
+                           ledger=args.ledger, analyst=args.analyst) as con:
+            yield con
+
+
+def _attach_read_only(engine, database: str) -> None:
+    """Make the tables of a DuckDB file visible, read-only: dpsql never changes the file.
+
+    The file is attached next to the in-memory database (which receives the tables a
+    catalog loads from CSV, parquet or JSON files) and searched after it. Read-only
+    attachments also let several dpsql processes read one file at once.
+    """
+    import duckdb
+
+    quoted = "'" + database.replace("'", "''") + "'"
+    try:
+        engine.execute(f"ATTACH {quoted} AS {SOURCE_ALIAS} (READ_ONLY)")
+    except duckdb.Error as err:
+        raise OperationalError(f"cannot open the DuckDB database {database}: "
+                               f"{' '.join(str(err).split())}") from None
+    engine.execute(f"SET search_path = 'memory.main,{SOURCE_ALIAS}.main'")
+
+
+def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | None) -> Result:
+    """``con.sql(sql)``, cancelled by Ctrl-C, with a progress line when stderr is a terminal."""
+    import duckdb
+
+    from dpsql.progress import run_with_progress
+
+    engine = getattr(con.backend, "con", None)
+    if not isinstance(engine, duckdb.DuckDBPyConnection):  # another backend: no probe
+        engine = None
+    return run_with_progress(
+        lambda: con.sql(sql, epsilon=epsilon, delta=delta), stream=sys.stderr,
+        probe=None if engine is None else lambda: _query_progress(engine),
+        cancel=None if engine is None else engine.interrupt)
+
+
+def _query_progress(engine) -> float:
+    import duckdb
+
+    try:
+        return engine.query_progress()
+    except duckdb.Error:  # between statements: progress unknown
+        return -1.0
+
+
+def _query(args: argparse.Namespace) -> int:
+    from dpsql.output import render
+
+    with _connected(args) as con:
+        result = answer(con, args.command, epsilon=args.epsilon, delta=args.delta)
+        print(render(result, args.format), flush=True)
+    return 0
+
+
+def _shell(args: argparse.Namespace) -> int:
+    from dpsql import shell
+
+    with _connected(args) as con:
+        session = shell.Session(con, epsilon=args.epsilon, delta=args.delta, fmt=args.format,
+                                out=sys.stdout)
+        if not sys.stdin.isatty():
+            return shell.run(session, shell.piped_reader(sys.stdin), interactive=False)
+        read, save = shell.terminal_reader(shell.HISTORY)
+        print(f"dpsql {_version()} shell: SQL ends with ';'; .help lists commands, .quit "
+              f"leaves. Budget {con.budget.total}, ε per query "
+              f"{con.default_epsilon if args.epsilon is None else args.epsilon:g}.")
+        try:
+            return shell.run(session, read, interactive=True)
+        finally:
+            save()
+
+
+def _explain(args: argparse.Namespace) -> int:
+    with _connected(args) as con:
+        info = con.explain(args.sql, epsilon=args.epsilon, delta=args.delta)
+    if args.format == "json":
+        import json
+
+        print(json.dumps(info.to_dict(), indent=2))
+    else:
+        print(info)
+    return 0
+
+
+def _budget(args: argparse.Namespace) -> int:
+    if args.guide:
+        from dpsql.accounting.guide import render_guide
+
+        print(render_guide())
+        return 0
+    with _connected(args) as con:
+        print(con.report())
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     import dpsql
     from dpsql.datasets import REGIONS, pums_path, visits
 
+    epsilon = DEMO_EPSILON if args.epsilon is None else args.epsilon
     con = dpsql.connect(budget=dpsql.Budget(epsilon=4.0, delta=1e-6), seed=args.seed)
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
                  bounds={"age": (0, 100), "income": (0, 500_000)},
@@ -46,7 +396,7 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"dpsql demo: PUMS_dup.csv (1,948 rows) and {args.rows:,} synthetic visits; "
           f"budget {con.budget.total}\n")
     for title, sql in DEMO_QUERIES:
-        res = con.sql(sql, epsilon=args.epsilon, delta=1e-7)
+        res = con.sql(sql, epsilon=epsilon, delta=1e-7)
         print(f"-- {title}\n{sql}\n{res!r}\n")
     left = con.budget.remaining
     print(f"budget left: ε={left.epsilon:.4g} δ={left.delta:.4g} "
@@ -54,95 +404,48 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _connect(args: argparse.Namespace):
-    import dpsql
-
-    budget: dpsql.Budget | None = None  # with a ledger: the budget stored in the file
-    if args.budget_epsilon is not None or not args.ledger:
-        budget = dpsql.Budget(epsilon=args.budget_epsilon or 1.0, delta=args.budget_delta)
-    return dpsql.connect(args.database, budget=budget, catalog=args.catalog, seed=args.seed,
-                         ledger=args.ledger, analyst=args.analyst)
-
-
-def _query(args: argparse.Namespace) -> int:
-    con = _connect(args)
-    res = con.sql(args.command, epsilon=args.epsilon, delta=args.delta)
-    if args.format == "json":
-        print(json.dumps(res.ci(0.95).to_pylist(), default=str))
-    elif args.format == "csv":
-        import pyarrow.csv as pacsv
-
-        pacsv.write_csv(res.ci(0.95), sys.stdout.buffer)
-    else:
-        print(repr(res))
-    return 0
+def _dispatch(argv: Sequence[str]) -> int:
+    database, rest = split_database(argv)
+    args = _parser().parse_args(rest)
+    args.database = database
+    if args.cmd is not None and args.command is not None:
+        raise UsageError(f"-c runs one query; it cannot be combined with {args.cmd}")
+    if args.cmd == "demo" and database is not None:
+        raise UsageError("demo uses the shipped data; it takes no DATABASE")
+    handler = {"demo": _demo, "shell": _shell, "explain": _explain, "budget": _budget,
+               None: _query if args.command is not None else None}[args.cmd]
+    if handler is None:
+        raise UsageError("give -c SQL or a command: shell, explain SQL, budget or demo")
+    return handler(args)
 
 
-def _explain(args: argparse.Namespace) -> int:
-    con = _connect(args)
-    info = con.explain(args.sql, epsilon=args.epsilon, delta=args.delta)
-    print(json.dumps(info.to_dict(), indent=2) if args.format == "json" else str(info))
-    return 0
-
-
-def _budget(args: argparse.Namespace) -> int:
-    if args.guide:
-        from dpsql.accounting.guide import render_guide
-
-        print(render_guide())
-        return 0
-    print(_connect(args).report())
-    return 0
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="dpsql", description="Differentially private SQL on DuckDB.",
-        epilog="Example: dpsql --catalog catalog.toml -c \"SELECT COUNT(*) FROM visits\"")
-    parser.add_argument("database", nargs="?", default=":memory:",
-                        help="DuckDB database file (default: in memory)")
-    parser.add_argument("-c", "--command", help="run one SQL query and print the noisy answer")
-    parser.add_argument("--catalog", help="TOML file declaring private and public tables")
-    parser.add_argument("--epsilon", type=float, default=1.0, help="ε for this query (default 1)")
-    parser.add_argument("--delta", type=float, default=None, help="δ for this query")
-    parser.add_argument("--budget-epsilon", type=float, default=None,
-                        help="total ε budget (default 1, or what the ledger file holds)")
-    parser.add_argument("--ledger", help="durable privacy ledger file shared by every process")
-    parser.add_argument("--analyst", default="default", help="whose budget to spend")
-    parser.add_argument("--budget-delta", type=float, default=1e-6, help="total δ budget")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="fixed noise seed: reproducible but NOT private (tests only)")
-    parser.add_argument("--format", choices=("table", "json", "csv"), default="table")
-    sub = parser.add_subparsers(dest="cmd")
-    demo = sub.add_parser("demo", help="run example queries on shipped data",
-                          description="Example: dpsql demo --rows 200000")
-    demo.add_argument("--rows", type=int, default=200_000, help="synthetic visits to generate")
-    demo.add_argument("--epsilon", type=float, default=0.5, help="ε per demo query")
-    demo.add_argument("--seed", type=int, default=None, help="fixed noise seed (not private)")
-    budget = sub.add_parser("budget", help="show the budget, or how to choose epsilon",
-                            description="Example: dpsql budget --guide")
-    budget.add_argument("--guide", action="store_true",
-                        help="typical epsilon per use case and advice on delta")
-    explain = sub.add_parser("explain", help="show the plan and cost of a query (no data read)",
-                             description="Example: dpsql --catalog c.toml explain \"SELECT ...\"")
-    explain.add_argument("sql")
-    return parser
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings as one ``warning: ...`` line on stderr (no source location)."""
+    sys.stderr.write(f"warning: {category.__name__}: {' '.join(str(message).split())}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
-    handler = {"demo": _demo, "explain": _explain, "budget": _budget}.get(args.cmd)
-    if handler is None and args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
-    from dpsql.errors import Error
+    """Run the command line; return the exit code (see EXIT_CODES)."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _warning_line
+        try:
+            return _dispatch(sys.argv[1:] if argv is None else argv)
+        except KeyboardInterrupt:
+            sys.stderr.write(f"error: {INTERRUPTED}\n")
+            return EXIT_CODES["interrupted"].code
+        except BrokenPipeError:
+            _silence_stdout()
+            return EXIT_CODES["broken_pipe"].code
+        except Exception as error:  # every failure becomes one line and an exit code
+            code, message = describe(error)
+            sys.stderr.write(f"error: {message}\n")
+            return code
 
-    try:
-        return (handler or _query)(args)
-    except Error as err:
-        print(f"dpsql: {type(err).__name__}: {err}", file=sys.stderr)
-        return 1
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the exit flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 if __name__ == "__main__":

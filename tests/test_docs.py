@@ -71,7 +71,7 @@ def test_cli_help_is_fast_and_documents_commands():
 
 @pytest.mark.parametrize(("args", "code", "stderr"), [
     ((), 2, "usage"),
-    (("-c", "SELECT COUNT(*) FROM nowhere"), 1, "CatalogError"),
+    (("-c", "SELECT COUNT(*) FROM nowhere"), 3, "CatalogError"),
 ])
 def test_cli_exit_codes_and_messages(args, code, stderr):
     out = run_cli(*args)

@@ -1,0 +1,88 @@
+"""A released Result as text for the command line: table, markdown, csv or json.
+
+Every format shows the noisy values and their 95% confidence intervals (which
+cost no budget). ``table`` and ``markdown`` are for people and end with a note
+giving the row count and the cost; ``csv`` and ``json`` are for programs and hold
+exactly the columns of ``Result.ci(0.95)``: each aggregate ``col`` followed later
+by ``col_lower`` and ``col_upper``.
+
+>>> import dpsql, pyarrow as pa
+>>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0), seed=3)
+>>> con.register("t", pa.table({"pid": [1, 2, 3], "k": ["a", "b", "a"]}), privacy_unit="pid",
+...              public_keys={"k": ["a", "b"]})
+>>> res = con.sql("SELECT k, COUNT(*) AS n FROM t GROUP BY k ORDER BY k", epsilon=0.5)
+>>> print(render(res, "markdown"))
+| k | n | n 95% CI |
+| --- | --: | --- |
+| a | ... | [..., ...] |
+| b | ... | [..., ...] |
+<BLANKLINE>
+_2 rows; cost ε=0.5, δ=0; SEEDED, NOT PRIVATE_
+>>> render(res, "csv").splitlines()[0]
+'"k","n","n_lower","n_upper"'
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING
+
+from dpsql.result import _fmt
+
+if TYPE_CHECKING:
+    from dpsql.result import Result
+
+FORMATS = ("table", "markdown", "csv", "json")
+"""The output formats, in the order ``--help`` lists them."""
+LEVEL = 0.95
+
+
+def render(result: Result, fmt: str) -> str:
+    """``result`` in format ``fmt`` (one of FORMATS), without a trailing newline."""
+    if fmt == "table":
+        return repr(result)
+    if fmt == "markdown":
+        return markdown(result)
+    if fmt == "csv":
+        import pyarrow.csv as pacsv
+
+        buffer = io.BytesIO()
+        pacsv.write_csv(result.ci(LEVEL), buffer)
+        return buffer.getvalue().decode().rstrip("\n")
+    if fmt == "json":
+        return json.dumps(result.ci(LEVEL).to_pylist(), default=str)
+    raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+
+
+def markdown(result: Result) -> str:
+    """A GitHub-flavoured Markdown table: every aggregate gets a ``95% CI`` column after it."""
+    bounds = result.ci(LEVEL)
+    header: list[str] = []
+    align: list[str] = []
+    for col in result.plan.columns:
+        header.append(col.name)
+        if col.aggregate is None:
+            align.append("---")
+        else:
+            header.append(f"{col.name} {LEVEL:.0%} CI")
+            align += ["--:", "---"]
+    lines = [_row(header), _row(align)]
+    for i in range(bounds.num_rows):
+        cells = []
+        for col in result.plan.columns:
+            cells.append(_fmt(bounds.column(col.name)[i].as_py()))
+            if col.aggregate is not None:
+                lo = bounds.column(f"{col.name}_lower")[i].as_py()
+                hi = bounds.column(f"{col.name}_upper")[i].as_py()
+                cells.append("" if lo is None else f"[{_fmt(lo)}, {_fmt(hi)}]")
+        lines.append(_row(cells))
+    private = "" if result.private else "; SEEDED, NOT PRIVATE"
+    lines += ["", f"_{bounds.num_rows} rows; cost {result.cost}{private}_"]
+    return "\n".join(lines)
+
+
+def _row(cells: list[str]) -> str:
+    """One Markdown table row; a ``|`` or a line break inside a value cannot end the cell."""
+    escaped = (c.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ") for c in cells)
+    return "| " + " | ".join(escaped) + " |"
