@@ -22,6 +22,7 @@ import dpsql
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
 from dpsql.catalog import Catalog, TableInfo
+from dpsql.connection import SALT_PLACEHOLDER
 from dpsql.datasets import pums_path, visits
 from dpsql.rewrite import rewrite
 from dpsql.rewrite.digest import keyed_hash
@@ -270,3 +271,22 @@ def test_engine_failures_are_execution_errors_that_spend_nothing(spark, tmp_path
         con.sql("SELECT SUM(x) AS s FROM gone")
     assert "gone.parquet" not in str(err.value)
     assert con.budget.spent.epsilon == 0
+
+
+def _corpus():
+    from grammar_tests.test_grammar import ACCEPTED
+
+    return ACCEPTED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _corpus(), ids=lambda c: c.title)
+def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con, duck_con,
+                                                                       case):
+    """The same plan, and with the same salt (seed) exactly the same noise-free aggregates."""
+    duck_plan, duck_sql = duck_con._prepared(case.sql, case.epsilon, case.delta)
+    spark_plan, spark_sql = spark_con._prepared(case.sql, case.epsilon, case.delta)
+    assert str(spark_plan) == str(duck_plan)
+    assert spark_sql == rewrite(duck_plan, salt=SALT_PLACEHOLDER).sql("spark")
+    duck = canonical_rows(duck_con._bounded_aggregates(duck_sql, seed=0))
+    assert canonical_rows(spark_con._bounded_aggregates(spark_sql, seed=0)) == duck
