@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import os
+import re
+import subprocess
+import sys
 from decimal import Decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -290,3 +295,35 @@ def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con
     assert spark_sql == rewrite(duck_plan, salt=SALT_PLACEHOLDER).sql("spark")
     duck = canonical_rows(duck_con._bounded_aggregates(duck_sql, seed=0))
     assert canonical_rows(spark_con._bounded_aggregates(spark_sql, seed=0)) == duck
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "spark.md"
+
+
+def doc_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+def test_spark_doc_examples_run(spark, monkeypatch, capsys):
+    monkeypatch.chdir(DOC.parents[1])
+    monkeypatch.setattr(sys, "argv", ["clinic_report.py"])
+    for code in doc_blocks("python"):
+        exec(compile(code, "docs/spark.md", "exec"), {"spark": spark})
+    out = capsys.readouterr().out
+    assert "avg_cost" in out and "income" in out and "married" in out
+
+
+@pytest.mark.slow
+def test_the_documented_spark_submit_job_runs(tmp_path):
+    """The doc's batch script under a real spark-submit, in local mode."""
+    script = tmp_path / "clinic_report.py"
+    script.write_text(doc_blocks("python")[1])
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([str(submit), "--master", "local[1]", "--conf",
+                           "spark.ui.enabled=false", str(script), "datasets/PUMS_pid.csv"],
+                          cwd=DOC.parents[1], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    header, *rows = done.stdout.strip().splitlines()[-3:]
+    assert header.split() == ["married", "n", "age"] and len(rows) == 2
