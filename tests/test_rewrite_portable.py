@@ -21,7 +21,7 @@ from dpsql.backends import DuckDBBackend
 from dpsql.connection import SALT_PLACEHOLDER
 from dpsql.rewrite import rewrite
 from dpsql.rewrite.digest import keyed_hash
-from grammar_tests.catalog import register_tables
+from grammar_tests.catalog import connect
 from grammar_tests.test_grammar import ACCEPTED
 
 
@@ -62,7 +62,7 @@ def test_no_engine_hash_function_is_used():
 
 @pytest.fixture(scope="module")
 def con() -> dpsql.Connection:
-    return register_tables(dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0))
+    return connect()
 
 
 ENGINE_QUANTILES = (exp.Quantile, exp.Median, exp.PercentileCont, exp.PercentileDisc,
@@ -74,7 +74,7 @@ def test_bounded_sql_avoids_constructs_that_change_meaning_in_spark(con, case):
     """No QUALIFY (sqlglot moves a LIMIT inside it for Spark), no LIMIT/ORDER BY (the driver
     post-processes), no engine quantiles (their definitions differ; dpsql builds histograms),
     no engine-specific functions, and FROM reads only registered tables, never a file path."""
-    plan, _ = con._prepared(case.sql, case.epsilon, case.delta)
+    plan, _ = con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
     tree = rewrite(plan, salt=SALT_PLACEHOLDER).ast
     for node in (exp.Qualify, exp.Limit, *ENGINE_QUANTILES, exp.Anonymous, exp.Trunc):
         if node is not exp.Trunc or not plan.contribution.caps_total:

@@ -289,8 +289,9 @@ def _corpus():
 def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con, duck_con,
                                                                        case):
     """The same plan, and with the same salt (seed) exactly the same noise-free aggregates."""
-    duck_plan, duck_sql = duck_con._prepared(case.sql, case.epsilon, case.delta)
-    spark_plan, spark_sql = spark_con._prepared(case.sql, case.epsilon, case.delta)
+    duck_plan, duck_sql = duck_con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
+    spark_plan, spark_sql = spark_con._prepared(case.sql, case.epsilon, case.delta,
+                                                case.dialect)
     assert str(spark_plan) == str(duck_plan)
     assert spark_sql == rewrite(duck_plan, salt=SALT_PLACEHOLDER).sql("spark")
     duck = canonical_rows(duck_con._bounded_aggregates(duck_sql, seed=0))
