@@ -16,7 +16,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
@@ -47,6 +47,9 @@ from dpsql.release import NoisyGroups, add_noise, post_process
 from dpsql.result import Result
 from dpsql.rewrite import rewrite
 
+if TYPE_CHECKING:
+    from dpsql.backends.spark import SparkBackend
+
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-7
@@ -55,16 +58,21 @@ PLAN_CACHE_SIZE = 512
 
 
 class Connection:
-    """A DuckDB-backed connection that answers SQL with differential privacy."""
+    """A connection that answers SQL with differential privacy, on DuckDB or Spark.
+
+    ``backend="spark"`` runs the bounded queries on ``spark``: a SparkSession, a master
+    URL such as ``"local[2]"``, or None for ``SparkSession.builder.getOrCreate()``.
+    """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
+                 backend: str = "duckdb", spark: Any = None,
                  budget: Budget | None = None, catalog: str | Path | None = None,
                  seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
                  default_delta: float | None = None, cache: bool = True,
                  ledger: str | Path | None = None, analyst: str = "default",
                  dataset_budgets: Mapping[str, Budget] | None = None,
                  dialect: str = "duckdb") -> None:
-        self.backend = DuckDBBackend(database)
+        self.backend = _backend(backend, database, spark)
         self.dialect = _known_dialect(dialect)
         self.catalog = Catalog()
         self.analyst = analyst
@@ -282,6 +290,24 @@ class Connection:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _backend(name: str, database: str | duckdb.DuckDBPyConnection,
+             spark: Any) -> DuckDBBackend | SparkBackend:
+    """The backend that runs bounded queries: ``duckdb`` (default) or ``spark``."""
+    if name == "duckdb":
+        if spark is not None:
+            raise InterfaceError("spark= is an option of backend='spark'; pass both, or neither "
+                                 "for DuckDB")
+        return DuckDBBackend(database)
+    if name == "spark":
+        if not (isinstance(database, str) and database == ":memory:"):
+            raise InterfaceError("backend='spark' reads no DuckDB database: drop the database "
+                                 "argument and pass spark=<SparkSession or master URL>")
+        from dpsql.backends.spark import SparkBackend
+
+        return SparkBackend(spark)
+    raise InterfaceError(f"unknown backend {name!r}: use 'duckdb' (default) or 'spark'")
 
 
 def _verify_cost(plan: PrivacyPlan) -> None:

@@ -21,7 +21,7 @@ HAVING or ORDER BY. A refused case ends with ``# error: ClassName`` or
 ``# note:`` lines are comments. ε and δ not given by the case are left to the query's
 ``WITH DIFFERENTIAL_PRIVACY OPTIONS``, else to the connection's defaults (1 and 1e-6).
 Every ```sql block of docs/sql.md must be a case.
-The catalog the cases run against is the ``con`` fixture in conftest.py.
+The catalog the cases run against is built by ``grammar_tests/catalog.py``.
 """
 
 from __future__ import annotations

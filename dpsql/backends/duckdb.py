@@ -88,7 +88,7 @@ class DuckDBBackend:
 
     def _load_object(self, name: str, source: Any) -> None:
         if not isinstance(source, pa.Table):
-            source = _to_arrow(source, name)
+            source = to_arrow(source, name)
         self._pinned[name] = source
         self.con.register(name, source)
 
@@ -122,7 +122,8 @@ class DuckDBBackend:
             self.con.close()
 
 
-def _to_arrow(source: Any, name: str) -> pa.Table:
+def to_arrow(source: Any, name: str) -> pa.Table:
+    """An Arrow table from a pyarrow, polars or pandas table (or anything Arrow-streamable)."""
     for method in ("to_arrow", "__arrow_c_stream__"):
         if hasattr(source, method):
             return pa.table(source) if method == "__arrow_c_stream__" else source.to_arrow()

@@ -36,6 +36,7 @@ from sqlglot import exp
 
 from dpsql.plan import BoundedQuery, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
+from dpsql.rewrite.digest import keyed_hash
 from dpsql.rewrite.expressions import as_bigint, as_double, number, source, total
 from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit
 
@@ -172,8 +173,8 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
     g = plan.contribution.groups_per_unit
     if not plan.keys or _public_domain_size(plan) <= g:
         return pairs
-    digest = exp.Anonymous(this="HASH", expressions=[exp.Literal.string(salt),
-                                                     exp.column(UNIT), *_keys(plan)])
+    digest = keyed_hash(salt, [(UNIT, plan.column_types.get(plan.privacy_unit, "")),
+                               *((k.name, plan.column_types.get(k.column, "")) for k in plan.keys)])
     names = [item.alias_or_name for item in pairs.expressions]
     heavy = (exp.select(UNIT).from_(PAIRS, copy=False).group_by(UNIT, copy=False)
              .having(exp.GT(this=exp.Count(this=exp.Star()), expression=number(g)), copy=False))
@@ -205,7 +206,8 @@ def _cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     limits = plan.contribution
     clamped = limit(exp.column(ROWS), 0, limits.rows_per_group)
     total = exp.Window(this=exp.Sum(this=clamped), partition_by=[exp.column(UNIT)])
-    ratio = exp.Div(this=number(float(limits.max_rows_per_unit)), expression=total)
+    # A DOUBLE literal: Spark would divide a decimal literal (5.0) in DECIMAL, DuckDB in DOUBLE.
+    ratio = exp.Div(this=as_double(number(limits.max_rows_per_unit)), expression=total)
     factor = exp.Least(this=number(1), expressions=[ratio], ignore_nulls=True)
     extra = [exp.alias_(as_bigint(total.copy()), quantiles.TOTAL)] if plan.histograms else []
     return _over(kept, "__dp_c", "*", exp.alias_(factor, FACTOR), *extra)

@@ -30,7 +30,9 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dpsql.analysis.types import type_class
 from dpsql.plan import PrivacyPlan, StatSpec
+from dpsql.rewrite.digest import keyed_hash
 from dpsql.rewrite.expressions import as_bigint, number, source
 from dpsql.rewrite.values import present
 
@@ -81,8 +83,10 @@ def _counts(plan: PrivacyPlan, spec: StatSpec, kept: str, filters: exp.Expressio
             salt: str) -> exp.Select:
     """Per group, the distinct values of the first c per kept (unit, group) pair."""
     keys = [k.name for k in plan.keys]
-    digest = exp.Anonymous(this="HASH", expressions=[exp.Literal.string(salt),
-                                                     exp.column(UNIT), exp.column(VALUE)])
+    # Numbers of any type are hashed like floating-point values: the same text in every engine.
+    value_type = "DOUBLE" if type_class(spec.expr, plan.column_types) == "numeric" else "VARCHAR"
+    digest = keyed_hash(salt, [(UNIT, plan.column_types.get(plan.privacy_unit, "")),
+                               (VALUE, value_type)])
     window = exp.Window(this=exp.RowNumber(),
                         partition_by=[exp.column(UNIT), *(exp.column(k) for k in keys)],
                         order=exp.Order(expressions=[exp.Ordered(this=digest),

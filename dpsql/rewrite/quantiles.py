@@ -29,9 +29,9 @@ weigh 0.
 CASE
   WHEN age IS NULL
   THEN NULL
-  ELSE CAST(LEAST(GREATEST(FLOOR((
+  ELSE CAST(FLOOR(LEAST(GREATEST((
     CAST(age AS DOUBLE) - 0
-  ) * 0.04), 0), 3) AS BIGINT)
+  ) * 0.04, 0), 3)) AS BIGINT)
 END
 """
 
@@ -58,9 +58,9 @@ def bucket(spec: HistogramSpec, types: Mapping[str, str],
     """The value's bucket in [0, B − 1]; NULL for NULL and NaN."""
     raw, is_float = raw_value(spec.expr, types, bounds)
     offset = exp.paren(exp.Sub(this=as_double(raw.copy()), expression=number(spec.lo)))
-    scaled = exp.Floor(this=exp.Mul(this=offset,
-                                    expression=number(spec.buckets / (spec.hi - spec.lo))))
-    index = as_bigint(limit(scaled, 0, spec.buckets - 1))
+    scaled = exp.Mul(this=offset, expression=number(spec.buckets / (spec.hi - spec.lo)))
+    # Clamp, then FLOOR: Spark's FLOOR returns BIGINT and (in ANSI mode) fails on ±inf.
+    index = as_bigint(exp.Floor(this=limit(scaled, 0, spec.buckets - 1)))
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=index)
 

@@ -1,0 +1,176 @@
+"""The distributed backend: Spark, through a SparkSession you own or one made from a master URL.
+
+The bounded query is the same dialect-neutral tree as for DuckDB, printed as Spark SQL
+by sqlglot; Spark runs it where the data lives and returns one row per group as Arrow.
+Noise, partition selection and accounting stay on the driver, in the same code as for
+DuckDB. Private tables come from Spark tables or views, DataFrames, Arrow/pandas/polars
+tables, or files (parquet, CSV, JSON; local paths or any URI Spark can read).
+
+For example (``spark`` is a SparkSession)::
+
+    backend = SparkBackend(spark)
+    backend.load("t", pa.table({"x": [1, 2, 3]}))     # {'x': 'BIGINT'}
+    backend.run_sql("SELECT SUM(x) AS s FROM t")      # pyarrow.Table: s = [6]
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from dpsql.backends.duckdb import FILE_READERS, to_arrow
+from dpsql.errors import CatalogError, ExecutionError, InterfaceError
+from dpsql.plan import BoundedQuery
+
+SCALAR_TYPES = {
+    "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT",
+    "float": "FLOAT", "double": "DOUBLE", "string": "VARCHAR", "boolean": "BOOLEAN",
+    "date": "DATE", "timestamp": "TIMESTAMP WITH TIME ZONE", "timestamp_ntz": "TIMESTAMP",
+    "binary": "BLOB", "void": "NULL",
+}
+"""Spark's type names as the catalog (and DuckDB) spell them; others are upper-cased."""
+
+QUIET = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false"}
+"""Settings of a session dpsql creates itself from a master URL (no progress bars, no UI)."""
+
+URI_SCHEMES = ("s3://", "s3a://", "gs://", "abfss://", "hdfs://", "dbfs:/", "file:/")
+
+
+def catalog_type(spark_type: str) -> str:
+    """A Spark ``simpleString`` type as the catalog spells it.
+
+    >>> catalog_type("int"), catalog_type("decimal(10,2)"), catalog_type("varchar(5)")
+    ('INTEGER', 'DECIMAL(10,2)', 'VARCHAR')
+    >>> catalog_type("array<int>")
+    'ARRAY<INT>'
+    """
+    name = spark_type.lower()
+    if name.startswith(("varchar", "char")):
+        return "VARCHAR"
+    return SCALAR_TYPES.get(name, spark_type.upper())
+
+
+def _reader(path: str) -> str:
+    """Spark's reader for a path, from its suffix (a folder is read as parquet)."""
+    reader = FILE_READERS.get(Path(path).suffix.lower(), "read_parquet")
+    return {"read_parquet": "parquet", "read_csv_auto": "csv", "read_json_auto": "json"}[reader]
+
+
+class SparkBackend:
+    """Runs bounded queries on a SparkSession (thread-safe via a lock)."""
+
+    dialect = "spark"
+
+    def __init__(self, spark: Any = None):
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise InterfaceError("the Spark backend needs pyspark: pip install 'dpsql[spark]'"
+                                 ) from None
+        self._owns = False
+        if spark is None or isinstance(spark, str):
+            # getOrCreate returns the process's active session if there is one (as on
+            # Databricks); dpsql stops on close() only a session it started itself.
+            self._owns = SparkSession.getActiveSession() is None
+            builder = SparkSession.builder.appName("dpsql")
+            if spark is not None:
+                builder = builder.master(spark)
+            for key, value in QUIET.items():
+                builder = builder.config(key, value)
+            spark = builder.getOrCreate()
+        self.spark = spark
+        self.closed = False
+        self._lock = threading.Lock()
+
+    def load(self, name: str, source: Any) -> dict[str, str]:
+        """Make ``source`` queryable as ``name``; return its column types (lower-case names)."""
+        with self._lock:
+            if isinstance(source, str | Path) and self._is_file(source):
+                frame = self._read_file(name, str(source))
+            elif isinstance(source, str):
+                frame = self._table(name, source)
+            else:
+                frame = self._frame(name, source)
+            if not (isinstance(source, str) and source == name):
+                frame.createOrReplaceTempView(name)
+            return {field: catalog_type(kind) for field, kind in
+                    ((f.lower(), k) for f, k in frame.dtypes)}
+
+    @staticmethod
+    def _is_file(source: str | Path) -> bool:
+        text = str(source)
+        return (Path(text).suffix.lower() in FILE_READERS or text.startswith(URI_SCHEMES)
+                or Path(text).exists())
+
+    def _read_file(self, name: str, path: str) -> Any:
+        if "://" not in path and not path.startswith("dbfs:/") and not Path(path).exists():
+            raise CatalogError(f"cannot register {name!r}: file {path!r} does not exist")
+        reader = self.spark.read
+        if _reader(path) == "csv":
+            reader = reader.option("header", "true").option("inferSchema", "true")
+        try:
+            return getattr(reader, _reader(path))(path)
+        except Exception as err:  # pyspark raises many kinds; report the reader's message
+            raise CatalogError(f"cannot read {path!r} for table {name!r}: {_first_line(err)}"
+                               ) from None
+
+    def _table(self, name: str, source: str) -> Any:
+        if not self.spark.catalog.tableExists(source):
+            raise CatalogError(f"cannot register {name!r}: {source!r} is neither a file nor a "
+                               "table or view of this Spark session")
+        return self.spark.table(source)
+
+    def _frame(self, name: str, source: Any) -> Any:
+        from pyspark.sql import DataFrame
+
+        if isinstance(source, DataFrame):
+            if source.sparkSession is not self.spark:
+                raise CatalogError(f"cannot register {name!r}: the DataFrame belongs to another "
+                                   "SparkSession than this connection's")
+            return source
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        table = to_arrow(source, name)
+        # Naive timestamps stay wall-clock (TIMESTAMP_NTZ), as in DuckDB, not session-local.
+        return self.spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
+
+    def execute(self, query: BoundedQuery) -> pa.Table:
+        """Run a bounded query to completion and return every row as Arrow."""
+        return self.run_sql(query.sql(self.dialect))
+
+    def run_sql(self, sql: str) -> pa.Table:
+        with self._lock:
+            try:
+                return self.spark.sql(sql).toArrow()
+            except Exception as err:
+                # The engine's message may quote private values: report only its kind.
+                raise ExecutionError(
+                    f"the bounded query failed in Spark ({type(err).__name__}); no budget was "
+                    "spent. Check that registered sources are readable and column types match "
+                    "the query") from None
+
+    def public_values(self, table: str, column: str) -> tuple[Any, ...]:
+        """Distinct values of a public table's column (public data: no noise needed)."""
+        sql = f"SELECT DISTINCT {_quote(column)} FROM {_quote(table)} ORDER BY 1"
+        with self._lock:
+            try:
+                return tuple(row[0] for row in self.spark.sql(sql).collect())
+            except Exception as err:
+                raise CatalogError(f"cannot read public keys {table}.{column}: "
+                                   f"{_first_line(err)}") from None
+
+    def close(self) -> None:
+        self.closed = True
+        if self._owns:
+            self.spark.stop()
+
+
+def _quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__

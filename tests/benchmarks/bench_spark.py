@@ -1,0 +1,80 @@
+"""dpsql on Spark (local mode) against dpsql on DuckDB, on the same parquet file.
+
+Run on purpose (not part of the default test run; needs the ``spark`` extra)::
+
+    .venv/bin/python -m tests.benchmarks.bench_spark --rows 10000000
+
+Both connections register the same ``visits`` parquet file with the same limits as
+bench_visits.py. For each query it prints the median wall time of the whole ``con.sql``
+call on each backend (plan cached after the warm-up, answer cache off) and their ratio,
+plus plain Spark SQL of the same non-private aggregate, so the Spark figures can be read as
+dpsql's overhead on Spark and Spark's own fixed costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+import dpsql
+from dpsql.datasets import REGIONS, visits
+from tests.benchmarks.bench_visits import QUERIES, median_time, plain_sql
+
+OPTIONS = {"privacy_unit": "patient_id", "bounds": {"cost": (0, 2000), "age": (0, 100)},
+           "max_groups_per_unit": 3, "max_rows_per_group": 4,
+           "public_keys": {"region": list(REGIONS)}}
+
+
+def session(master: str):
+    from pyspark.sql import SparkSession
+
+    spark = (SparkSession.builder.master(master).appName("dpsql-bench")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.memory", "4g").getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def bench(rows: int, repeats: int, master: str, folder: Path) -> list[dict]:
+    path = folder / f"visits_{rows}.parquet"
+    pq.write_table(visits(rows, seed=0), path)
+    spark = session(master)
+    budget = dpsql.Budget(epsilon=1e9, delta=0.5)
+    on_duckdb = dpsql.connect(budget=budget, cache=False)
+    on_spark = dpsql.connect(backend="spark", spark=spark, budget=budget, cache=False)
+    for con in (on_duckdb, on_spark):
+        con.register("visits", str(path), **OPTIONS)
+    out = []
+    for label, sql, _ in QUERIES:
+        duck = median_time(lambda q=sql: on_duckdb.sql(q, epsilon=1.0, delta=1e-6), repeats)
+        dp_spark = median_time(lambda q=sql: on_spark.sql(q, epsilon=1.0, delta=1e-6), repeats)
+        plain = median_time(lambda q=sql: spark.sql(plain_sql(q)).collect(), repeats)
+        out.append({"rows": rows, "query": label, "duckdb_s": duck, "spark_s": dp_spark,
+                    "plain_spark_s": plain})
+    on_duckdb.close()
+    on_spark.close()
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--master", default="local[2]")
+    args = parser.parse_args()
+    print(f"{'rows':>11}  {'query':<40} {'DuckDB s':>8} {'Spark s':>8} {'plain Spark s':>13} "
+          f"{'Spark÷DuckDB':>12} {'÷plain Spark':>12}")
+    with tempfile.TemporaryDirectory() as folder:
+        for rows in args.rows:
+            for r in bench(rows, args.repeats, args.master, Path(folder)):
+                print(f"{r['rows']:>11,}  {r['query']:<40} {r['duckdb_s']:>8.3f} "
+                      f"{r['spark_s']:>8.3f} {r['plain_spark_s']:>13.3f} "
+                      f"{r['spark_s'] / r['duckdb_s']:>12.1f} "
+                      f"{r['spark_s'] / r['plain_spark_s']:>12.2f}")
+
+
+if __name__ == "__main__":
+    main()

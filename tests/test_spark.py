@@ -1,0 +1,330 @@
+"""The Spark backend computes exactly what DuckDB computes, on a real local-mode session.
+
+With the same salt, the bounded aggregates (noise off) of both engines must be equal, so
+every guarantee tested on DuckDB (tests/test_rewrite_bounds.py) holds on Spark too. The
+hostile table has NULL, NaN, ±inf and out-of-bound values; the known DuckDB → Spark
+pitfalls each have a test here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import re
+import subprocess
+import sys
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv
+import pyarrow.parquet as pq
+import pytest
+
+import dpsql
+from dpsql.analysis import analyze
+from dpsql.backends import DuckDBBackend
+from dpsql.catalog import Catalog, TableInfo
+from dpsql.connection import SALT_PLACEHOLDER
+from dpsql.datasets import pums_path, visits
+from dpsql.rewrite import rewrite
+from dpsql.rewrite.digest import keyed_hash
+from tests.test_rewrite_bounds import LIMITS, QUERIES, hostile_table
+
+pytestmark = pytest.mark.spark
+
+BUDGET = dpsql.Budget(epsilon=1e9, delta=0.5)
+
+
+@pytest.fixture(scope="module")
+def backends(spark):
+    from dpsql.backends.spark import SparkBackend
+
+    return DuckDBBackend(), SparkBackend(spark)
+
+
+def canonical_rows(table: pa.Table) -> list[tuple]:
+    """Rows as sorted tuples; histogram lists sorted by bucket (engines list them in any order)."""
+    def value(v):
+        if isinstance(v, float) and math.isnan(v):
+            return "NaN"  # NaN != NaN, but a NaN group key is the same group on both engines
+        return tuple(sorted((e["b"], e["w"]) for e in v)) if isinstance(v, list) else v
+    rows = [tuple((k, value(v)) for k, v in sorted(r.items())) for r in table.to_pylist()]
+    return sorted(rows, key=repr)
+
+
+def both(backends, name: str, table: pa.Table, plan, salt: str) -> tuple[list, list]:
+    duck, spark = backends
+    out = []
+    for backend in (duck, spark):
+        backend.load(name, table)
+        out.append(canonical_rows(backend.execute(rewrite(plan, salt=salt))))
+    return out[0], out[1]
+
+
+def hostile_plus() -> pa.Table:
+    """The hostile table with date, timestamp, decimal and float32 keys added."""
+    table = hostile_table()
+    n = table.num_rows
+    days = [None if i % 17 == 0 else dt.date(1969, 12, 25) + dt.timedelta(days=i % 9)
+            for i in range(n)]
+    stamps = [dt.datetime(2020, 1, 1, 0, 0, 0, (i % 7) * 125_000) for i in range(n)]
+    return (table.append_column("d", pa.array(days, pa.date32()))
+            .append_column("ts", pa.array(stamps, pa.timestamp("us")))
+            .append_column("dec", pa.array([Decimal(i % 5) / 4 for i in range(n)],
+                                           pa.decimal128(10, 2)))
+            .append_column("f32", pa.array([(i % 6) * 0.1 for i in range(n)], pa.float32())))
+
+
+HOSTILE_TYPES = {"pid": "BIGINT", "k": "VARCHAR", "x": "DOUBLE", "flag": "BIGINT", "d": "DATE",
+                 "ts": "TIMESTAMP", "dec": "DECIMAL(10,2)", "f32": "FLOAT"}
+
+
+def hostile_plan(sql: str, **limits):
+    catalog = Catalog()
+    catalog.add(TableInfo.private("t", columns=HOSTILE_TYPES, privacy_unit="pid",
+                                  bounds={"x": (-2, 10)}, **limits))
+    return analyze(sql, catalog, epsilon=1.0, delta=1e-6)
+
+
+HOSTILE_QUERIES = [
+    *QUERIES,
+    "SELECT x, COUNT(*) FROM t GROUP BY x",
+    "SELECT d, ts, COUNT(*), SUM(x) FROM t GROUP BY d, ts",
+    "SELECT dec, f32, AVG(x) FROM t GROUP BY dec, f32",
+    "SELECT k, MEDIAN(x), QUANTILE_CONT(x, 0.9) FROM t GROUP BY k",
+    "SELECT PERCENTILE_CONT(0.25) WITHIN GROUP (ORDER BY x * 3) FROM t",
+]
+
+
+@pytest.mark.parametrize("limits", LIMITS, ids=lambda d: ",".join(f"{v}" for v in d.values()))
+@pytest.mark.parametrize("sql", HOSTILE_QUERIES)
+def test_hostile_data_gives_the_same_bounded_aggregates(backends, sql, limits):
+    plan = hostile_plan(sql, **limits)
+    duck, spark = both(backends, "t", hostile_plus(), plan, salt="hostile")
+    assert duck, "the bounded query returned no rows"
+    assert spark == duck
+
+
+def test_hostile_data_without_one_unit_agrees_too(backends):
+    """Removing a unit changes the same cells in the same way on both engines."""
+    plan = hostile_plan("SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k", max_groups_per_unit=2,
+                        max_rows_per_group=3, max_rows_per_unit=4)
+    table = hostile_plus()
+    for unit in (1, 4, 9):
+        keep = pc.fill_null(pc.not_equal(table["pid"], unit), True)
+        duck, spark = both(backends, "t", table.filter(keep), plan, salt="minus")
+        assert spark == duck
+
+
+TYPED = pa.table({
+    "id": pa.array(range(10), pa.int64()),
+    "i": pa.array([0, -5, 2**62, None, 7, -(2**63), 1, 2, 3, 4], pa.int64()),
+    "s": pa.array(["a|b", "é", "", None, "x", "a", "b|", "|", "NULL", "nan"]),
+    "b": pa.array([True, False, None, True, False, True, False, None, True, False]),
+    "d": pa.array([dt.date(2020, 1, 5), dt.date(1, 1, 1), dt.date(9999, 12, 31), None,
+                   dt.date(1969, 12, 31), dt.date(1970, 1, 1), dt.date(2000, 2, 29),
+                   dt.date(1582, 10, 15), dt.date(1900, 1, 1), dt.date(2024, 12, 31)]),
+    "ts": pa.array([dt.datetime(2020, 1, 5, 10, 0, 0, us) for us in
+                    (0, 500_000, 123_456, 1, 10, 100_000, 999_999, 5, 50, 0)], pa.timestamp("us")),
+    "dec": pa.array([Decimal("1.50"), Decimal("-0.01"), Decimal("12345678.99"), None,
+                     Decimal("0"), Decimal("-99999999.99"), Decimal("0.10"), Decimal("1"),
+                     Decimal("2.5"), Decimal("-3")], pa.decimal128(10, 2)),
+    "tiny": pa.array([Decimal("1E-10"), Decimal("-1E-18"), None, Decimal("12.5"),
+                      Decimal("0"), Decimal("1"), Decimal("-1"), Decimal("1E+19"),
+                      Decimal("3.25"), Decimal("7")], pa.decimal128(38, 18)),
+    "f": pa.array([0.1, 1e20, -1e-7, None, math.nan, math.inf, -math.inf, -0.0, 1e300,
+                   123.0], pa.float64()),
+    "f32": pa.array([0.1, 1e20, -1e-7, None, math.nan, math.inf, -math.inf, -0.0, 3.4e38,
+                     123.0], pa.float32()),
+})
+
+
+def digests(backend, types: dict[str, str]) -> list[dict]:
+    columns = [c for c in TYPED.column_names if c != "id"]
+    items = ", ".join(f"{keyed_hash('salt', [(c, types[c])]).sql(backend.dialect)} AS {c}"
+                      for c in columns)
+    both_keys = keyed_hash("salt", [(c, types[c]) for c in columns]).sql(backend.dialect)
+    sql = f"SELECT id, {items}, {both_keys} AS all_keys FROM typed ORDER BY id"
+    return backend.run_sql(sql).to_pylist()
+
+
+def test_keyed_hash_is_identical_on_both_engines_for_every_type(backends):
+    """DuckDB's HASH and Spark's hash differ; the MD5 of the canonical text must not."""
+    duck, spark = backends
+    duck_types, spark_types = duck.load("typed", TYPED), spark.load("typed", TYPED)
+    assert digests(spark, spark_types) == digests(duck, duck_types)
+
+
+def test_keyed_hash_agrees_on_parquet_read_by_each_engine(backends, tmp_path):
+    """Each engine reads the file itself (Spark sees TIMESTAMP_NTZ, DuckDB TIMESTAMP)."""
+    path = tmp_path / "typed.parquet"
+    pq.write_table(TYPED, path)
+    duck, spark = backends
+    duck_types, spark_types = duck.load("typed", str(path)), spark.load("typed", str(path))
+    assert spark_types["ts"] == "TIMESTAMP" and spark_types["dec"] == "DECIMAL(10,2)"
+    assert digests(spark, spark_types) == digests(duck, duck_types)
+
+
+def test_least_and_greatest_skip_nulls_and_order_nan_last_on_both(backends):
+    """The clamps rely on this; they guard NULL and NaN anyway, but the engines must agree."""
+    from sqlglot import exp, parse_one
+
+    exprs = ["GREATEST(NULL, 1)", "LEAST(2, NULL)", "GREATEST(CAST('NaN' AS DOUBLE), 1)",
+             "LEAST(CAST('NaN' AS DOUBLE), 1)", "GREATEST(CAST('-inf' AS DOUBLE), -5)",
+             "LEAST(CAST('inf' AS DOUBLE), 7)"]
+    outs = []
+    for backend in backends:
+        items = []
+        for i, text in enumerate(exprs):
+            node = parse_one(text, read="duckdb")
+            for fn in node.find_all(exp.Least, exp.Greatest):
+                fn.set("ignore_nulls", True)
+            items.append(f"{node.sql(backend.dialect)} AS c{i}")
+        outs.append(canonical_rows(backend.run_sql("SELECT " + ", ".join(items))))
+    assert outs[0] == outs[1]
+    assert dict(outs[0][0]) == {"c0": 1, "c1": 2, "c2": "NaN", "c3": 1, "c4": -5, "c5": 7}
+
+
+def test_truncation_of_scaled_partials_is_toward_zero_on_both(backends):
+    """sqlglot prints TRUNC(x) for Spark as CAST(x AS BIGINT): truncation, like DuckDB's."""
+    from sqlglot import exp
+
+    values = pa.table({"v": pa.array([-2.7, -0.5, 2.7, 3.0, -3.0], pa.float64())})
+    outs = []
+    for backend in backends:
+        backend.load("vals", values)
+        trunc = exp.Trunc(this=exp.column("v")).sql(backend.dialect)
+        outs.append(backend.run_sql(f"SELECT CAST({trunc} AS BIGINT) AS t FROM vals")
+                    .column("t").to_pylist())
+    assert outs[0] == outs[1] == [-2, 0, 2, 3, -3]
+
+
+@pytest.fixture(scope="module")
+def spark_con(spark):
+    from grammar_tests.catalog import connect
+
+    return connect(backend="spark", spark=spark)
+
+
+@pytest.fixture(scope="module")
+def duck_con():
+    from grammar_tests.catalog import connect
+
+    return connect()
+
+
+END_TO_END = [
+    "SELECT region, COUNT(*) AS n, AVG(cost) AS avg_cost FROM visits GROUP BY region "
+    "HAVING COUNT(*) > 10 ORDER BY n DESC LIMIT 3",
+    "SELECT specialty, MEDIAN(age) AS m FROM visits GROUP BY specialty ORDER BY m LIMIT 2",
+    "SELECT sex, SUM(income) AS s FROM pums GROUP BY sex",
+    "SELECT COUNT(*) AS n FROM people WHERE age BETWEEN 20 AND 40",
+]
+
+
+@pytest.mark.parametrize("sql", END_TO_END)
+def test_seeded_results_are_identical_end_to_end(spark_con, duck_con, sql):
+    """Post-processing (HAVING, ORDER BY, LIMIT) runs on the driver: the same rows come out."""
+    assert spark_con.sql(sql, seed=3).fetchall() == duck_con.sql(sql, seed=3).fetchall()
+
+
+def test_file_paths_in_from_are_refused_and_registered_paths_work(spark, tmp_path):
+    """``FROM 'file.parquet'`` would be a table named `file.parquet` in Spark: dpsql refuses
+    it before either engine runs, and reads files only through register()."""
+    path = tmp_path / "pums.parquet"
+    pq.write_table(pyarrow.csv.read_csv(str(pums_path("PUMS_pid"))), path)
+    con = dpsql.connect(backend="spark", spark=spark, budget=BUDGET)
+    con.register("pums", str(path), privacy_unit="pid", bounds={"age": (0, 100)})
+    with pytest.raises(dpsql.UnsupportedQueryError, match="register it first"):
+        con.sql(f"SELECT COUNT(*) FROM '{path}'")
+    assert con.budget.spent.epsilon == 0
+    assert con.sql("SELECT AVG(age) AS a FROM pums", seed=1).columns == ["a"]
+
+
+def test_registers_dataframes_views_and_csv(spark, duck_con):
+    frame = spark.createDataFrame(visits(300, seed=1))
+    frame.createOrReplaceTempView("spark_visits")
+    con = dpsql.connect(backend="spark", spark=spark, budget=BUDGET)
+    con.register("from_frame", frame, privacy_unit="patient_id", bounds={"age": (0, 100)})
+    con.register("spark_visits", "spark_visits", privacy_unit="patient_id")
+    con.register("csv", str(pums_path("PUMS_pid")), privacy_unit="pid")
+    assert con.catalog.get("from_frame").columns["visit_date"] == "DATE"
+    assert con.catalog.get("csv").columns["age"] == "INTEGER"
+    for table in ("from_frame", "spark_visits", "csv"):
+        assert len(con.sql(f"SELECT COUNT(*) AS n FROM {table}", seed=0).fetchall()) == 1
+    with pytest.raises(dpsql.CatalogError, match="neither a file nor a table"):
+        con.register("nope", "no_such_table", privacy_unit="pid")
+
+
+def test_a_master_url_reuses_the_active_session_and_leaves_it_running(spark):
+    con = dpsql.connect(backend="spark", spark="local[1]", budget=BUDGET)
+    assert con.backend.spark is spark
+    con.close()
+    assert spark.range(3).count() == 3
+
+
+def test_engine_failures_are_execution_errors_that_spend_nothing(spark, tmp_path):
+    path = tmp_path / "gone.parquet"
+    pq.write_table(pa.table({"pid": [1, 2, 3], "x": [1.0, 2.0, 3.0]}), path)
+    con = dpsql.connect(backend="spark", spark=spark, budget=BUDGET)
+    con.register("gone", str(path), privacy_unit="pid", bounds={"x": (0, 5)})
+    path.unlink()
+    with pytest.raises(dpsql.ExecutionError, match="failed in Spark") as err:
+        con.sql("SELECT SUM(x) AS s FROM gone")
+    assert "gone.parquet" not in str(err.value)
+    assert con.budget.spent.epsilon == 0
+
+
+def _corpus():
+    from grammar_tests.test_grammar import ACCEPTED
+
+    return ACCEPTED
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", _corpus(), ids=lambda c: c.title)
+def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con, duck_con,
+                                                                       case):
+    """The same plan, and with the same salt (seed) exactly the same noise-free aggregates."""
+    duck_plan, duck_sql = duck_con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
+    spark_plan, spark_sql = spark_con._prepared(case.sql, case.epsilon, case.delta,
+                                                case.dialect)
+    assert str(spark_plan) == str(duck_plan)
+    assert spark_sql == rewrite(duck_plan, salt=SALT_PLACEHOLDER).sql("spark")
+    duck = canonical_rows(duck_con._bounded_aggregates(duck_sql, seed=0))
+    assert canonical_rows(spark_con._bounded_aggregates(spark_sql, seed=0)) == duck
+
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "spark.md"
+
+
+def doc_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", DOC.read_text(), flags=re.S)
+
+
+def test_spark_doc_examples_run(spark, monkeypatch, capsys):
+    monkeypatch.chdir(DOC.parents[1])
+    monkeypatch.setattr(sys, "argv", ["clinic_report.py"])
+    for code in doc_blocks("python"):
+        exec(compile(code, "docs/spark.md", "exec"), {"spark": spark})
+    out = capsys.readouterr().out
+    assert "avg_cost" in out and "income" in out and "married" in out
+
+
+@pytest.mark.slow
+def test_the_documented_spark_submit_job_runs(tmp_path):
+    """The doc's batch script under a real spark-submit, in local mode."""
+    script = tmp_path / "clinic_report.py"
+    script.write_text(doc_blocks("python")[1])
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([str(submit), "--master", "local[1]", "--conf",
+                           "spark.ui.enabled=false", str(script), "datasets/PUMS_pid.csv"],
+                          cwd=DOC.parents[1], env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    header, *rows = done.stdout.strip().splitlines()[-3:]
+    assert header.split() == ["married", "n", "age"] and len(rows) == 2
