@@ -159,7 +159,7 @@ class Connection:
                            default_epsilon=self.default_epsilon,
                            default_delta=self.default_delta, dialect=read,
                            public_values=self._public_values, quantile_ci=quantile_ci)
-            bounded = rewrite(plan, salt=SALT_PLACEHOLDER).sql(self.backend.dialect)
+            bounded = self.backend.sql(rewrite(plan, salt=SALT_PLACEHOLDER))
             if len(self._plans) >= PLAN_CACHE_SIZE:
                 self._plans.clear()
             self._plans[key] = (plan, bounded)

@@ -29,6 +29,7 @@ from dpsql.backends import DuckDBBackend
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.connection import SALT_PLACEHOLDER
 from dpsql.datasets import pums_path, visits
+from dpsql.plan import BoundedQuery
 from dpsql.rewrite import rewrite
 from dpsql.rewrite.digest import keyed_hash
 from tests.test_rewrite_bounds import LIMITS, QUERIES, hostile_table
@@ -202,6 +203,23 @@ def test_truncation_of_scaled_partials_is_toward_zero_on_both(backends):
     assert outs[0] == outs[1] == [-2, 0, 2, 3, -3]
 
 
+def test_day_of_week_means_what_it_means_in_duckdb(backends):
+    """Spark's DAYOFWEEK counts Sunday as 1 (DuckDB: 0); sqlglot keeps the name."""
+    from sqlglot import parse_one
+
+    week = pa.table({"d": pa.array([dt.date(2024, 1, 7) + dt.timedelta(days=i)
+                                    for i in range(7)], pa.date32())})
+    outs = []
+    for backend in backends:
+        backend.load("week", week)
+        tree = parse_one("SELECT DAYOFWEEK(d) AS dow, ISODOW(d) AS iso FROM week ORDER BY d",
+                         read="duckdb")
+        outs.append(backend.run_sql(backend.sql(BoundedQuery(tree))).to_pylist())
+    assert outs[1] == outs[0]
+    assert [r["dow"] for r in outs[0]] == [0, 1, 2, 3, 4, 5, 6]
+    assert [r["iso"] for r in outs[0]] == [7, 1, 2, 3, 4, 5, 6]
+
+
 @pytest.fixture(scope="module")
 def spark_con(spark):
     from grammar_tests.catalog import connect
@@ -219,7 +237,8 @@ def duck_con():
 END_TO_END = [
     "SELECT region, COUNT(*) AS n, AVG(cost) AS avg_cost FROM visits GROUP BY region "
     "HAVING COUNT(*) > 10 ORDER BY n DESC LIMIT 3",
-    "SELECT specialty, MEDIAN(age) AS m FROM visits GROUP BY specialty ORDER BY m LIMIT 2",
+    "SELECT specialty, MEDIAN(age) AS m FROM visits GROUP BY specialty ORDER BY m, specialty "
+    "LIMIT 2",
     "SELECT sex, SUM(income) AS s FROM pums GROUP BY sex",
     "SELECT COUNT(*) AS n FROM people WHERE age BETWEEN 20 AND 40",
 ]
@@ -284,8 +303,24 @@ def _corpus():
     return ACCEPTED
 
 
+SPARK_DIFFERS = {
+    "ROUND to a number of decimals": "Spark rounds a double's decimal text half up, DuckDB "
+    "rounds x·10^d in binary",
+    "TRY_CAST of a bounded column keeps its bounds": "a DOUBLE cast to INTEGER truncates in "
+    "Spark and rounds half to even in DuckDB",
+}
+"""Accepted cases whose row functions still mean something else in Spark (see docs/spark.md).
+Strict: once the rewrite prints them portably, these cases pass and must leave this list."""
+
+
+def _marked(case):
+    reason = SPARK_DIFFERS.get(case.title)
+    return pytest.param(case, marks=pytest.mark.xfail(reason=reason, strict=True)) \
+        if reason else case
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("case", _corpus(), ids=lambda c: c.title)
+@pytest.mark.parametrize("case", [_marked(c) for c in _corpus()], ids=lambda c: c.title)
 def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con, duck_con,
                                                                        case):
     """The same plan, and with the same salt (seed) exactly the same noise-free aggregates."""
@@ -293,7 +328,7 @@ def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con
     spark_plan, spark_sql = spark_con._prepared(case.sql, case.epsilon, case.delta,
                                                 case.dialect)
     assert str(spark_plan) == str(duck_plan)
-    assert spark_sql == rewrite(duck_plan, salt=SALT_PLACEHOLDER).sql("spark")
+    assert spark_sql == spark_con.backend.sql(rewrite(duck_plan, salt=SALT_PLACEHOLDER))
     duck = canonical_rows(duck_con._bounded_aggregates(duck_sql, seed=0))
     assert canonical_rows(spark_con._bounded_aggregates(spark_sql, seed=0)) == duck
 

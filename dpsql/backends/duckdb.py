@@ -92,9 +92,13 @@ class DuckDBBackend:
         self._pinned[name] = source
         self.con.register(name, source)
 
+    def sql(self, query: BoundedQuery) -> str:
+        """The bounded query as DuckDB SQL."""
+        return query.sql(self.dialect)
+
     def execute(self, query: BoundedQuery) -> pa.Table:
         """Run a bounded query to completion and return every row as Arrow."""
-        return self.run_sql(query.sql(self.dialect))
+        return self.run_sql(self.sql(query))
 
     def run_sql(self, sql: str) -> pa.Table:
         with self._lock:

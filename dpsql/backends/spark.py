@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, to_arrow
 from dpsql.errors import CatalogError, ExecutionError, InterfaceError
@@ -137,9 +138,14 @@ class SparkBackend:
         # Naive timestamps stay wall-clock (TIMESTAMP_NTZ), as in DuckDB, not session-local.
         return self.spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
 
+    @staticmethod
+    def sql(query: BoundedQuery) -> str:
+        """The bounded query as Spark SQL, with DuckDB's meaning where a namesake differs."""
+        return query.ast.transform(_duckdb_meaning).sql("spark")
+
     def execute(self, query: BoundedQuery) -> pa.Table:
         """Run a bounded query to completion and return every row as Arrow."""
-        return self.run_sql(query.sql(self.dialect))
+        return self.run_sql(self.sql(query))
 
     def run_sql(self, sql: str) -> pa.Table:
         with self._lock:
@@ -166,6 +172,19 @@ class SparkBackend:
         self.closed = True
         if self._owns:
             self.spark.stop()
+
+
+def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
+    """Spark's DAYOFWEEK counts Sunday as 1, DuckDB's as 0; sqlglot keeps the name for both
+    (and prints ISODOW, Monday = 1 to Sunday = 7, as one day off)."""
+    if isinstance(node, exp.DayOfWeekIso):
+        shifted = exp.Mod(this=exp.paren(exp.Add(this=exp.DayOfWeek(this=node.this.copy()),
+                                                 expression=exp.Literal.number(5))),
+                          expression=exp.Literal.number(7))
+        return exp.paren(exp.Add(this=exp.paren(shifted), expression=exp.Literal.number(1)))
+    if isinstance(node, exp.DayOfWeek):
+        return exp.paren(exp.Sub(this=node.copy(), expression=exp.Literal.number(1)))
+    return node
 
 
 def _quote(name: str) -> str:
