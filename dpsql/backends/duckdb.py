@@ -105,11 +105,7 @@ class DuckDBBackend:
             try:
                 return self.con.sql(sql).to_arrow_table()
             except duckdb.Error as err:
-                # The engine's message may quote private values: report only its kind.
-                raise ExecutionError(
-                    f"the bounded query failed in DuckDB ({type(err).__name__}); no budget was "
-                    "spent. Check that registered sources are readable and column types match "
-                    "the query") from None
+                raise execution_failed("DuckDB", err) from None
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """Distinct values of a public table's column (public data: no noise needed)."""
@@ -139,3 +135,11 @@ def to_arrow(source: Any, name: str) -> pa.Table:
         return pa.Table.from_pandas(source, preserve_index=False)
     raise CatalogError(f"cannot register {name!r} from {type(source).__name__}: give a file path, "
                        "a table name, a pandas/polars DataFrame or a pyarrow Table")
+
+
+def execution_failed(engine: str, err: Exception) -> ExecutionError:
+    """The error for a failed bounded query. The engine's message may quote private
+    values, so only its kind is reported."""
+    return ExecutionError(
+        f"the bounded query failed in {engine} ({type(err).__name__}); no budget was "
+        "spent. Check that registered sources are readable and column types match the query")

@@ -22,8 +22,8 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from dpsql.backends.duckdb import FILE_READERS, to_arrow
-from dpsql.errors import CatalogError, ExecutionError, InterfaceError
+from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
+from dpsql.errors import CatalogError, InterfaceError
 from dpsql.plan import BoundedQuery
 
 SCALAR_TYPES = {
@@ -152,11 +152,7 @@ class SparkBackend:
             try:
                 return self.spark.sql(sql).toArrow()
             except Exception as err:
-                # The engine's message may quote private values: report only its kind.
-                raise ExecutionError(
-                    f"the bounded query failed in Spark ({type(err).__name__}); no budget was "
-                    "spent. Check that registered sources are readable and column types match "
-                    "the query") from None
+                raise execution_failed("Spark", err) from None
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """Distinct values of a public table's column (public data: no noise needed)."""
