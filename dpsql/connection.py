@@ -213,7 +213,7 @@ class Connection:
     def _bounded_aggregates(self, bounded: str, seed: int | None) -> pa.Table:
         """Run the bounded query with a fresh secret salt (or one derived from ``seed``)."""
         salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
-        return _in_stable_order(self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt)))
+        return self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
 
     def _released(self, plan: PrivacyPlan, groups: NoisyGroups, *, private: bool,
                   cost: Cost | None = None) -> Result:
@@ -308,16 +308,6 @@ def _backend(name: str, database: str | duckdb.DuckDBPyConnection,
 
         return SparkBackend(spark)
     raise InterfaceError(f"unknown backend {name!r}: use 'duckdb' (default) or 'spark'")
-
-
-def _in_stable_order(exact: pa.Table) -> pa.Table:
-    """The groups sorted by their scalar columns: engines return them in any order, and a
-    seeded release draws noise group by group, so it must not depend on the backend's order."""
-    scalars = [f.name for f in exact.schema
-               if not (pa.types.is_list(f.type) or pa.types.is_large_list(f.type))]
-    if exact.num_rows < 2 or not scalars:
-        return exact
-    return exact.sort_by([(name, "ascending") for name in scalars])
 
 
 def _verify_cost(plan: PrivacyPlan) -> None:

@@ -70,6 +70,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     group (its bucket midpoint)."""
     if plan.keys and all(k.public for k in plan.keys):
         exact = with_public_domain(plan, exact)
+    exact = in_key_order(plan, exact)
     keys = exact.select([k.name for k in plan.keys])
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.truncated_geometric:
@@ -97,6 +98,24 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
                 quantiles[interval_name(agg.name, end.side)] = end.edges(
                     index, spec.lo, spec.hi, spec.buckets)
     return NoisyGroups(keys=keys, stats=stats, quantiles=quantiles)
+
+
+def in_key_order(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
+    """The groups sorted by their keys alone.
+
+    Engines return groups in an order that can depend on the data (hash tables, threads,
+    partitions); released rows keep the order of this table unless the query sorts them,
+    so it must be a function of the keys, never of the exact statistics. It also makes
+    seeded releases identical on every engine, since noise is drawn group by group.
+
+    >>> plan = type("Plan", (), {"keys": [type("Key", (), {"name": "k"})]})()
+    >>> in_key_order(plan, pa.table({"k": ["b", None, "a"], "n": [1, 2, 3]})).to_pydict()
+    {'k': ['a', 'b', None], 'n': [3, 1, 2]}
+    """
+    names = [k.name for k in plan.keys if not pa.types.is_nested(exact.schema.field(k.name).type)]
+    if exact.num_rows < 2 or not names:
+        return exact
+    return exact.sort_by([(name, "ascending") for name in names])
 
 
 def interval_name(aggregate: str, side: str) -> str:

@@ -138,6 +138,25 @@ def test_seeded_results_are_reproducible_and_marked_not_private():
     assert not a.private and c.private
 
 
+def test_rows_come_out_in_key_order_whatever_order_the_engine_returns():
+    """Without ORDER BY the released rows follow the groups' keys, never the engine's order
+    (which can depend on the data) nor the exact statistics; seeded noise follows them too."""
+    from dpsql.mechanisms import Sampler
+    from dpsql.release import add_noise
+
+    con = pums_con()
+    plan, bounded = con._prepared("SELECT educ, COUNT(*) AS n, SUM(age) AS s FROM pums "
+                                  "GROUP BY educ", 50.0, 1e-6)
+    exact = con._bounded_aggregates(bounded, seed=0)
+    outputs = []
+    for order in (np.arange(exact.num_rows), np.argsort(exact.column("__dp_s0").to_numpy())):
+        groups = add_noise(plan, exact.take(pa.array(order)), Sampler(seed=4))
+        outputs.append((groups.keys.to_pylist(), {k: list(v) for k, v in groups.stats.items()}))
+    assert outputs[0] == outputs[1]
+    keys = [row["educ"] for row in outputs[0][0]]
+    assert keys == sorted(keys) and len(keys) > 3
+
+
 def test_result_formats():
     res = pums_con(seed=0).sql("SELECT sex, AVG(income) AS m FROM pums GROUP BY sex",
                                epsilon=1.0)

@@ -148,7 +148,8 @@ def digests(backend, types: dict[str, str]) -> list[dict]:
     items = ", ".join(f"{keyed_hash('salt', [(c, types[c])]).sql(backend.dialect)} AS {c}"
                       for c in columns)
     both_keys = keyed_hash("salt", [(c, types[c]) for c in columns]).sql(backend.dialect)
-    sql = f"SELECT id, {items}, {both_keys} AS all_keys FROM typed ORDER BY id"
+    sql = f"SELECT id, {items}, {both_keys} AS all_keys "
+    sql += f"FROM {backend.identifier('typed')} ORDER BY id"
     return backend.run_sql(sql).to_pylist()
 
 
@@ -198,7 +199,8 @@ def test_truncation_of_scaled_partials_is_toward_zero_on_both(backends):
     for backend in backends:
         backend.load("vals", values)
         trunc = exp.Trunc(this=exp.column("v")).sql(backend.dialect)
-        outs.append(backend.run_sql(f"SELECT CAST({trunc} AS BIGINT) AS t FROM vals")
+        outs.append(backend.run_sql(f"SELECT CAST({trunc} AS BIGINT) AS t "
+                                    f"FROM {backend.identifier('vals')}")
                     .column("t").to_pylist())
     assert outs[0] == outs[1] == [-2, 0, 2, 3, -3]
 
@@ -278,6 +280,31 @@ def test_registers_dataframes_views_and_csv(spark, duck_con):
         con.register("nope", "no_such_table", privacy_unit="pid")
 
 
+def test_connections_sharing_a_session_keep_their_own_tables(spark):
+    """Temporary views are session-wide: a second connection registering ``t``, or the
+    user's own view ``t``, must not replace the table the first connection answers from."""
+    spark.createDataFrame([(i, 5.0) for i in range(7)], "pid INT, x DOUBLE"
+                          ).createOrReplaceTempView("t")
+    many = pa.table({"pid": list(range(40)), "x": [1.0] * 40})
+    zeros = pa.table({"pid": [1, 2], "x": [0.0, 0.0]})
+    first, second = (dpsql.connect(backend="spark", spark=spark, budget=BUDGET) for _ in "12")
+    duck = dpsql.connect(budget=BUDGET)
+    for con, table in ((first, many), (second, zeros), (duck, many)):
+        con.register("t", table, privacy_unit="pid", bounds={"x": (0, 1)})
+
+    def bounded_sum(con):
+        bounded = con._prepared("SELECT SUM(x) AS s FROM t", 1.0, None)[1]
+        return con._bounded_aggregates(bounded, seed=0).column(0).to_pylist()
+
+    assert bounded_sum(first) == bounded_sum(duck) != [0]
+    assert bounded_sum(second) == [0]
+    first.close()
+    second.close()
+    assert spark.table("t").count() == 7
+    ours = (first.backend.identifier("t"), second.backend.identifier("t"))
+    assert not [v for v in spark.catalog.listTables() if f"`{v.name}`" in ours]
+
+
 def test_a_master_url_reuses_the_active_session_and_leaves_it_running(spark):
     con = dpsql.connect(backend="spark", spark="local[1]", budget=BUDGET)
     assert con.backend.spark is spark
@@ -352,6 +379,8 @@ def test_spark_doc_examples_run(spark, monkeypatch, capsys):
 @pytest.mark.slow
 def test_the_documented_spark_submit_job_runs(tmp_path):
     """The doc's batch script under a real spark-submit, in local mode."""
+    pytest.importorskip("pyspark", reason="spark-submit comes with pyspark: pip install "
+                        "'dpsql[spark]'")
     script = tmp_path / "clinic_report.py"
     script.write_text(doc_blocks("python")[1])
     submit = Path(sys.executable).parent / "spark-submit"

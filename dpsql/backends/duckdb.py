@@ -92,6 +92,11 @@ class DuckDBBackend:
         self._pinned[name] = source
         self.con.register(name, source)
 
+    @staticmethod
+    def identifier(name: str) -> str:
+        """How DuckDB SQL names the table registered as ``name`` (quoted)."""
+        return _quote(name)
+
     def sql(self, query: BoundedQuery) -> str:
         """The bounded query as DuckDB SQL."""
         return query.sql(self.dialect)

@@ -6,6 +6,11 @@ Noise, partition selection and accounting stay on the driver, in the same code a
 DuckDB. Private tables come from Spark tables or views, DataFrames, Arrow/pandas/polars
 tables, or files (parquet, CSV, JSON; local paths or any URI Spark can read).
 
+Temporary views are visible to everything using the same SparkSession, so each backend
+names its views ``dpsql_<token>_<name>`` and prints its queries against those names:
+two dpsql connections on one session (or the user's own view called ``pums``) never
+replace each other's tables. A table registered under its own Spark name is used as is.
+
 For example (``spark`` is a SparkSession)::
 
     backend = SparkBackend(spark)
@@ -15,6 +20,7 @@ For example (``spark`` is a SparkSession)::
 
 from __future__ import annotations
 
+import secrets
 import threading
 from pathlib import Path
 from typing import Any
@@ -85,6 +91,8 @@ class SparkBackend:
         self.spark = spark
         self.closed = False
         self._lock = threading.Lock()
+        self._prefix = f"dpsql_{secrets.token_hex(4)}_"
+        self._views: dict[str, str] = {}
 
     def load(self, name: str, source: Any) -> dict[str, str]:
         """Make ``source`` queryable as ``name``; return its column types (lower-case names)."""
@@ -95,8 +103,11 @@ class SparkBackend:
                 frame = self._table(name, source)
             else:
                 frame = self._frame(name, source)
-            if not (isinstance(source, str) and source == name):
-                frame.createOrReplaceTempView(name)
+            if isinstance(source, str) and source == name:
+                self._views.pop(name.lower(), None)
+            else:
+                self._views[name.lower()] = self._prefix + name
+                frame.createOrReplaceTempView(self._views[name.lower()])
             return {field: catalog_type(kind) for field, kind in
                     ((f.lower(), k) for f, k in frame.dtypes)}
 
@@ -138,10 +149,26 @@ class SparkBackend:
         # Naive timestamps stay wall-clock (TIMESTAMP_NTZ), as in DuckDB, not session-local.
         return self.spark.createDataFrame(table, schema=from_arrow_schema(table.schema))
 
-    @staticmethod
-    def sql(query: BoundedQuery) -> str:
-        """The bounded query as Spark SQL, with DuckDB's meaning where a namesake differs."""
-        return query.ast.transform(_duckdb_meaning).sql("spark")
+    def identifier(self, name: str) -> str:
+        """How Spark SQL names the table registered as ``name`` (quoted)."""
+        return _quote(self._views.get(name.lower(), name))
+
+    def sql(self, query: BoundedQuery) -> str:
+        """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
+        where a namesake function differs."""
+        return query.ast.transform(self._spark_meaning).sql("spark")
+
+    def _spark_meaning(self, node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and not node.args.get("db"):
+            view = self._views.get(node.name.lower())
+            if view is not None:
+                renamed = node.copy()
+                renamed.set("this", exp.to_identifier(view, quoted=True))
+                if not node.alias:
+                    renamed.set("alias", exp.TableAlias(
+                        this=exp.to_identifier(node.name, quoted=True)))
+                return renamed
+        return _duckdb_meaning(node)
 
     def execute(self, query: BoundedQuery) -> pa.Table:
         """Run a bounded query to completion and return every row as Arrow."""
@@ -156,7 +183,7 @@ class SparkBackend:
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """Distinct values of a public table's column (public data: no noise needed)."""
-        sql = f"SELECT DISTINCT {_quote(column)} FROM {_quote(table)} ORDER BY 1"
+        sql = f"SELECT DISTINCT {_quote(column)} FROM {self.identifier(table)} ORDER BY 1"
         with self._lock:
             try:
                 return tuple(row[0] for row in self.spark.sql(sql).collect())
@@ -168,6 +195,9 @@ class SparkBackend:
         self.closed = True
         if self._owns:
             self.spark.stop()
+        else:
+            for view in self._views.values():
+                self.spark.catalog.dropTempView(view)
 
 
 def _duckdb_meaning(node: exp.Expression) -> exp.Expression:

@@ -7,11 +7,11 @@ leak; the negative controls reproduce exactly such bugs and must be flagged.
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 import dpsql
-import dpsql.analysis.sensitivity as sensitivity_module
 import dpsql.rewrite as rewrite_module
 from dpsql.accounting import Accountant
 from tests.privacy.audit import audit
@@ -79,32 +79,54 @@ def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
     assert result.epsilon_lower > EPSILON, result
 
 
-def selection_audit(trials: int):
+SELECTIONS = {
+    # COUNT(*) alone, Laplace: the unit count is never released, so the truncated geometric
+    # on the exact unit count selects the groups.
+    "truncated_geometric": "SELECT k, COUNT(*) FROM t GROUP BY k",
+    # The released unit count is thresholded (its noise is reused; selection costs only δ).
+    "laplace_threshold": "SELECT k, COUNT(*), COUNT(DISTINCT pid) FROM t GROUP BY k",
+}
+
+
+def selection_audit(trials: int, method: str):
     """E = the target's exclusive group 'solo' is released; it never exists on D'."""
     delta = 0.02
+    sql = SELECTIONS[method]
     d = connection(table(True, "solo"))
     neighbour = connection(table(False, "solo"))
+    assert d.explain(sql, epsilon=EPSILON, delta=delta).to_dict()["partition_selection"][
+        "method"] == method
 
     def event(con):
         def run(seed: int) -> bool:
             con.budget = Accountant(UNLIMITED)
-            rows = con.sql("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=EPSILON, delta=delta,
-                           seed=seed).fetchall()
+            rows = con.sql(sql, epsilon=EPSILON, delta=delta, seed=seed).fetchall()
             return any(r[0] == "solo" for r in rows)
         return run
 
     return audit(event(d), event(neighbour), trials=trials, delta=delta)
 
 
-def test_partition_selection_releases_a_one_unit_group_at_most_delta_often():
-    result = selection_audit(TRIALS)
+@pytest.mark.parametrize("method", SELECTIONS)
+def test_partition_selection_releases_a_one_unit_group_at_most_delta_often(method):
+    result = selection_audit(TRIALS, method)
     print(result)
     assert result.hits_neighbour == 0
     assert result.epsilon_lower <= EPSILON, result
 
 
-def test_negative_control_threshold_too_low_is_flagged(monkeypatch):
-    monkeypatch.setattr(sensitivity_module, "selection_threshold", lambda *a: 1.0)
-    result = selection_audit(TRIALS // 4)
+LEAKY = {
+    "truncated_geometric": ("dpsql.release.truncated_geometric_probability",
+                            lambda counts, *a: np.ones(len(counts))),
+    "laplace_threshold": ("dpsql.analysis.sensitivity.selection_threshold", lambda *a: 1.0),
+}
+
+
+@pytest.mark.parametrize("method", SELECTIONS)
+def test_negative_control_selection_that_releases_too_much_is_flagged(monkeypatch, method):
+    """Each selection with a bug that keeps small groups (a threshold of 1; a geometric that
+    keeps every group) must be caught: the audit has power against the method in use."""
+    monkeypatch.setattr(*LEAKY[method])
+    result = selection_audit(TRIALS // 4, method)
     print(result)
     assert result.epsilon_lower > EPSILON, result
