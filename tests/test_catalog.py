@@ -81,3 +81,48 @@ def test_querying_a_public_table_is_refused_with_the_reason():
     con.register_public("regions", pa.table({"region": ["a", "b"]}))
     with pytest.raises(dpsql.UnsupportedQueryError, match="public table"):
         con.sql("SELECT COUNT(*) FROM regions")
+
+
+def test_registering_never_writes_to_or_replaces_objects_of_the_database_file(tmp_path):
+    """Files and renamed tables become TEMP objects: the user's table ``visits`` and view
+    ``v`` in their database file survive a registration under the same names, re-registering
+    a name under another kind of source works, and nothing is left behind."""
+    import duckdb
+
+    path = tmp_path / "clinic.duckdb"
+    csv = tmp_path / "visits.csv"
+    csv.write_text("pid,x\n1,5\n2,7\n")
+    with duckdb.connect(str(path)) as db:
+        db.execute("CREATE TABLE visits AS SELECT 10 AS pid, 1.0 AS x")
+        db.execute("CREATE VIEW v AS SELECT * FROM visits")
+    con = dpsql.connect(str(path))
+    con.register("visits", str(csv), privacy_unit="pid", bounds={"x": (0, 10)})
+    con.register("v", "visits", privacy_unit="pid", bounds={"x": (0, 10)})
+    assert con.catalog.get("v").columns == {"pid": "BIGINT", "x": "BIGINT"}
+    con.register("v", pa.table({"pid": [1], "x": [2.0]}), privacy_unit="pid")
+    con.register("v", str(csv), privacy_unit="pid")
+    con.close()
+    with duckdb.connect(str(path)) as db:
+        assert db.sql("SELECT * FROM visits").fetchall() == [(10, 1.0)]
+        assert db.sql("SELECT * FROM v").fetchall() == [(10, 1.0)]
+        assert sorted(db.sql("SELECT table_name FROM duckdb_tables() UNION ALL "
+                             "SELECT view_name FROM duckdb_views() WHERE NOT internal"
+                             ).fetchall()) == [("v",), ("visits",)]
+
+
+def test_a_connection_you_own_gets_its_registrations_dropped_on_close(tmp_path):
+    import duckdb
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("pid,x\n1,5\n")
+    db = duckdb.connect()
+    con = dpsql.connect(db)
+    con.register("t", str(csv), privacy_unit="pid")
+    con.register("frame", pa.table({"pid": [1]}), privacy_unit="pid")
+    assert db.sql("SELECT COUNT(*) FROM t").fetchall() == [(1,)]
+    con.close()
+    with pytest.raises(duckdb.CatalogException):
+        db.sql("SELECT * FROM t")
+    with pytest.raises(duckdb.CatalogException):
+        db.sql("SELECT * FROM frame")
+    db.close()

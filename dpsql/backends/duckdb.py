@@ -1,5 +1,10 @@
 """The embedded default backend: DuckDB, in memory, in a file, or a connection you own.
 
+Registered tables are the connection's own: Python objects are registered on the
+connection, files and renamed tables become TEMP tables and views, which shadow a
+database object of the same name for dpsql's queries but are never written to the
+database file and never replace what it holds (``close()`` drops them).
+
 >>> import pyarrow as pa
 >>> backend = DuckDBBackend()
 >>> backend.load("t", pa.table({"x": [1, 2, 3]}))
@@ -47,6 +52,7 @@ class DuckDBBackend:
         self.closed = False
         self._lock = threading.Lock()
         self._pinned: dict[str, Any] = {}
+        self._created: dict[str, str] = {}
 
     def load(self, name: str, source: Any) -> dict[str, str]:
         """Make ``source`` queryable as ``name``; return its column types (lower-case names)."""
@@ -69,13 +75,16 @@ class DuckDBBackend:
             raise CatalogError(f"cannot register {name!r}: file {str(path)!r} does not exist")
         reader = FILE_READERS.get(path.suffix.lower(), "read_csv_auto")
         kind = "VIEW" if reader == "read_parquet" else "TABLE"
+        self._forget(name)
         try:
-            self.con.execute(f"CREATE OR REPLACE {kind} {_quote(name)} AS "
+            self.con.execute(f"CREATE TEMP {kind} {_quote(name)} AS "
                              f"SELECT * FROM {reader}({_literal(str(path))})")
+            self._created[name] = kind
         except duckdb.Error as err:
             raise CatalogError(f"cannot read {str(path)!r} for table {name!r}: {err}") from None
 
     def _load_table(self, name: str, source: str) -> None:
+        self._forget(name)
         exists = self.con.execute(
             "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? UNION ALL "
             "SELECT count(*) FROM duckdb_views() WHERE view_name = ?", [source, source]).fetchall()
@@ -83,14 +92,23 @@ class DuckDBBackend:
             raise CatalogError(f"cannot register {name!r}: {source!r} is neither a file nor a "
                                "table or view of this DuckDB database")
         if source != name:
-            self.con.execute(f"CREATE OR REPLACE VIEW {_quote(name)} AS "
-                             f"SELECT * FROM {_quote(source)}")
+            self.con.execute(f"CREATE TEMP VIEW {_quote(name)} AS SELECT * FROM {_quote(source)}")
+            self._created[name] = "VIEW"
 
     def _load_object(self, name: str, source: Any) -> None:
         if not isinstance(source, pa.Table):
             source = to_arrow(source, name)
+        self._forget(name)
         self._pinned[name] = source
         self.con.register(name, source)
+
+    def _forget(self, name: str) -> None:
+        """Drop what an earlier registration of ``name`` created (a name may change kind)."""
+        kind = self._created.pop(name, None)
+        if kind is not None:
+            self.con.execute(f"DROP {kind} IF EXISTS temp.main.{_quote(name)}")
+        if self._pinned.pop(name, None) is not None:
+            self.con.unregister(name)
 
     @staticmethod
     def identifier(name: str) -> str:
@@ -125,6 +143,10 @@ class DuckDBBackend:
         self.closed = True
         if self._owns:
             self.con.close()
+            return
+        with self._lock:
+            for name in list(self._created) + list(self._pinned):
+                self._forget(name)
 
 
 def to_arrow(source: Any, name: str) -> pa.Table:

@@ -46,14 +46,18 @@ def floor_sql(key: str | None) -> str:
     return f"SELECT {key}, COUNT(DISTINCT patient_id) FROM visits GROUP BY {key}"
 
 
-def median_time(run, repeats: int) -> float:
-    run()  # warm-up: caches, plan cache, file system
-    times = []
+def median_times(runs: dict, repeats: int) -> dict[str, float]:
+    """Median wall time of each run, the runs interleaved so that they share the machine's
+    moods (a shared machine drifts by tens of percent between consecutive runs)."""
+    for run in runs.values():
+        run()  # warm-up: caches, plan cache, file system
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(values) for name, values in times.items()}
 
 
 def bench(rows: int, repeats: int) -> list[dict]:
@@ -68,9 +72,11 @@ def bench(rows: int, repeats: int) -> list[dict]:
                  max_rows_per_group=4, public_keys={"region": list(REGIONS)})
     out = []
     for label, sql, key in QUERIES:
-        dp = median_time(lambda q=sql: con.sql(q, epsilon=1.0, delta=1e-6), repeats)
-        plain = median_time(lambda q=sql: raw.sql(plain_sql(q)).fetchall(), repeats)
-        floor = median_time(lambda k=key: raw.sql(floor_sql(k)).fetchall(), repeats)
+        timed = median_times({
+            "dp": lambda q=sql: con.sql(q, epsilon=1.0, delta=1e-6),
+            "plain": lambda q=sql: raw.sql(plain_sql(q)).fetchall(),
+            "floor": lambda k=key: raw.sql(floor_sql(k)).fetchall()}, repeats)
+        dp, plain, floor = timed["dp"], timed["plain"], timed["floor"]
         out.append({"rows": rows, "query": label, "dpsql_s": dp, "plain_s": plain,
                     "floor_s": floor, "vs_plain": dp / plain, "vs_floor": dp / floor})
     con.close()
