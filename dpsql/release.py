@@ -107,15 +107,33 @@ def in_key_order(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     partitions); released rows keep the order of this table unless the query sorts them,
     so it must be a function of the keys, never of the exact statistics. It also makes
     seeded releases identical on every engine, since noise is drawn group by group.
+    Dictionary-encoded keys (DuckDB ENUMs) sort by their values; keys Arrow cannot sort
+    (nested types) sort by their text.
 
     >>> plan = type("Plan", (), {"keys": [type("Key", (), {"name": "k"})]})()
     >>> in_key_order(plan, pa.table({"k": ["b", None, "a"], "n": [1, 2, 3]})).to_pydict()
     {'k': ['a', 'b', None], 'n': [3, 1, 2]}
+    >>> enum = pa.array(["y", "x"]).dictionary_encode()
+    >>> in_key_order(plan, pa.table({"k": enum, "n": [1, 2]})).column("n").to_pylist()
+    [2, 1]
+    >>> in_key_order(plan, pa.table({"k": [[2], [1], None], "n": [1, 2, 3]})).to_pydict()
+    {'k': [[1], [2], None], 'n': [2, 1, 3]}
     """
-    names = [k.name for k in plan.keys if not pa.types.is_nested(exact.schema.field(k.name).type)]
-    if exact.num_rows < 2 or not names:
+    if exact.num_rows < 2 or not plan.keys:
         return exact
-    return exact.sort_by([(name, "ascending") for name in names])
+    keys = pa.table({f"k{i}": _sortable(exact.column(k.name)) for i, k in enumerate(plan.keys)})
+    try:
+        order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # nested keys: by their text
+        rows = [tuple((v is None, str(v)) for v in row.values()) for row in keys.to_pylist()]
+        order = pa.array(sorted(range(len(rows)), key=rows.__getitem__))
+    return exact.take(order)
+
+
+def _sortable(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    if pa.types.is_dictionary(column.type):
+        return column.cast(column.type.value_type)
+    return column
 
 
 def interval_name(aggregate: str, side: str) -> str:

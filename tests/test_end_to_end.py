@@ -157,6 +157,21 @@ def test_rows_come_out_in_key_order_whatever_order_the_engine_returns():
     assert keys == sorted(keys) and len(keys) > 3
 
 
+def test_enum_keys_are_released_like_strings():
+    """DuckDB returns ENUM group keys dictionary-encoded; rows still come out in key order."""
+    raw = duckdb.connect()
+    raw.execute("CREATE TYPE kind AS ENUM ('x', 'y', 'z')")
+    raw.execute("CREATE TABLE t AS SELECT range AS pid, "
+                "(CASE WHEN range % 2 = 0 THEN 'y' ELSE 'x' END)::kind AS k FROM range(400)")
+    con = dpsql.connect(raw, budget=BIG)
+    con.register("public", "t", privacy_unit="pid", public_keys={"k": ["x", "y", "z"]})
+    con.register("private", "t", privacy_unit="pid")
+    sql = "SELECT k, COUNT(*) AS n FROM {} GROUP BY k"
+    assert [r[0] for r in con.sql(sql.format("public"), seed=1).fetchall()] == ["x", "y", "z"]
+    assert [r[0] for r in con.sql(sql.format("private"), epsilon=5, delta=1e-4, seed=1
+                                  ).fetchall()] == ["x", "y"]
+
+
 def test_result_formats():
     res = pums_con(seed=0).sql("SELECT sex, AVG(income) AS m FROM pums GROUP BY sex",
                                epsilon=1.0)
