@@ -43,7 +43,7 @@ from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyGroups, add_noise, post_process
+from dpsql.release import NoisyGroups, add_noise, post_process, release_groups
 from dpsql.result import Result
 from dpsql.rewrite import rewrite
 
@@ -200,7 +200,7 @@ class Connection:
         events = plan_events(plan)
         dataset = DATASETS_SEPARATOR.join(plan.private_tables)
         self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=dataset)
-        exact = self._bounded_aggregates(bounded, seed)
+        exact = release_groups(plan, self._bounded_aggregates(bounded, seed))
         _verify_cost(plan)
         self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=dataset,
                            plan=str(plan), mechanism=plan.mechanism, events=events)

@@ -18,7 +18,7 @@ import numpy as np
 
 from dpsql.accounting import Cost
 from dpsql.mechanisms import Sampler
-from dpsql.release import NoisyGroups, add_noise, bounded_quantiles, with_public_domain
+from dpsql.release import NoisyGroups, add_noise, bounded_quantiles, release_groups
 
 if TYPE_CHECKING:
     from dpsql.connection import Connection
@@ -53,9 +53,7 @@ class UtilityReport:
 
 def truth(con: Connection, plan, bounded: str, seed: int):
     """The bounded answer without noise, for the same (seeded) choice of groups per unit."""
-    exact = con._bounded_aggregates(bounded, seed)
-    if plan.keys and all(k.public for k in plan.keys):
-        exact = with_public_domain(plan, exact)
+    exact = release_groups(plan, con._bounded_aggregates(bounded, seed))
     stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float) * s.quantum
              for s in plan.stats}
     groups = NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats,
@@ -77,8 +75,8 @@ def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float |
     for seed in range(runs):
         exact = {tuple(row[k] for k in keys): row
                  for row in truth(con, plan, bounded, seed).table.to_pylist()}
-        noisy_result = con._released(plan, add_noise(plan, con._bounded_aggregates(bounded, seed),
-                                                     Sampler(seed)), private=False)
+        groups = release_groups(plan, con._bounded_aggregates(bounded, seed))
+        noisy_result = con._released(plan, add_noise(plan, groups, Sampler(seed)), private=False)
         bounds = noisy_result.ci(level).to_pylist()
         total += len(exact)
         for row in bounds:

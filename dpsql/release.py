@@ -64,13 +64,19 @@ def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     return pa.table(columns)
 
 
+def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
+    """The engine's exact groups as noise is drawn and rows are released: every public key
+    combination in declaration order (absent ones with zeros), or with private keys the
+    groups found, in key order. Neither order depends on the statistics."""
+    if plan.keys and all(k.public for k in plan.keys):
+        return with_public_domain(plan, exact)
+    return in_key_order(plan, exact)
+
+
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """Select groups (truncated geometric on the exact unit count, or a threshold on the
+    """From ``release_groups``' table, select groups (truncated geometric on the exact unit count, or a threshold on the
     noisy one), noise every released statistic, then draw each quantile of every released
     group (its bucket midpoint)."""
-    if plan.keys and all(k.public for k in plan.keys):
-        exact = with_public_domain(plan, exact)
-    exact = in_key_order(plan, exact)
     keys = exact.select([k.name for k in plan.keys])
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.truncated_geometric:

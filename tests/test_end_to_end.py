@@ -142,7 +142,7 @@ def test_rows_come_out_in_key_order_whatever_order_the_engine_returns():
     """Without ORDER BY the released rows follow the groups' keys, never the engine's order
     (which can depend on the data) nor the exact statistics; seeded noise follows them too."""
     from dpsql.mechanisms import Sampler
-    from dpsql.release import add_noise
+    from dpsql.release import add_noise, release_groups
 
     con = pums_con()
     plan, bounded = con._prepared("SELECT educ, COUNT(*) AS n, SUM(age) AS s FROM pums "
@@ -150,7 +150,8 @@ def test_rows_come_out_in_key_order_whatever_order_the_engine_returns():
     exact = con._bounded_aggregates(bounded, seed=0)
     outputs = []
     for order in (np.arange(exact.num_rows), np.argsort(exact.column("__dp_s0").to_numpy())):
-        groups = add_noise(plan, exact.take(pa.array(order)), Sampler(seed=4))
+        groups = add_noise(plan, release_groups(plan, exact.take(pa.array(order))),
+                           Sampler(seed=4))
         outputs.append((groups.keys.to_pylist(), {k: list(v) for k, v in groups.stats.items()}))
     assert outputs[0] == outputs[1]
     keys = [row["educ"] for row in outputs[0][0]]
