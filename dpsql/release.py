@@ -74,9 +74,9 @@ def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """From ``release_groups``' table, select groups (truncated geometric on the exact unit count, or a threshold on the
-    noisy one), noise every released statistic, then draw each quantile of every released
-    group (its bucket midpoint)."""
+    """From ``release_groups``' table: select groups (truncated geometric on the exact unit
+    count, or a threshold on the noisy one), noise every released statistic, then draw each
+    quantile of every released group (its bucket midpoint)."""
     keys = exact.select([k.name for k in plan.keys])
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.truncated_geometric:
@@ -129,7 +129,7 @@ def in_key_order(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
         return exact
     keys = pa.table({f"k{i}": _sortable(exact.column(k.name)) for i, k in enumerate(plan.keys)})
     try:
-        order = pc.sort_indices(keys, sort_keys=[(name, "ascending") for name in keys.column_names])
+        order = pc.sort_indices(keys, sort_keys=[(n, "ascending") for n in keys.column_names])
     except (pa.ArrowNotImplementedError, pa.ArrowTypeError):  # nested keys: by their text
         rows = [tuple((v is None, str(v)) for v in row.values()) for row in keys.to_pylist()]
         order = pa.array(sorted(range(len(rows)), key=rows.__getitem__))
