@@ -314,3 +314,7 @@ SELECT AVG(LEAST(GREATEST(s, 0), 300)) FROM (
   SELECT patient_id, SUM(DISTINCT age) AS s FROM visits GROUP BY patient_id) AS p;
 # result: [(48.5728,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(LEAST(GREATEST(s, 0), 300)) in [0, 300] L1=600 L2=600
+
+# title: a per-person count needs a clamp (it is no registered column to declare bounds for)
+SELECT AVG(n) FROM (SELECT patient_id, COUNT(*) AS n FROM visits GROUP BY patient_id) AS p;
+# error: UnsupportedQueryError: AVG(n) needs bounds: write AVG(LEAST(GREATEST(n, lo), hi))

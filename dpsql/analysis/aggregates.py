@@ -66,8 +66,9 @@ _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 class _Collector:
     """Accumulates statistics and aggregates, sharing identical ones."""
 
-    def __init__(self, draft: Draft):
+    def __init__(self, draft: Draft, registered: frozenset[str] = frozenset()):
         self.draft = draft
+        self.registered = registered  # columns of the registered private tables (lower case)
         self.stats: dict[tuple, StatSpec] = {}
         self.histograms: dict[tuple, HistogramSpec] = {}
         self.aggregates: dict[str, Aggregate] = {}
@@ -249,8 +250,9 @@ class _Collector:
         unbounded = [c.name for c in arg.find_all(exp.Column)
                      if c.name.lower() not in table.bounds
                      and type_class(c, table.columns) == "numeric"]
-        declare = (f"declare bounds={{\"{unbounded[0]}\": (lo, hi)}} when registering the "
-                   "table, or " if unbounded else "")
+        registered = [name for name in unbounded if name.lower() in self.registered]
+        declare = (f"declare bounds={{\"{registered[0]}\": (lo, hi)}} when registering the "
+                   "table, or " if registered else "")
         clamp = exp.Anonymous(this="LEAST", expressions=[
             exp.Anonymous(this="GREATEST", expressions=[arg.copy(), exp.var("lo")]),
             exp.var("hi")])
@@ -263,7 +265,10 @@ class _Collector:
 def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
     """Replace aggregates by statistic references and build the output query."""
     select = draft.select
-    collector = _Collector(draft)
+    tables = draft.private_tables or ((draft.table.name,) if draft.table else ())
+    collector = _Collector(draft, frozenset(
+        column for name in tables if name in ctx.catalog
+        for column in ctx.catalog.get(name).columns))
     keys = {k.name for k in draft.keys}
     aliases = {e.alias.lower() for e in select.expressions if e.alias}
 
