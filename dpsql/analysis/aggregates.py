@@ -13,7 +13,8 @@ from a table named ``__dp_noisy``: everything after the noise is post-processing
 >>> from dpsql.analysis.shape import resolve_table, resolve_keys
 >>> d = Draft(sql="", ast=sqlglot.parse_one("SELECT k, AVG(x) AS m FROM t GROUP BY k"),
 ...           epsilon=1, delta=1e-6)
->>> d = collect_aggregates(resolve_keys(resolve_table(d, Context(cat, None)), None), None)
+>>> ctx = Context(cat, None)
+>>> d = collect_aggregates(resolve_keys(resolve_table(d, ctx), None), ctx)
 >>> [str(s) for s in d.stats]
 ['__dp_s0=count(x)', '__dp_s1=centered_sum(x in [0, 10])']
 >>> d.output.sql()
