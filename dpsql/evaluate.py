@@ -53,7 +53,11 @@ class UtilityReport:
 
 def truth(con: Connection, plan, bounded: str, seed: int):
     """The bounded answer without noise, for the same (seeded) choice of groups per unit."""
-    exact = release_groups(plan, con._bounded_aggregates(bounded, seed))
+    return _noise_free(con, plan, release_groups(plan, con._bounded_aggregates(bounded, seed)))
+
+
+def _noise_free(con: Connection, plan, exact):
+    """The answer released from ``release_groups``' table without any noise."""
     stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float) * s.quantum
              for s in plan.stats}
     groups = NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats,
@@ -73,9 +77,9 @@ def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float |
     covered = {name: [] for name in aggregates}
     released = total = 0
     for seed in range(runs):
-        exact = {tuple(row[k] for k in keys): row
-                 for row in truth(con, plan, bounded, seed).table.to_pylist()}
         groups = release_groups(plan, con._bounded_aggregates(bounded, seed))
+        exact = {tuple(row[k] for k in keys): row
+                 for row in _noise_free(con, plan, groups).table.to_pylist()}
         noisy_result = con._released(plan, add_noise(plan, groups, Sampler(seed)), private=False)
         bounds = noisy_result.ci(level).to_pylist()
         total += len(exact)

@@ -49,9 +49,11 @@ def run_bounded(table: pa.Table, plan, salt: str) -> dict[tuple, dict[str, float
             for r in out}
 
 
-def make_plan(sql: str, **limits):
+COLUMNS = {"pid": "BIGINT", "k": "VARCHAR", "x": "DOUBLE", "flag": "BIGINT"}
+
+
+def make_plan(sql: str, columns: dict[str, str] = COLUMNS, **limits):
     catalog = Catalog()
-    columns = {"pid": "BIGINT", "k": "VARCHAR", "x": "DOUBLE", "flag": "BIGINT"}
     catalog.add(TableInfo.private("t", columns=columns, privacy_unit="pid",
                                   bounds={"x": (-2, 10)}, **limits))
     return analyze(sql, catalog, epsilon=1.0, delta=1e-6)

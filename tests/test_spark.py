@@ -24,15 +24,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpsql
-from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
-from dpsql.catalog import Catalog, TableInfo
 from dpsql.connection import SALT_PLACEHOLDER
 from dpsql.datasets import pums_path, visits
 from dpsql.plan import BoundedQuery
 from dpsql.rewrite import rewrite
 from dpsql.rewrite.digest import keyed_hash
-from tests.test_rewrite_bounds import LIMITS, QUERIES, hostile_table
+from tests.test_rewrite_bounds import LIMITS, QUERIES, hostile_table, make_plan
 
 pytestmark = pytest.mark.spark
 
@@ -84,10 +82,7 @@ HOSTILE_TYPES = {"pid": "BIGINT", "k": "VARCHAR", "x": "DOUBLE", "flag": "BIGINT
 
 
 def hostile_plan(sql: str, **limits):
-    catalog = Catalog()
-    catalog.add(TableInfo.private("t", columns=HOSTILE_TYPES, privacy_unit="pid",
-                                  bounds={"x": (-2, 10)}, **limits))
-    return analyze(sql, catalog, epsilon=1.0, delta=1e-6)
+    return make_plan(sql, HOSTILE_TYPES, **limits)
 
 
 HOSTILE_QUERIES = [
