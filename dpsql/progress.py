@@ -60,9 +60,11 @@ def run_with_progress(task: Callable[[], T], *, stream: TextIO,
         frame = 0
         while not finished.is_set():
             if terminal:
+                # Marked shown first: Ctrl-C can land right after the write, and the
+                # line must still be erased.
+                shown = True
                 stream.write(CLEAR + progress_line(frame, time.monotonic() - started, probe))
                 stream.flush()
-                shown = True
             frame += 1
             finished.wait(interval)
     except KeyboardInterrupt:
