@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dpsql.errors import CatalogError
+from dpsql.names import is_reserved, reserved_message
 
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL")
@@ -54,15 +55,36 @@ def column_class(sql_type: str) -> str:
     return "other"
 
 
-def _check_key_values(column: str, sql_type: str, values: tuple[Any, ...], table: str) -> None:
-    """Public key values must have the column's type, or the IN list fails in the engine."""
+def _key_values(column: str, sql_type: str, values: Iterable[Any], table: str
+                ) -> tuple[Any, ...]:
+    """Public key values, checked against the column's type and each listed once.
+
+    A value listed twice (``["a", "a"]``, or ``[1, 1.0]`` for a number) would be released
+    twice with fresh noise while the plan counts it once; duplicates are dropped, by value,
+    keeping the first. Numbers must be finite: NaN equals nothing, ±inf nothing useful.
+
+    >>> _key_values("k", "INTEGER", [1, 1.0, 2], "t")
+    (1, 2)
+    """
+    try:
+        values = tuple(values)
+        hash(values)
+    except TypeError:
+        raise CatalogError(f"public_keys[{column!r}] of table {table!r}: give a list of "
+                           "values, e.g. [\"a\", \"b\"], or a public table's name") from None
     kind = column_class(sql_type)
     expected = {"numeric": (int, float), "string": (str,)}.get(kind)
     wrong = [v for v in values if v is not None and expected and
-             (isinstance(v, bool) or not isinstance(v, expected))]
+             (isinstance(v, bool) or not isinstance(v, expected)
+              or (kind == "numeric" and not math.isfinite(v)))]
     if wrong:
         raise CatalogError(f"public_keys[{column!r}] of table {table!r}: {wrong[:3]!r} are not "
-                           f"{kind} like the column ({sql_type})")
+                           f"{kind} like the column ({sql_type}), or not finite")
+    seen: dict[Any, Any] = {}
+    for value in values:
+        seen.setdefault(float(value) if kind == "numeric" and value is not None else value,
+                        value)
+    return tuple(seen.values())
 
 
 def _positive_int(name: str, value: Any, table: str) -> int | None:
@@ -144,9 +166,8 @@ class TableInfo:
                 raise CatalogError(f"public_keys for unknown column {col!r} of table {name!r}")
             if col.lower() == unit:
                 raise CatalogError(f"public_keys cannot list the privacy unit {col!r}")
-            keys[col.lower()] = values if isinstance(values, str) else tuple(values)
-            if not isinstance(values, str):
-                _check_key_values(col, columns[col.lower()], keys[col.lower()], name)
+            keys[col.lower()] = values if isinstance(values, str) else _key_values(
+                col, columns[col.lower()], values, name)
         return cls(
             name=name, columns=columns, privacy_unit=unit,
             bounds=_bounds(bounds, columns, name),
@@ -170,6 +191,11 @@ class Catalog:
         """Bumped on every change, so cached plans know when they are stale."""
 
     def add(self, info: TableInfo) -> TableInfo:
+        """Register ``info`` (replacing a table of the same name); reserved names refused."""
+        for name, what in ((info.name, "table"), *((c, f"column of {info.name!r}")
+                                                   for c in info.columns)):
+            if is_reserved(name):
+                raise CatalogError(reserved_message(name, what))
         self._tables[info.name.lower()] = info
         self.version += 1
         return info
