@@ -259,7 +259,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_uni
 # title: COUNT DISTINCT after a join with a public lookup
 SELECT r.region, COUNT(DISTINCT v.specialty) FROM visits v JOIN regions r ON v.region = r.region GROUP BY r.region;
 # result: [('east north central', 33), ('mid atlantic', 23), ('mountain', 25), ('new england', 15), ('pacific', 34), ('south atlantic', 28), ('west north central', 21), ('west south central', 15)]
-# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | r_region | COUNT(DISTINCT specialty) L1=12 L2=6.9282
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(DISTINCT specialty) L1=12 L2=6.9282
 
 # title: COUNT DISTINCT and VAR_POP of derived columns of a subquery
 SELECT COUNT(DISTINCT m) AS months, VAR_POP(a) AS v FROM (SELECT patient_id, date_trunc('month', visit_date) AS m, age AS a FROM visits);

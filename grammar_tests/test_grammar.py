@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import sqlglot
+from sqlglot import exp
 
 import dpsql
 from dpsql.evaluate import truth
@@ -166,3 +168,30 @@ def test_docs_examples_are_cases() -> None:
     assert blocks, "docs/sql.md has no ```sql examples"
     missing = [b for b in map(normalise, blocks) if b not in corpus]
     assert not missing, f"docs/sql.md examples missing from grammar_tests/*.sql: {missing}"
+
+
+def generated_name_clashes(sql: str) -> list[str]:
+    """Names the bounded query defines twice in one scope: SELECT outputs, CTEs, FROM aliases.
+
+    Every name dpsql generates is in its reserved namespace (``dpsql.names``), which no query
+    or catalog may use; this checks that the generators never reuse one in one scope either.
+    """
+    tree = sqlglot.parse_one(sql, read="duckdb")
+    clashes = []
+    for select in tree.find_all(exp.Select):
+        outputs = [e.alias_or_name for e in select.expressions if not isinstance(e, exp.Star)]
+        sources = [s.alias_or_name for s in [select.args.get("from_"),
+                                             *(select.args.get("joins") or [])]
+                   if s is not None for s in [s.this]]
+        for names in (outputs, sources):
+            clashes += sorted({n for n in names if names.count(n) > 1})
+    for with_ in tree.find_all(exp.With):
+        names = [cte.alias for cte in with_.expressions]
+        clashes += sorted({n for n in names if names.count(n) > 1})
+    return clashes
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[c.title for c in ACCEPTED])
+def test_generated_names_are_unique(case: Case, con: dpsql.Connection) -> None:
+    _, bounded = con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
+    assert generated_name_clashes(bounded) == []

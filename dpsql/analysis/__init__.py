@@ -22,7 +22,13 @@ from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.options import check_options, read_options
 from dpsql.analysis.relations import resolve_source
 from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
-from dpsql.analysis.shape import check_statement, check_where, resolve_keys, resolve_table
+from dpsql.analysis.shape import (
+    check_names,
+    check_statement,
+    check_where,
+    resolve_keys,
+    resolve_table,
+)
 from dpsql.catalog import Catalog
 from dpsql.dialect import DIALECTS
 from dpsql.errors import InternalError
@@ -30,6 +36,7 @@ from dpsql.parse import parse
 from dpsql.plan import Cost, PrivacyPlan
 
 PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
+    check_names,
     read_options,
     check_statement,
     resolve_source,

@@ -42,14 +42,17 @@ from sqlglot import exp
 
 from dpsql.analysis.bounds import infer_interval
 from dpsql.analysis.draft import Context, Draft
-from dpsql.analysis.grammar import check_row_expression, is_aggregate, refuse
+from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
 from dpsql.analysis.types import type_class
 from dpsql.catalog import PublicColumn, TableInfo, column_class
 from dpsql.errors import UnsupportedQueryError
+from dpsql.names import is_reserved
 from dpsql.rewrite.expressions import total
 
 SOURCE = "__dp_source"
 UNIT_COLUMN = "__dp_unit_of"
+JOINED = "__dp_j"
+"""Prefix of a joined column whose name several sides share (``__dp_j<side>_<column>``)."""
 DERIVED_SHAPE = ("SELECT <row expressions or per-unit aggregates> FROM <table, subquery or "
                  "join> [WHERE] [GROUP BY <privacy unit>, ...]")
 INNER_AGGREGATES = (exp.Count, exp.Sum, exp.Avg, exp.Min, exp.Max)
@@ -95,7 +98,8 @@ def needs_source(select: exp.Select) -> bool:
     source = select.args.get("from_")
     if select.args.get("joins") or select.args.get("with_"):
         return True
-    if source is not None and isinstance(source.this, exp.Subquery):
+    if source is not None and (isinstance(source.this, exp.Subquery) or
+                               _alias_columns(source.this)):
         return True
     group = select.args.get("group")
     if group is None:
@@ -117,7 +121,7 @@ def resolve_source(draft: Draft, ctx: Context) -> Draft:
     if source.public:
         refuse(select.args["from_"].this, "FROM", "a private table, subquery or join with one",
                "dpsql answers queries over private data; public tables are for lookups")
-    outer = _unqualify(select, names)
+    outer = _written_names(select, _unqualify(select, names))
     outer.set("with_", None)
     outer.set("joins", None)
     outer.set("from_", exp.From(this=exp.to_table(SOURCE)))
@@ -127,9 +131,25 @@ def resolve_source(draft: Draft, ctx: Context) -> Draft:
                    tables=source.tables, private_tables=tuple(t.name for t in source.private))
 
 
-def _ctes(select: exp.Select, scope: dict[str, exp.Expression], ctx: Context
-          ) -> dict[str, exp.Expression]:
-    """WITH name AS (query): each CTE may use the ones before it."""
+def _written_names(select: exp.Select, outer: exp.Select) -> exp.Select:
+    """Unaliased SELECT items keep the names written (``v.k`` is ``k``), not the names of
+    joined columns in dpsql's namespace."""
+    items = []
+    for written, item in zip(select.expressions, outer.expressions, strict=True):
+        plain = written.copy()
+        for column in plain.find_all(exp.Column):
+            column.set("table", None)
+        if not isinstance(item, exp.Alias) and plain != item:
+            name = plain.name if isinstance(plain, exp.Column) else fragment(plain, limit=None)
+            item = exp.alias_(item, name, quoted=True)
+        items.append(item)
+    outer.set("expressions", items)
+    return outer
+
+
+def _ctes(select: exp.Select, scope: dict[str, exp.CTE], ctx: Context
+          ) -> dict[str, exp.CTE]:
+    """WITH name [(columns)] AS (query): each CTE may use the ones before it."""
     with_ = select.args.get("with_")
     if with_ is None:
         return scope
@@ -141,11 +161,11 @@ def _ctes(select: exp.Select, scope: dict[str, exp.Expression], ctx: Context
         if name in ctx.catalog:
             refuse(cte, "WITH", "names that are not registered tables",
                    f"Rename the common table expression {cte.alias!r}")
-        scope[name] = cte.this
+        scope[name] = cte
     return scope
 
 
-def _from_clause(select: exp.Select, scope: Mapping[str, exp.Expression], ctx: Context
+def _from_clause(select: exp.Select, scope: Mapping[str, exp.CTE], ctx: Context
                  ) -> tuple[Source, dict[tuple[str | None, str], str]]:
     """The source of FROM (and its joins), and how each (qualifier, column) is renamed."""
     from_ = select.args.get("from_")
@@ -166,8 +186,47 @@ def _alias(node: exp.Expression) -> str:
     return node.alias.lower() if node.alias else _fresh()
 
 
-def _item(node: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Context) -> Source:
-    """One FROM item: a registered table, a CTE or a subquery."""
+def _alias_columns(node: exp.Expression) -> list[str]:
+    """The column names of ``alias(a, b, ...)`` after a table, subquery or CTE name."""
+    alias = node.args.get("alias")
+    if not isinstance(alias, exp.TableAlias):
+        return []
+    return [c.name.lower() for c in alias.columns]
+
+
+def _renamed(source: Source, names: list[str], node: exp.Expression) -> Source:
+    """``source`` with its first columns renamed as an alias list says (SQL's positional rule).
+
+    The columns dpsql added (the privacy unit a subquery left out) are not the analyst's
+    to rename: they are not counted and keep their reserved names.
+    """
+    if not names:
+        return source
+    visible = [c for c in source.columns if not is_reserved(c)]
+    if len(names) > len(visible) or len(set(names)) != len(names):
+        refuse(node, "column alias list", f"at most {len(visible)} distinct names, one per "
+               f"column ({', '.join(visible)})")
+    mapping = {**{c: c for c in source.columns}, **dict(zip(visible, names, strict=False))}
+    if len(set(mapping.values())) != len(mapping):
+        refuse(node, "column alias list", "names that differ from the columns not renamed")
+    select = exp.select(*(exp.alias_(exp.column(old, quoted=True), new, quoted=True)
+                          for old, new in mapping.items()))
+    select = select.from_(_aliased(source.relation, _fresh()), copy=False)
+    return replace(
+        source, columns={mapping[c]: t for c, t in source.columns.items()},
+        unit=None if source.unit is None else mapping[source.unit],
+        relation=select.subquery(_fresh(), copy=False),
+        bounds={mapping[c]: b for c, b in source.bounds.items()},
+        public_keys={mapping[c]: k for c, k in source.public_keys.items()})
+
+
+def _item(node: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context) -> Source:
+    """One FROM item: a registered table, a CTE or a subquery, with its alias's column list."""
+    return _renamed(_unaliased_item(node, scope, ctx), _alias_columns(node), node)
+
+
+def _unaliased_item(node: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context
+                    ) -> Source:
     if isinstance(node, exp.Subquery):
         return _derived(node.this, scope, ctx)
     if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier) or \
@@ -180,7 +239,9 @@ def _item(node: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Contex
                "Sampling is not supported: it would change which rows are protected")
     name = node.name.lower()
     if name in scope:
-        return _derived(scope[name], {k: v for k, v in scope.items() if k != name}, ctx)
+        cte = scope[name]
+        source = _derived(cte.this, {k: v for k, v in scope.items() if k != name}, ctx)
+        return _renamed(source, _alias_columns(cte), cte)
     info = ctx.catalog.get(node.name)
     keys = {c: PublicColumn(v, c) if isinstance(v, str) else v
             for c, v in info.public_keys.items()}
@@ -193,7 +254,7 @@ def _item(node: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Contex
                   public=info.public)
 
 
-def _derived(query: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Context
+def _derived(query: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context
              ) -> Source:
     """A subquery or CTE: row-level, or aggregated per unit; the unit is traced through."""
     if isinstance(query, exp.Union) and not query.args.get("distinct"):
@@ -219,6 +280,8 @@ def _derived(query: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Co
         refuse(query, "subquery", "a subquery over private data",
                "Join public tables to private ones instead of aggregating them alone")
     query = _unqualify(query, names)
+    for clause in ("expressions", "where", "group"):
+        _check_known(query.args.get(clause), inner.columns)
     where = query.args.get("where")
     if where is not None:
         check_row_expression(where.this, "WHERE")
@@ -227,14 +290,16 @@ def _derived(query: exp.Expression, scope: Mapping[str, exp.Expression], ctx: Co
     group = query.args.get("group")
     if group is not None:
         return _per_unit(query, inner, group)
-    return _row_level(query, inner)
+    return _row_level(query, inner, names)
 
 
-def _row_level(query: exp.Select, inner: Source) -> Source:
+def _row_level(query: exp.Select, inner: Source,
+               names: Mapping[tuple[str | None, str], str]) -> Source:
     items: list[tuple[str, exp.Expression]] = []
     for item in query.expressions:
-        if isinstance(item, exp.Star):
-            items += [(c, exp.column(c)) for c in inner.columns]
+        if isinstance(item, exp.Star) or (isinstance(item, exp.Column)
+                                          and isinstance(item.this, exp.Star)):
+            items += _star_items(item, names)
             continue
         node = item.this if isinstance(item, exp.Alias) else item
         if any(is_aggregate(n) for n in node.walk()):
@@ -243,6 +308,52 @@ def _row_level(query: exp.Select, inner: Source) -> Source:
         check_row_expression(node, "subquery SELECT")
         items.append((item.alias_or_name.lower(), node))
     return _build(query, inner, items, grouped=False)
+
+
+def _check_known(node: exp.Expression | list | None, columns: Mapping[str, str]) -> None:
+    """Every column ``node`` names is one of ``columns`` (an unknown name would only fail in
+    the engine, after the query was accepted)."""
+    for part in node if isinstance(node, list) else [node] if node is not None else []:
+        for column in part.find_all(exp.Column):
+            if not isinstance(column.this, exp.Star) and column.name.lower() not in columns:
+                visible = ", ".join(sorted(c for c in columns if not is_reserved(c)))
+                raise UnsupportedQueryError(f"column `{column.name}` is not in the FROM clause; "
+                                            f"its columns are {visible}")
+
+
+def _star_items(item: exp.Expression, names: Mapping[tuple[str | None, str], str]
+                ) -> list[tuple[str, exp.Expression]]:
+    """``*`` or ``alias.*`` as (name, column) items, with DuckDB's EXCLUDE, REPLACE and RENAME.
+
+    Each column keeps the name it has in its table or subquery (a joined column renamed
+    to dpsql's namespace is named as written); names that end up twice are refused by
+    ``_build``.
+    """
+    star = item.this if isinstance(item, exp.Column) else item
+    qualifier = item.table.lower() if isinstance(item, exp.Column) else None
+    columns = [(c, target) for (q, c), target in names.items()
+               if q is not None and (qualifier is None or q == qualifier)]
+    if not columns:
+        refuse(item, "subquery SELECT", "* or <alias>.* of a table in FROM",
+               f"{item.table!r} is not a table or alias in FROM")
+    written = {c for c, _ in columns}
+    excluded = {c.name.lower() for c in star.args.get("except_") or []}
+    replaced = {r.alias.lower(): r.this for r in star.args.get("replace") or []}
+    renamed = {r.this.name.lower(): r.alias.lower() for r in star.args.get("rename") or []}
+    unknown = (excluded | set(replaced) | set(renamed)) - written
+    if unknown:
+        refuse(item, "SELECT * EXCLUDE/REPLACE/RENAME", "columns of the *",
+               f"{sorted(unknown)[0]!r} is not one of {', '.join(sorted(written))}")
+    items = []
+    for column, target in columns:
+        if column in excluded:
+            continue
+        node = replaced.get(column)
+        if node is not None:
+            check_row_expression(node, "SELECT * REPLACE")
+        items.append((renamed.get(column, column),
+                      node if node is not None else exp.column(target, quoted=True)))
+    return items
 
 
 def _per_unit(query: exp.Select, inner: Source, group: exp.Group) -> Source:
@@ -274,7 +385,7 @@ def _per_unit(query: exp.Select, inner: Source, group: exp.Group) -> Source:
     return _build(query, inner, items, grouped=True)
 
 
-def _union_all(query: exp.Union, scope: Mapping[str, exp.Expression], ctx: Context
+def _union_all(query: exp.Union, scope: Mapping[str, exp.CTE], ctx: Context
                ) -> Source:
     """UNION ALL: each row still comes from one branch's row, so it keeps that row's unit.
 
@@ -403,7 +514,8 @@ def _fresh() -> str:
 def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
           ) -> tuple[Source, dict[tuple[str | None, str], str]]:
     """Joins: private ⋈ public (INNER or LEFT, private side first), private ⋈ private on the
-    privacy units (INNER). Columns keep their names unless two sides share one."""
+    privacy units (INNER). Columns keep their names unless two sides share one (then
+    ``JOINED``)."""
     aliases = [a for a, _ in sources]
     if len(set(aliases)) != len(aliases):
         refuse(select, "JOIN", "distinct table aliases", "Alias each table: visits v JOIN ...")
@@ -412,9 +524,11 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
         for column in source.columns:
             counts[column] = counts.get(column, 0) + 1
     names: dict[tuple[str | None, str], str] = {}
-    for alias, source in sources:
+    for side, (alias, source) in enumerate(sources):
         for column in source.columns:
-            name = column if counts[column] == 1 else f"{alias}_{column}"
+            # A name two sides share gets one in dpsql's namespace, numbered by its side:
+            # unique whatever the analyst's aliases and columns are called.
+            name = column if counts[column] == 1 else f"{JOINED}{side}_{column}"
             names[(alias, column)] = name
             if counts[column] == 1:
                 names[(None, column)] = name
@@ -434,7 +548,9 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
     private = list(first.private)
     for join, (alias, source) in zip(select.args["joins"], sources[1:], strict=True):
         private += _check_join(join, alias, source, first_alias, first, names)
-        if type_class(_unqualify(join.args["on"], names), columns) not in ("boolean", "null"):
+        on = _unqualify(join.args["on"], names)
+        _check_known(on, columns)
+        if type_class(on, columns) not in ("boolean", "null"):
             refuse(join.args["on"], "JOIN ... ON", "a condition")
         condition = _unqualify(join.args["on"], _qualified(names, sources))
         side = join.args.get("side")

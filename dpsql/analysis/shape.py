@@ -21,10 +21,17 @@ from dpsql.analysis.grammar import check_row_expression, check_select_shape, ref
 from dpsql.analysis.types import type_class
 from dpsql.catalog import PublicColumn, TableInfo
 from dpsql.errors import UnsupportedQueryError
+from dpsql.names import check_query_names
 from dpsql.plan import GroupKey
 
 SHAPE = "one SELECT ... FROM <private table> [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT]"
 MAX_PUBLIC_GROUPS = 1_000_000
+
+
+def check_names(draft: Draft, ctx: Context) -> Draft:
+    """No identifier of the query may be in dpsql's reserved namespace (``dpsql.names``)."""
+    check_query_names(draft.ast)
+    return draft
 
 
 def check_statement(draft: Draft, ctx: Context) -> Draft:
