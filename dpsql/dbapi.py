@@ -1,8 +1,21 @@
 """PEP 249 (DB-API 2.0) cursors over a dpsql connection, with injection-proof parameters.
 
-Parameters use the ``qmark`` style. They are bound into the parsed query as
-literal nodes of the syntax tree — never spliced into the SQL text — so a value
-can never change the query's structure.
+``paramstyle`` is ``qmark``, but ``execute`` reads every style below (one style per query):
+
+=========  ============  =========================================================
+style      placeholder   parameters
+=========  ============  =========================================================
+qmark      ``?``         a list or tuple, in placeholder order (PostgreSQL's ``%s``
+                         reads as ``?``)
+numeric    ``$1``        a list or tuple; ``$1`` is its first item (not in BigQuery)
+named      ``:name``     a dict (also DuckDB's ``$name`` and BigQuery's ``@name``)
+pyformat   ``%(name)s``  a dict
+=========  ============  =========================================================
+
+Parameters are bound into the parsed query as literal nodes of the syntax tree — never
+spliced into the SQL text — so a value can never change the query's structure. A placeholder
+stands for a value only (not a table, column or alias name). Every parameter must be used
+and every placeholder bound, else ProgrammingError is raised before anything is spent.
 
 >>> import dpsql, pyarrow as pa
 >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0), seed=0)
@@ -16,8 +29,11 @@ can never change the query's structure.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -36,38 +52,205 @@ threadsafety = 1
 """Threads may share the module, not connections (a connection serialises its own work)."""
 paramstyle = "qmark"
 
+Parameters = Sequence[Any] | Mapping[str, Any]
+"""A query's parameters: a sequence for ``?`` and ``$1``, a mapping for ``:name``."""
+
+NAMED = ("named", "pyformat")
+"""The styles whose parameters come in a mapping; the others take a sequence."""
+
+_NAME_PLACES = (exp.Table, exp.TableAlias, exp.Column, exp.Identifier)
+"""Parents that make a placeholder a name, not a value."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Slot:
+    """A placeholder: its style, its key (a name, a position from 1, or None for ``?``),
+    its text as written and its node in the tree."""
+
+    style: str
+    key: str | int | None
+    text: str
+    node: exp.Expression
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def placeholders(tree: exp.Expression, sql: str) -> list[Slot]:
+    """The placeholders of ``tree`` (parsed from ``sql``), in the order they are written.
+
+    >>> sql = "SELECT COUNT(*) FROM t WHERE (k = :k AND x > $2) OR x < %(lo)s"
+    >>> [(s.style, s.key, s.text) for s in placeholders(parse(sql, dialect="postgres"), sql)]
+    [('named', 'k', ':k'), ('numeric', 2, '$2'), ('pyformat', 'lo', '%(lo)s')]
+    """
+    nodes = sorted(tree.find_all(exp.Placeholder, exp.Parameter), key=lambda n: n.meta["start"])
+    return [_slot(node, sql[node.meta["start"]:node.meta["end"] + 1]) for node in nodes]
+
+
+def _slot(node: exp.Expression, text: str) -> Slot:
+    this = node.args.get("this")
+    if isinstance(node.parent, _NAME_PLACES) or node.arg_key == "alias":
+        raise ProgrammingError(f"placeholder {text} stands for a table, column or alias name: "
+                               "parameters are values only; write the name in the query")
+    if node.args.get("expression"):
+        raise ProgrammingError(f"placeholder {text} is not supported: write ?, $1, :name or "
+                               "%(name)s")
+    if this is None:
+        return Slot("qmark", None, text, node)
+    if isinstance(this, exp.Identifier) and not node.args.get("widget"):
+        return Slot("pyformat", this.name, text, node)
+    name = this.name if isinstance(this, exp.Expression) else str(this)
+    if name.isascii() and name.isdigit():
+        return Slot("numeric", int(name), text, node)
+    return Slot("named", name, text, node)
+
 
 def literal(value: Any) -> exp.Expression:
-    """A Python value as a SQL literal node."""
+    """A Python value as a SQL literal node.
+
+    >>> [literal(v).sql() for v in (None, True, -2, 0.5, Decimal("1.10"), "it's")]
+    ['NULL', 'TRUE', '-2', '0.5', '1.10', "'it''s'"]
+    >>> literal(dt.date(2020, 1, 2)).sql()
+    "CAST('2020-01-02' AS DATE)"
+    """
     if value is None:
         return exp.Null()
     if isinstance(value, bool):
         return exp.Boolean(this=value)
-    if isinstance(value, int | float):
-        return exp.Literal.number(repr(value) if isinstance(value, float) else value)
-    if isinstance(value, str | dt.date | dt.datetime):
-        return exp.Literal.string(value.isoformat() if not isinstance(value, str) else value)
+    if isinstance(value, int):
+        return exp.Literal.number(int(value))
+    if isinstance(value, float | Decimal):
+        return _number(value)
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, dt.date | dt.time):
+        return _temporal(value)
     raise ProgrammingError(f"parameter {value!r} of type {type(value).__name__} is not "
-                           "supported: use None, bool, int, float, str or a date")
+                           "supported: use None, bool, int, float, Decimal, str, date, datetime "
+                           "or time (convert NumPy values with .item())")
 
 
-def bind(sql: str, parameters: Sequence[Any] | None, *, dialect: str = "duckdb") -> str:
-    """``sql`` with each ``?`` replaced by the matching parameter, as a literal node.
+def _number(value: float | Decimal) -> exp.Expression:
+    finite = value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
+    if not finite:
+        raise ProgrammingError(f"parameter {value!r} is not a finite number: SQL has no "
+                               "literal for it; pass a finite value or None")
+    return exp.Literal.number(format(value, "f") if isinstance(value, Decimal)
+                              else repr(float(value)))
+
+
+def _temporal(value: dt.date | dt.time) -> exp.Cast:
+    """A date, time or timestamp as ``CAST('ISO text' AS type)``, zoned if it has an offset."""
+    types = exp.DataType.Type
+    if isinstance(value, dt.datetime):
+        zoned = value.utcoffset() is not None
+        return exp.cast(exp.Literal.string(value.isoformat(" ")),
+                        types.TIMESTAMPTZ if zoned else types.TIMESTAMP)
+    if isinstance(value, dt.time):
+        zoned = value.utcoffset() is not None
+        return exp.cast(exp.Literal.string(value.isoformat()),
+                        types.TIMETZ if zoned else types.TIME)
+    return exp.cast(exp.Literal.string(value.isoformat()), types.DATE)
+
+
+def bind(sql: str, parameters: Parameters | None, *, dialect: str = "duckdb") -> str:
+    """``sql`` with each placeholder replaced by its parameter, as a literal node.
+
+    A query without placeholders and without parameters comes back unchanged.
 
     >>> bind("SELECT COUNT(*) FROM t WHERE name = ?", ["x' OR 1=1 --"])
     "SELECT COUNT(*) FROM t WHERE name = 'x'' OR 1=1 --'"
+    >>> bind("SELECT COUNT(*) FROM t WHERE name = :name", {"name": "Bob"})
+    "SELECT COUNT(*) FROM t WHERE name = 'Bob'"
     """
-    parameters = list(parameters or [])
     tree = parse(sql, dialect=dialect)
-    slots = list(tree.find_all(exp.Placeholder))
-    if len(slots) != len(parameters):
-        raise ProgrammingError(f"the query has {len(slots)} '?' placeholders but "
-                               f"{len(parameters)} parameters were given")
-    if not slots:
+    slots = placeholders(tree, sql)
+    if parameters is not None:
+        _check_shape(parameters)
+    if not slots and not parameters:
         return sql
-    for slot, value in zip(slots, parameters, strict=True):
-        slot.replace(literal(value))
+    for slot, value in zip(slots, _values(slots, parameters), strict=True):
+        slot.node.replace(literal(value))
     return tree.sql(dialect=DIALECTS[dialect.lower()])
+
+
+def _check_shape(parameters: object) -> None:
+    if isinstance(parameters, Mapping) or (isinstance(parameters, Sequence) and not
+                                           isinstance(parameters, str | bytes | bytearray)):
+        return
+    raise ProgrammingError(f"parameters must be a list or tuple (for ? and $1) or a dict (for "
+                           f":name and %(name)s), not {type(parameters).__name__}")
+
+
+def _values(slots: list[Slot], parameters: Parameters | None) -> list[Any]:
+    """The value of each slot, or ProgrammingError naming what does not match."""
+    if not slots:
+        raise ProgrammingError(f"the query has no placeholders but got "
+                               f"{_count(len(parameters), 'parameter')}: remove them, or add "
+                               "placeholders")
+    style = _one_style(slots)
+    if parameters is None:
+        raise ProgrammingError(f"the query has placeholders ({_texts(slots)}) but no "
+                               f"parameters were given: pass {_wanted(style)}")
+    if (style in NAMED) != isinstance(parameters, Mapping):
+        raise ProgrammingError(f"the query's placeholders ({_texts(slots)}) are {style} but "
+                               f"the parameters are a {type(parameters).__name__}: pass "
+                               f"{_wanted(style)}")
+    if style in NAMED:
+        return _by_name(slots, parameters)
+    if style == "numeric":
+        return _by_number(slots, parameters)
+    if len(slots) != len(parameters):
+        raise ProgrammingError(f"the query has {_count(len(slots), '? placeholder')} but got "
+                               f"{_count(len(parameters), 'parameter')}: pass one value per ?")
+    return list(parameters)
+
+
+def _one_style(slots: list[Slot]) -> str:
+    first: dict[str, Slot] = {}
+    for slot in slots:
+        first.setdefault(slot.style, slot)
+    if len(first) > 1:
+        mixed = ", ".join(f"{slot} ({style})" for style, slot in first.items())
+        raise ProgrammingError(f"the query mixes placeholder styles: {mixed}; write every "
+                               "placeholder in one style")
+    return slots[0].style
+
+
+def _by_name(slots: list[Slot], parameters: Mapping[str, Any]) -> list[Any]:
+    missing = [slot for slot in slots if slot.key not in parameters]
+    if missing:
+        names = ", ".join(dict.fromkeys(repr(slot.key) for slot in missing))
+        raise ProgrammingError(f"no parameter for {_texts(missing)}: add {names} to the dict")
+    unused = [name for name in parameters if name not in {slot.key for slot in slots}]
+    if unused:
+        raise ProgrammingError(f"unused parameters {', '.join(map(repr, unused))} (the query "
+                               f"has {_texts(slots)}): remove them or fix their names")
+    return [parameters[slot.key] for slot in slots]
+
+
+def _by_number(slots: list[Slot], parameters: Sequence[Any]) -> list[Any]:
+    beyond = [slot for slot in slots if not 1 <= slot.key <= len(parameters)]
+    if beyond:
+        raise ProgrammingError(f"no parameter for {_texts(beyond)}: got "
+                               f"{_count(len(parameters), 'parameter')}, and $1 is the first")
+    unused = sorted(set(range(1, len(parameters) + 1)) - {slot.key for slot in slots})
+    if unused:
+        raise ProgrammingError(f"unused parameters {', '.join(f'${n}' for n in unused)} (the "
+                               f"query has {_texts(slots)}): remove them or renumber")
+    return [parameters[slot.key - 1] for slot in slots]
+
+
+def _texts(slots: list[Slot]) -> str:
+    return ", ".join(dict.fromkeys(slot.text for slot in slots))
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _wanted(style: str) -> str:
+    return "a dict of values by name" if style in NAMED else "a list of values"
 
 
 def _type_code(field: pa.Field) -> str:
@@ -90,23 +273,34 @@ class Cursor:
         if self._closed:
             raise InterfaceError("the cursor is closed")
 
-    def execute(self, operation: str, parameters: Sequence[Any] | None = None, *,
+    def execute(self, operation: str, parameters: Parameters | None = None, *,
                 epsilon: float | None = None, delta: float | None = None,
                 seed: int | None = None, dialect: str | None = None) -> Cursor:
+        """Answer ``operation`` with its ``parameters`` bound (see the module for styles)."""
         self._open()
         dialect = self.connection.dialect if dialect is None else dialect
-        self._result = self.connection.sql(bind(operation, parameters, dialect=dialect),
-                                           epsilon=epsilon, delta=delta, seed=seed,
+        return self._run(bind(operation, parameters, dialect=dialect), epsilon=epsilon,
+                         delta=delta, seed=seed, dialect=dialect)
+
+    def executemany(self, operation: str, seq_of_parameters: Sequence[Parameters], *,
+                    epsilon: float | None = None, delta: float | None = None,
+                    seed: int | None = None, dialect: str | None = None) -> Cursor:
+        """Each parameter set is its own query, charged separately; the last is kept.
+
+        Every set is bound before the first query runs, so a bad set spends nothing.
+        """
+        self._open()
+        dialect = self.connection.dialect if dialect is None else dialect
+        for query in [bind(operation, p, dialect=dialect) for p in seq_of_parameters]:
+            self._run(query, epsilon=epsilon, delta=delta, seed=seed, dialect=dialect)
+        return self
+
+    def _run(self, query: str, *, epsilon: float | None, delta: float | None,
+             seed: int | None, dialect: str) -> Cursor:
+        self._result = self.connection.sql(query, epsilon=epsilon, delta=delta, seed=seed,
                                            dialect=dialect)
         self._rows = self._result.fetchall()
         self._position = 0
-        return self
-
-    def executemany(self, operation: str, seq_of_parameters: Sequence[Sequence[Any]],
-                    **options: Any) -> Cursor:
-        """Each parameter set is its own query, charged separately; the last is kept."""
-        for parameters in seq_of_parameters:
-            self.execute(operation, parameters, **options)
         return self
 
     @property

@@ -10,7 +10,10 @@ whose parser also understands
 - the named arguments ``contribution_bounds_per_group => (lo, hi)`` and
   ``contribution_bounds_per_row => (lo, hi)`` of aggregate calls, kept in a ``bounds``
   argument of the aggregate. The aggregate becomes an instance of a subclass of its own
-  sqlglot class (``isinstance(node, exp.Sum)`` still holds), which prints back as written.
+  sqlglot class (``isinstance(node, exp.Sum)`` still holds), which prints back as written;
+- the pyformat placeholder ``%(name)s`` (PostgreSQL's parser already reads it), and every
+  placeholder node records where it is written (``meta["start"]``/``meta["end"]``), so that
+  ``dpsql.dbapi`` binds parameters in the order of the text and quotes them in errors.
 
 The syntax follows GoogleSQL for BigQuery ("Differentially private aggregate functions"
 and the differential privacy clause of "Query syntax",
@@ -95,6 +98,23 @@ class DPParser(Parser):
             return self.expression(DifferentialPrivacy(expressions=options))
         return super()._parse_hint()
 
+    def _parse_placeholder(self) -> exp.Expression | None:
+        first = self._curr
+        placeholder = super()._parse_placeholder()
+        if placeholder is not None:
+            placeholder.update_positions(line=first.line, col=first.col, start=first.start,
+                                         end=self._prev.end)
+        return placeholder
+
+    def _parse_pyformat(self) -> exp.Placeholder | None:
+        """``%(name)s`` after its ``%``; None (nothing consumed) for any other ``%``."""
+        index = self._index
+        if (self._match(TokenType.L_PAREN) and (name := self._parse_id_var())
+                and self._match(TokenType.R_PAREN) and self._match_text_seq("S")):
+            return self.expression(exp.Placeholder(this=name))
+        self._retreat(index)
+        return None
+
     def _parse_function_args(self, alias: bool = False) -> list[exp.Expression]:
         args = super()._parse_function_args(alias)
         if not self._bound_frames:
@@ -131,7 +151,11 @@ def _clause_sql(generator: Any, node: DifferentialPrivacy) -> str:
 
 def _extend(base: type[Dialect]) -> type[Dialect]:
     """``base`` with DPParser mixed into its parser and the clause in its generator."""
-    parser = type("Parser", (DPParser, base.parser_class), {})
+    # The dialect's own reading of % in a value's place (PostgreSQL's) wins over %(name)s.
+    placeholders = {TokenType.MOD: DPParser._parse_pyformat,
+                    **base.parser_class.PLACEHOLDER_PARSERS}
+    parser = type("Parser", (DPParser, base.parser_class),
+                  {"PLACEHOLDER_PARSERS": placeholders})
     generator = type("Generator", (base.generator_class,), {
         "TRANSFORMS": {**base.generator_class.TRANSFORMS, DifferentialPrivacy: _clause_sql}})
     # The class name registers the dialect with sqlglot; "dpsql_" keeps sqlglot's own intact.

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
+from decimal import Decimal
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import dpsql
+from dpsql.dbapi import bind
 
 
 @pytest.fixture()
@@ -61,10 +65,156 @@ def test_parameters_are_bound_as_literals_and_cannot_inject(con):
     hostile = "a' OR 1=1 --"
     assert con.execute("SELECT COUNT(*) FROM t WHERE k = ?", [hostile],
                        epsilon=1e6).fetchall() == [(0,)]
-    with pytest.raises(dpsql.ProgrammingError, match="placeholders"):
+    with pytest.raises(dpsql.ProgrammingError, match="1 \\? placeholder but got 0"):
         con.execute("SELECT COUNT(*) FROM t WHERE k = ?", [])
     with pytest.raises(dpsql.ProgrammingError, match="not supported"):
         con.execute("SELECT COUNT(*) FROM t WHERE k = ?", [object()])
+
+
+@pytest.fixture()
+def pums():
+    """A seeded connection: the same question with the same ε gets the same noisy answer."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=100), seed=0)
+    con.register("pums", pa.table({
+        "pid": list(range(30)), "name": ["Bob", "Ann", "Eve"] * 10,
+        "age": [20 + i for i in range(30)],
+        "day": [dt.date(2020, 1, 1) + dt.timedelta(days=i) for i in range(30)]}),
+        privacy_unit="pid", bounds={"age": (0, 100)})
+    yield con
+    con.close()
+
+
+LITERAL = ("SELECT COUNT(*) AS n, SUM(age) AS s FROM pums "
+           "WHERE (name = 'Bob' AND age >= 25) OR age < 22")
+
+
+def styled(a: str, b: str, c: str) -> str:
+    return LITERAL.replace("'Bob'", a).replace("25", b).replace("22", c)
+
+
+@pytest.mark.parametrize(("dialect", "sql", "parameters"), [
+    ("duckdb", styled("?", "?", "?"), ["Bob", 25, 22]),
+    ("postgres", styled("?", "?", "?"), ("Bob", 25, 22)),
+    ("postgres", styled("%s", "%s", "%s"), ["Bob", 25, 22]),
+    ("duckdb", styled(":name", ":lo", ":young"), {"name": "Bob", "lo": 25, "young": 22}),
+    ("spark", styled(":name", ":lo", ":young"), {"name": "Bob", "lo": 25, "young": 22}),
+    ("duckdb", styled("%(name)s", "%(lo)s", "%(young)s"), {"name": "Bob", "lo": 25, "young": 22}),
+    ("postgres", styled("%(name)s", "%(lo)s", "%(young)s"), {"name": "Bob", "lo": 25, "young": 22}),
+    ("bigquery", styled("%(name)s", "%(lo)s", "%(young)s"), {"name": "Bob", "lo": 25, "young": 22}),
+    ("duckdb", styled("$3", "$1", "$2"), [25, 22, "Bob"]),
+    ("postgres", styled("$3", "$1", "$2"), [25, 22, "Bob"]),
+    ("spark", styled("$3", "$1", "$2"), [25, 22, "Bob"]),
+    ("duckdb", styled("$name", "$lo", "$young"), {"name": "Bob", "lo": 25, "young": 22}),
+    ("bigquery", styled("@name", "@lo", "@young"), {"name": "Bob", "lo": 25, "young": 22}),
+])
+def test_every_paramstyle_asks_the_literal_question(pums, dialect, sql, parameters):
+    expected = pums.sql(LITERAL, epsilon=1).fetchall()
+    cur = pums.cursor().execute(sql, parameters, epsilon=1, dialect=dialect)
+    assert cur.fetchall() == expected
+    assert pums.execute(sql, parameters, epsilon=1, dialect=dialect).fetchall() == expected
+
+
+def test_named_parameter_binds_its_value_not_its_name(pums):
+    bob = pums.sql("SELECT COUNT(*) FROM pums WHERE name = 'Bob'", epsilon=1).fetchall()
+    assert pums.sql("SELECT COUNT(*) FROM pums WHERE name = 'name'", epsilon=1).fetchall() != bob
+    assert pums.execute("SELECT COUNT(*) FROM pums WHERE name = :name", {"name": "Bob"},
+                        epsilon=1).fetchall() == bob
+
+
+@pytest.mark.parametrize(("sql", "parameters"), [
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", ["x' OR 1=1 --"]),
+    ("SELECT COUNT(*) FROM pums WHERE name = :v", {"v": "x' OR 1=1 --"}),
+    ("SELECT COUNT(*) FROM pums WHERE name = %(v)s", {"v": "x' OR 1=1 --"}),
+    ("SELECT COUNT(*) FROM pums WHERE name = $1", ["x' OR 1=1 --"]),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", ["x'); SELECT * FROM pums; --"]),
+])
+def test_injection_attempts_stay_literals(pums, sql, parameters):
+    value = next(iter(parameters.values())) if isinstance(parameters, dict) else parameters[0]
+    literal = "SELECT COUNT(*) FROM pums WHERE name = '" + value.replace("'", "''") + "'"
+    assert bind(sql, parameters) == literal
+    assert pums.execute(sql, parameters, epsilon=1).fetchall() == pums.sql(
+        literal, epsilon=1).fetchall()
+
+
+def test_a_value_that_looks_like_a_placeholder_is_text(pums):
+    sql = "SELECT COUNT(*) FROM pums WHERE name = :name OR name = :other"
+    assert bind(sql, {"name": ":other", "other": "?"}) == (
+        "SELECT COUNT(*) FROM pums WHERE name = ':other' OR name = '?'")
+    assert bind("SELECT COUNT(*) FROM pums WHERE name = ? AND age > ?", ["?", 1]) == (
+        "SELECT COUNT(*) FROM pums WHERE name = '?' AND age > 1")
+    assert pums.execute(sql, {"name": ":other", "other": "$1"}, epsilon=1).fetchall() == (
+        pums.sql("SELECT COUNT(*) FROM pums WHERE name = ':other' OR name = '$1'",
+                 epsilon=1).fetchall())
+
+
+@pytest.mark.parametrize(("value", "sql"), [
+    (None, "NULL"), (True, "TRUE"), (False, "FALSE"), (-3, "-3"), (2.5, "2.5"),
+    (Decimal("1.10"), "1.10"), (Decimal("-1E+2"), "-100"), ("it's", "'it''s'"),
+    (dt.date(2020, 1, 2), "CAST('2020-01-02' AS DATE)"),
+    (dt.datetime(2020, 1, 2, 3, 4, 5), "CAST('2020-01-02 03:04:05' AS TIMESTAMP)"),
+    (dt.datetime(2020, 1, 2, tzinfo=dt.UTC),
+     "CAST('2020-01-02 00:00:00+00:00' AS TIMESTAMPTZ)"),
+    (dt.time(3, 4, 5), "CAST('03:04:05' AS TIME)"),
+])
+def test_python_values_bind_as_typed_literals(value, sql):
+    assert bind("SELECT COUNT(*) FROM t WHERE x = ?", [value]) == (
+        f"SELECT COUNT(*) FROM t WHERE x = {sql}")
+
+
+@pytest.mark.parametrize("value", [dt.date(2020, 1, 10), dt.datetime(2020, 1, 10),
+                                   dt.datetime(2020, 1, 10, tzinfo=dt.UTC)])
+def test_dates_answer_like_a_date_literal(pums, value):
+    expected = pums.sql("SELECT COUNT(*) FROM pums WHERE day >= DATE '2020-01-10'",
+                        epsilon=1).fetchall()
+    assert pums.execute("SELECT COUNT(*) FROM pums WHERE day >= ?", [value],
+                        epsilon=1).fetchall() == expected
+
+
+@pytest.mark.parametrize(("sql", "parameters", "message"), [
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", {"name": "Bob"}, "are qmark but .* dict"),
+    ("SELECT COUNT(*) FROM pums WHERE name = $1", {"1": "Bob"}, "are numeric but .* dict"),
+    ("SELECT COUNT(*) FROM pums WHERE name = :name", ["Bob"], "are named but .* list"),
+    ("SELECT COUNT(*) FROM pums WHERE name = %(name)s", ("Bob",), "are pyformat but .* tuple"),
+    ("SELECT COUNT(*) FROM pums WHERE name = :name", {"nam": "Bob"}, "no parameter for :name"),
+    ("SELECT COUNT(*) FROM pums WHERE name = :name", {"name": "Bob", "age": 3},
+     "unused parameters 'age'"),
+    ("SELECT COUNT(*) FROM pums WHERE name = $1", ["Bob", 3], r"unused parameters \$2"),
+    ("SELECT COUNT(*) FROM pums WHERE name = $1 AND age > $3", ["Bob", 3, 4],
+     r"unused parameters \$2 \(the query has \$1, \$3\)"),
+    ("SELECT COUNT(*) FROM pums WHERE name = $2", ["Bob"], r"no parameter for \$2"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", ["Bob", 3], "1 \\? placeholder but got 2"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ? AND age > ?", ["Bob"], "got 1 parameter:"),
+    ("SELECT COUNT(*) FROM pums WHERE name = :name AND age > ?", {"name": "Bob"},
+     r"mixes placeholder styles: :name \(named\), \? \(qmark\)"),
+    ("SELECT COUNT(*) FROM pums WHERE name = :name AND age > %(age)s",
+     {"name": "Bob", "age": 1}, "mixes placeholder styles"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", None, "no parameters were given"),
+    ("SELECT COUNT(*) FROM pums WHERE name = :name", None, "no parameters were given"),
+    ("SELECT COUNT(*) FROM pums", ["Bob"], "no placeholders but got 1 parameter"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", "Bob", "not str"),
+    ("SELECT COUNT(*) FROM ?", ["pums"], "table, column or alias name"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", [float("nan")], "not a finite number"),
+    ("SELECT COUNT(*) FROM pums WHERE age > ?", [float("-inf")], "not a finite number"),
+    ("SELECT COUNT(*) FROM pums WHERE age > ?", [Decimal("Infinity")], "not a finite number"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", [b"Bob"], "bytes is not supported"),
+    ("SELECT COUNT(*) FROM pums WHERE name = ?", [["Bob"]], "list is not supported"),
+])
+def test_parameter_mistakes_are_refused_before_anything_is_spent(pums, sql, parameters,
+                                                                   message):
+    with pytest.raises(dpsql.ProgrammingError, match=message):
+        pums.execute(sql, parameters, epsilon=1)
+    assert pums.budget.spent.epsilon == 0
+
+
+def test_executemany_binds_every_set_before_running_any(pums):
+    with pytest.raises(dpsql.ProgrammingError, match="are qmark but"):
+        pums.cursor().executemany("SELECT COUNT(*) FROM pums WHERE name = ?",
+                                  [["Bob"], {"name": "Ann"}], epsilon=1)
+    assert pums.budget.spent.epsilon == 0
+    cur = pums.cursor().executemany("SELECT COUNT(*) FROM pums WHERE name = :name",
+                                    [{"name": "Ann"}, {"name": "Bob"}], epsilon=1)
+    assert cur.fetchall() == pums.sql("SELECT COUNT(*) FROM pums WHERE name = 'Bob'",
+                                      epsilon=1).fetchall()
 
 
 def test_executemany_charges_each_query(con):
