@@ -140,16 +140,21 @@ def _number(value: float | Decimal) -> exp.Expression:
 
 
 def _temporal(value: dt.date | dt.time) -> exp.Cast:
-    """A date, time or timestamp as ``CAST('ISO text' AS type)``, zoned if it has an offset."""
+    """A date, time or timestamp as ``CAST('ISO text' AS type)``.
+
+    dpsql's columns carry no time zone: an aware datetime binds as the UTC timestamp it
+    names; an aware time (which names no instant) is refused.
+    """
     types = exp.DataType.Type
     if isinstance(value, dt.datetime):
-        zoned = value.utcoffset() is not None
-        return exp.cast(exp.Literal.string(value.isoformat(" ")),
-                        types.TIMESTAMPTZ if zoned else types.TIMESTAMP)
+        if value.utcoffset() is not None:
+            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        return exp.cast(exp.Literal.string(value.isoformat(" ")), types.TIMESTAMP)
     if isinstance(value, dt.time):
-        zoned = value.utcoffset() is not None
-        return exp.cast(exp.Literal.string(value.isoformat()),
-                        types.TIMETZ if zoned else types.TIME)
+        if value.utcoffset() is not None:
+            raise ProgrammingError(f"parameter {value!r} is a time with a time zone, which "
+                                   "names no instant: pass a naive time or a datetime")
+        return exp.cast(exp.Literal.string(value.isoformat()), types.TIME)
     return exp.cast(exp.Literal.string(value.isoformat()), types.DATE)
 
 

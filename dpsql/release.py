@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.selection import truncated_geometric_probability
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import guard_division
+from dpsql.rewrite.totality import guard_division
 from dpsql.variance import SPREAD_KINDS, spread_of
 
 AVG_COUNT_FLOOR = 1.0

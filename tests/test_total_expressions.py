@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -78,3 +79,97 @@ def test_post_processing_divides_by_noisy_zero_without_failing(con):
     row = con.sql("SELECT COUNT(*) // 0 AS a, SUM(n) % 0 AS b, COUNT(*) / 0 AS c FROM t",
                   epsilon=1.0).fetchall()
     assert row == [(None, None, None)]
+
+
+# The engine's own extremes: types a pyarrow table cannot hold (HUGEINT, DECIMAL(38, s)) and
+# dates and timestamps at DuckDB's limits. Each query must run on the hostile rows *and* on
+# an empty table: a failure on either and not the other is the oracle.
+EXTREME_ROWS = """
+    (0, 170141183460469231731687303715884105727::HUGEINT,
+     9999999999999999999999999999.9999999999::DECIMAL(38, 10), 18446744073709551615::UBIGINT,
+     DATE '5877642-06-25', TIMESTAMP '294247-01-10 04:00:54', TIME '23:59:59', 'alice'),
+    (0, (-170141183460469231731687303715884105727)::HUGEINT,
+     (-9999999999999999999999999999.9999999999)::DECIMAL(38, 10), 0::UBIGINT,
+     DATE '5877641-06-25 (BC)', TIMESTAMP '290308-12-22 (BC) 00:00:00', TIME '00:00:00', 'bob'),
+    (1, 170141183460469231731687303715884105727::HUGEINT,
+     9999999999999999999999999999.9999999999::DECIMAL(38, 10), 7, DATE '2020-02-01', TIMESTAMP '2020-02-01 10:00:00', TIME '10:00:00', 'carol'),
+    (1, 170141183460469231731687303715884105727::HUGEINT,
+     9999999999999999999999999999.9999999999::DECIMAL(38, 10), 18446744073709551615::UBIGINT,
+     NULL, NULL, NULL, NULL),
+    (1, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+"""
+COLUMNS = "pid, h, m, u, d, ts, tm, name"
+
+
+def extreme_connection(empty: bool) -> dpsql.Connection:
+    engine = duckdb.connect()
+    engine.execute(f"CREATE TABLE x AS SELECT * FROM (VALUES {EXTREME_ROWS}) v({COLUMNS})"
+                   + (" WHERE false" if empty else ""))
+    con = dpsql.connect(engine, budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0)
+    con.register("x", "x", privacy_unit="pid", max_rows_per_group=3)
+    return con
+
+
+@pytest.fixture(scope="module", params=["hostile", "empty"])
+def extreme(request) -> dpsql.Connection:
+    return extreme_connection(request.param == "empty")
+
+
+EXTREME_QUERIES = [
+    # text literals against dates, timestamps and times are typed before any row is read
+    "SELECT COUNT(*) FROM x WHERE d = '2020-02-01'",
+    "SELECT COUNT(*) FROM x WHERE CASE WHEN name = 'alice' THEN d = '2020-02-01' "
+    "ELSE FALSE END",
+    "SELECT COUNT(*) FROM x WHERE d IN ('2020-02-01', '2021-01-01')",
+    "SELECT COUNT(*) FROM x WHERE d BETWEEN '2020-01-01' AND '2020-12-31'",
+    "SELECT COUNT(*) FROM x WHERE tm > '09:30' AND ts < '2021-01-01 10:00'",
+    "SELECT COUNT(*) FROM x WHERE CASE d WHEN '2020-02-01' THEN TRUE ELSE FALSE END",
+    # dates meet timestamps: DATE's range is wider than TIMESTAMP's
+    "SELECT COUNT(*) FROM x WHERE d < ts",
+    "SELECT COUNT(*) FROM x WHERE CAST(d AS TIMESTAMP) > ts",
+    "SELECT COUNT(*) FROM x WHERE date_trunc('month', d) > TIMESTAMP '2000-01-01 00:00:00'",
+    "SELECT COUNT(*) FROM x WHERE COALESCE(d, ts) IS NOT NULL",
+    "SELECT COUNT(*) FROM x WHERE GREATEST(d, ts) > '2000-01-01'",
+    # wide numbers compare and add up in DOUBLE
+    "SELECT COUNT(*) FROM x WHERE m = 100000000000000000000000000000000",
+    "SELECT COUNT(*) FROM x WHERE m > 12345678901234567890123456789.5",
+    "SELECT COUNT(*) FROM x WHERE m IN (1, 2.5, 99999999999999999999999999999999999)",
+    "SELECT COUNT(*) FROM x WHERE h = 1e300 OR u = -1 OR h + 1 > 0 OR -h > 0",
+    "SELECT COUNT(*) FROM x WHERE CASE WHEN name = 'bob' THEN m ELSE h END > 0",
+    "SELECT COUNT(*) FROM x WHERE FLOOR(m) + CEIL(h) + SIGN(u) + ABS(m) > 0",
+    "SELECT SUM(LEAST(GREATEST(m, 0), 10)), AVG(LEAST(GREATEST(h, 0), 10)) FROM x",
+    "SELECT AVG(LEAST(GREATEST(s, 0), 1e40)) FROM (SELECT pid, SUM(h) AS s, SUM(m) AS t, "
+    "AVG(u) AS a FROM x GROUP BY pid) p WHERE t > 0 AND a > 0",
+    "SELECT AVG(LEAST(GREATEST(s, 0), 10)) FROM (SELECT pid, MAX(h) AS s, MIN(d) AS e "
+    "FROM x GROUP BY pid) p WHERE e < '2000-01-01' AND s > 1e38",
+]
+
+
+@pytest.mark.parametrize("sql", EXTREME_QUERIES)
+def test_queries_run_on_the_engines_extremes_and_on_no_rows(extreme, sql):
+    extreme.sql(sql, epsilon=1.0).fetchall()
+
+
+@pytest.mark.parametrize(("predicate", "message"), [
+    ("d = '2020-02-30'", "not a valid date"),
+    ("d IN ('garbage')", "not a valid date"),
+    ("d BETWEEN 'x' AND 'y'", "not a valid date"),
+    ("tm = '25:00'", "not a valid time"),
+    ("ts > '2020-01-01 10:00+05:00'", "not a valid timestamp"),
+    ("d = DATE '2020-02-30'", "not a valid date"),
+    ("m > 1e400", "not a finite number"),
+])
+def test_bad_literals_are_refused_before_any_data_is_read(predicate, message):
+    con = extreme_connection(empty=False)
+    with pytest.raises(dpsql.UnsupportedQueryError, match=message):
+        con.sql(f"SELECT COUNT(*) FROM x WHERE {predicate}", epsilon=1.0)
+    assert con.budget.spent.epsilon == 0
+
+
+def test_text_literals_compare_as_the_dates_they_name():
+    con = extreme_connection(empty=False)
+    for sql, expected in [("SELECT COUNT(*) FROM x WHERE d = '2020-02-01'", 1),
+                          ("SELECT COUNT(*) FROM x WHERE d < ts", 1),
+                          ("SELECT COUNT(*) FROM x WHERE tm >= '10:00:00'", 2)]:
+        ((count,),) = con.sql(sql, epsilon=1e6).fetchall()
+        assert count == expected, sql

@@ -47,7 +47,7 @@ from dpsql.analysis.types import type_class
 from dpsql.catalog import PublicColumn, TableInfo, column_class
 from dpsql.errors import UnsupportedQueryError
 from dpsql.names import is_reserved
-from dpsql.rewrite.expressions import total
+from dpsql.rewrite.totality import total
 
 SOURCE = "__dp_source"
 UNIT_COLUMN = "__dp_unit_of"
@@ -491,10 +491,11 @@ def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expressi
     bounds = {n: b for n, node in items if (b := _bounds_of(node, inner)) is not None}
     keys = {n: inner.public_keys[node.name.lower()] for n, node in items
             if isinstance(node, exp.Column) and node.name.lower() in inner.public_keys}
-    select = exp.select(*(exp.alias_(total(node), n, quoted=True) for n, node in items))
+    select = exp.select(*(exp.alias_(total(node, inner.columns), n, quoted=True)
+                          for n, node in items))
     select = select.from_(inner.relation.copy(), copy=False)
     if query.args.get("where") is not None:
-        select = select.where(total(query.args["where"].this), copy=False)
+        select = select.where(total(query.args["where"].this, inner.columns), copy=False)
     if grouped:
         select = select.group_by(*(k.copy() for k in query.args["group"].expressions),
                                  copy=False)
@@ -552,9 +553,9 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
         _check_known(on, columns)
         if type_class(on, columns) not in ("boolean", "null"):
             refuse(join.args["on"], "JOIN ... ON", "a condition")
-        condition = _unqualify(join.args["on"], _qualified(names, sources))
+        condition = _unqualify(total(on, columns), _qualified(names))
         side = join.args.get("side")
-        relation = relation.join(_aliased(source.relation, alias), on=total(condition),
+        relation = relation.join(_aliased(source.relation, alias), on=condition,
                                  join_type=side or "inner", copy=False)
     bounds, keys = {}, {}
     for alias, source in sources:
@@ -577,12 +578,10 @@ def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
     return copy
 
 
-def _qualified(names: Mapping[tuple[str | None, str], str],
-               sources: list[tuple[str, Source]]) -> dict[tuple[str | None, str], str]:
-    """Inside ON, columns still name their side: map them to ``alias.column``."""
-    return {key: f"{key[0]}.{key[1]}" if key[0] is not None else
-            next(f"{a}.{key[1]}" for a, s in sources if key[1] in s.columns)
-            for key in names}
+def _qualified(names: Mapping[tuple[str | None, str], str]) -> dict[tuple[str | None, str], str]:
+    """Inside ON, the joined columns do not exist yet: map each back to ``alias.column``."""
+    return {(None, name): f"{alias}.{column}" for (alias, column), name in names.items()
+            if alias is not None}
 
 
 def _check_join(join: exp.Join, alias: str, source: Source, first_alias: str, first: Source,
@@ -718,7 +717,7 @@ def _group_expressions(source: Source, outer: exp.Select) -> tuple[Source, exp.S
             refuse(expression, "GROUP BY", "expressions named unlike the source's columns",
                    f"Alias it differently from the column {name!r}")
         columns[name] = _type_of(expression, source)
-    inner = exp.select(exp.Star(), *(exp.alias_(total(e), n, quoted=True)
+    inner = exp.select(exp.Star(), *(exp.alias_(total(e, source.columns), n, quoted=True)
                                      for n, e in extra.items()))
     relation = inner.from_(source.relation.copy(), copy=False).subquery(_fresh(), copy=False)
     return replace(source, columns=columns, relation=relation), outer

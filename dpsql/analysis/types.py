@@ -27,6 +27,7 @@ dpsql.errors.UnsupportedQueryError: `CAST(name AS INT)` can fail on some rows...
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Mapping
 
 from sqlglot import exp
@@ -61,12 +62,51 @@ def _fail(node: exp.Expression, message: str) -> None:
     raise UnsupportedQueryError(f"`{node.sql(dialect='duckdb')}` {message}")
 
 
+TEMPORAL_EXAMPLES = {"date": "'2020-01-31'", "timestamp": "'2020-01-31 13:45:00'",
+                     "time": "'13:45:00'"}
+TEMPORAL_PARSERS = {"date": datetime.date.fromisoformat,
+                    "timestamp": datetime.datetime.fromisoformat,
+                    "time": datetime.time.fromisoformat}
+
+
+def temporal_literal(text: str, kind: str) -> str | None:
+    """``text`` as the canonical literal of a date, timestamp or time; None if it is not one.
+
+    Engines convert a text literal compared with a date column lazily, row by row: a bad
+    literal fails only when a row reaches the comparison, which would answer a question
+    about the data for free. So dpsql parses the literal here, before any data is read, and
+    the rewrite prints this canonical form as a typed literal (``total``). Time zones are
+    not accepted (the columns have none).
+
+    >>> temporal_literal("2020-02-01", "date"), temporal_literal("2020-02-30", "date")
+    ('2020-02-01', None)
+    >>> temporal_literal("2020-02-01T10:00", "timestamp"), temporal_literal("25:00", "time")
+    ('2020-02-01 10:00:00', None)
+    """
+    try:
+        value = TEMPORAL_PARSERS[kind](text)
+    except (ValueError, KeyError):
+        return None
+    if isinstance(value, datetime.datetime | datetime.time) and value.tzinfo is not None:
+        return None
+    return value.isoformat(sep=" ") if isinstance(value, datetime.datetime) else \
+        value.isoformat()
+
+
+def text_meets_temporal(a: str, b: str, right: exp.Expression) -> bool:
+    """A date, timestamp or time value (class ``a``) against a text literal ``right``."""
+    return a in (*DATES, "time") and b == "string" and isinstance(right, exp.Literal)
+
+
 def _comparable(a: str, b: str, right: exp.Expression) -> bool:
     if "null" in (a, b) or (a == b and a != "other") or {a, b} == set(DATES):
         return True
-    # A date/time column against a text literal: the engine converts the literal once,
-    # whatever the rows hold, so any failure does not depend on private data.
-    return a in (*DATES, "time") and b == "string" and isinstance(right, exp.Literal)
+    if text_meets_temporal(a, b, right):
+        if temporal_literal(right.name, a) is None:
+            _fail(right, f"is not a valid {a} literal (e.g. {TEMPORAL_EXAMPLES[a]}); the "
+                  "engine would fail on some rows only")
+        return True
+    return False
 
 
 def _compare(node: exp.Expression, left: exp.Expression, rights: list[exp.Expression],
@@ -154,17 +194,21 @@ def _check_literal_cast(node: exp.Cast, target: str) -> None:
     if isinstance(node.this, exp.Null) or target == "string":
         return
     text = node.this.name
-    parsers = {"numeric": float, "date": datetime.date.fromisoformat,
-               "timestamp": datetime.datetime.fromisoformat,
-               "boolean": lambda s: {"true": True, "false": False}[s.lower()]}
-    try:
-        parsers.get(target, _unsupported)(text)
-    except (ValueError, KeyError):
+    if target in TEMPORAL_PARSERS:
+        valid = temporal_literal(text, target) is not None
+    elif target == "numeric":
+        valid = _finite_number(text)
+    else:
+        valid = target == "boolean" and text.lower() in ("true", "false")
+    if not valid:
         _fail(node, f"is not a valid {target} literal")
 
 
-def _unsupported(text: str) -> None:
-    raise ValueError(text)
+def _finite_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
 
 
 def _function(node: exp.Expression, types: Mapping[str, str]) -> str:
@@ -182,6 +226,8 @@ def type_class(node: exp.Expression, types: Mapping[str, str]) -> str:
     if isinstance(node, exp.Column):
         return sql_type(types.get(node.name.lower(), ""))
     if isinstance(node, exp.Literal):
+        if not node.is_string and not _finite_number(node.this):
+            _fail(node, "is not a finite number")
         return "string" if node.is_string else "numeric"
     if isinstance(node, exp.Boolean):
         return "boolean"

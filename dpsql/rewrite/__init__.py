@@ -37,7 +37,8 @@ from sqlglot import exp
 from dpsql.plan import BoundedQuery, GroupKey, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
 from dpsql.rewrite.digest import keyed_hash
-from dpsql.rewrite.expressions import as_bigint, as_double, number, source, total
+from dpsql.rewrite.expressions import as_bigint, number, source, total
+from dpsql.rewrite.totality import as_double
 from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit
 
 UNIT = "__dp_unit"
@@ -62,7 +63,7 @@ def _keys(plan: PrivacyPlan) -> list[exp.Column]:
 
 def _filter(plan: PrivacyPlan, unit: exp.Expression | None) -> exp.Expression | None:
     """WHERE of the query, plus unit IS NOT NULL."""
-    parts = [exp.paren(total(plan.where))] if plan.where is not None else []
+    parts = [exp.paren(total(plan.where, plan.column_types))] if plan.where is not None else []
     if unit is not None:
         parts.append(exp.Not(this=exp.Is(this=unit, expression=exp.Null())))
     return exp.and_(*parts) if parts else None

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
 from dpsql.plan import PrivacyPlan
+from dpsql.rewrite.totality import total
 
 
 def number(value: float) -> exp.Expression:
@@ -103,84 +104,7 @@ def bounded(expr: exp.Expression, types: Mapping[str, str],
             return _clean_column(node, types, bounds)
         return node
 
-    return total(tree.transform(swap, copy=False))
-
-
-ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.Abs)
-
-
-def total(expr: exp.Expression) -> exp.Expression:
-    """``expr`` with arithmetic in DOUBLE and division by zero giving NULL.
-
-    Integer overflow raises an error for some rows and not others — an error
-    that depends on private data. Floats never raise; infinities are clamped.
-    Division, ``//`` and ``%`` by zero raise in some engines and give ±inf in
-    others: here they give NULL, in every dialect.
-
-    >>> import sqlglot
-    >>> total(sqlglot.parse_one("age * 1000000000000 > 5")).sql()
-    'CAST(age AS DOUBLE) * CAST(1000000000000 AS DOUBLE) > 5'
-    >>> total(sqlglot.parse_one("x / y")).sql()
-    'CASE WHEN CAST(y AS DOUBLE) = 0 THEN NULL ELSE CAST(x AS DOUBLE) / CAST(y AS DOUBLE) END'
-    """
-
-    def widen(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, ARITHMETIC) and not _literal_argument(node):
-            for arg in ("this", "expression"):
-                child = node.args.get(arg)
-                if child is not None and not _is_double(child):
-                    node.set(arg, as_double(child))
-        return node
-
-    return guard_division(expr.transform(widen, copy=True), copy=False)
-
-
-def guard_division(expr: exp.Expression, *, copy: bool = True,
-                   floor: bool = True) -> exp.Expression:
-    """Every ``x / y``, ``x // y`` and ``x % y`` as CASE WHEN y = 0 THEN NULL ELSE ... END.
-
-    With ``floor``, ``x // y`` becomes FLOOR(x / y) (engines disagree on ``//`` of floats;
-    row values are DOUBLE here). Innermost first, so nested divisions are all guarded.
-    """
-    root = expr.copy() if copy else expr
-    for node in reversed(list(root.find_all(exp.Div, exp.IntDiv, exp.Mod))):
-        divisor = node.expression
-        if _nonzero_literal(divisor) and isinstance(node, exp.Div):
-            continue
-        value: exp.Expression = exp.Div(this=node.this, expression=divisor.copy())
-        if isinstance(node, exp.IntDiv):
-            value = exp.Floor(this=value) if floor else exp.IntDiv(
-                this=node.this, expression=divisor.copy())
-        elif isinstance(node, exp.Mod):
-            value = exp.Mod(this=node.this, expression=divisor.copy())
-        zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
-        guarded = exp.Case(ifs=[exp.If(this=zero, true=exp.Null())], default=value)
-        if node is root:
-            root = guarded
-        else:
-            node.replace(guarded)
-    return root
-
-
-def _literal_argument(node: exp.Expression) -> bool:
-    """A checked integer literal such as ROUND's decimals or SUBSTR's positions (e.g. -1)."""
-    parent = node.parent
-    return isinstance(parent, exp.Round | exp.Substring | exp.Left | exp.Right) and \
-        node.arg_key != "this"
-
-
-def _nonzero_literal(node: exp.Expression) -> bool:
-    while isinstance(node, exp.Cast | exp.Paren):
-        node = node.this
-    return isinstance(node, exp.Literal) and not node.is_string and float(node.this) != 0
-
-
-def _is_double(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DOUBLE
-
-
-def as_double(node: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=node, to=exp.DataType.build("DOUBLE"))
+    return total(tree.transform(swap, copy=False), types)
 
 
 def as_bigint(node: exp.Expression) -> exp.Expression:

@@ -42,7 +42,8 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import as_bigint, as_double, missing, number, source
+from dpsql.rewrite.expressions import as_bigint, missing, number, source
+from dpsql.rewrite.totality import as_double
 from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"

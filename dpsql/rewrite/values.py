@@ -25,7 +25,8 @@ from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
 from dpsql.plan import StatSpec
-from dpsql.rewrite.expressions import as_bigint, as_double, bounded, missing, number
+from dpsql.rewrite.expressions import as_bigint, bounded, missing, number
+from dpsql.rewrite.totality import as_double
 
 
 def limit(node: exp.Expression, lo: float, hi: float) -> exp.Expression:

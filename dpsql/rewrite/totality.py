@@ -1,0 +1,245 @@
+"""Totality: every row expression of an accepted query evaluates on every row without raising.
+
+A query that fails on some data and not on other data answers a yes/no question for free
+(refused and failed queries spend nothing). The type checker
+(``dpsql.analysis.types``) refuses what cannot be made safe; ``total`` makes the rest
+safe, and it is the one function every row expression passes through on its way to an
+engine (WHERE, GROUP BY expressions, aggregate arguments, subquery columns, join
+conditions). The rule, in the order it is applied:
+
+1. **Literals are typed at plan time.** A text literal compared with a date, timestamp or
+   time (``d = '2020-01-31'``, ``IN``, ``BETWEEN``, ``CASE d WHEN ...``) was parsed by the
+   checker and is printed as a typed literal of its canonical form; engines otherwise
+   convert it row by row, failing only when a row reaches it. Numbers are BIGINT (integers
+   that fit) or DOUBLE, never DECIMAL or HUGEINT.
+2. **Numbers are 64-bit integers or doubles.** DECIMAL, HUGEINT and unsigned 64-bit
+   columns are read as DOUBLE, so no comparison, CASE or sum can overflow; arithmetic,
+   ``ABS`` and negation are computed in DOUBLE (floats never raise; ±inf is clamped
+   later), and a subquery's ``SUM`` is returned as DOUBLE.
+3. **Dates never overflow timestamps.** Where a date meets a timestamp (comparisons, CASE,
+   COALESCE, LEAST/GREATEST, ``date_trunc``, ``CAST(d AS TIMESTAMP)``) the date is
+   ``TRY_CAST`` to TIMESTAMP: DATE's range is wider, and a date beyond TIMESTAMP's becomes
+   NULL instead of an error.
+4. **Division, ``//`` and ``%`` by zero give NULL** in every dialect.
+
+>>> import sqlglot
+>>> types = {"age": "INTEGER", "d": "DATE", "ts": "TIMESTAMP", "m": "DECIMAL(38,2)"}
+>>> total(sqlglot.parse_one("d = '2020-1-5'"), types).sql()
+Traceback (most recent call last):
+...
+dpsql.errors.InternalError: the text literal '2020-1-5' reached the rewrite unchecked: ...
+>>> total(sqlglot.parse_one("d BETWEEN '2020-01-05' AND ts"), types).sql()
+"TRY_CAST(d AS TIMESTAMP) BETWEEN TRY_CAST(CAST('2020-01-05' AS DATE) AS TIMESTAMP) AND ts"
+>>> total(sqlglot.parse_one("m > 2.5 AND age * 1000000000000 > 5"), types).sql()
+'CAST(m AS DOUBLE) > CAST(2.5 AS DOUBLE) AND CAST(age AS DOUBLE) * CAST(1000000000000 AS \
+DOUBLE) > 5'
+>>> total(sqlglot.parse_one("age / (age - 1)"), types).sql()
+'CASE WHEN (CAST(age AS DOUBLE) - CAST(1 AS DOUBLE)) = 0 THEN NULL ELSE CAST(age AS DOUBLE) / \
+(CAST(age AS DOUBLE) - CAST(1 AS DOUBLE)) END'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from sqlglot import exp
+
+from dpsql.analysis.types import (
+    COMPARISONS,
+    sql_type,
+    temporal_literal,
+    text_meets_temporal,
+    type_class,
+)
+from dpsql.catalog import FLOAT_TYPES, INTEGER_TYPES, column_class
+from dpsql.errors import InternalError, UnsupportedQueryError
+
+ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.Abs)
+BIGINT_RANGE = (-(2**63), 2**63 - 1)
+TEMPORAL_TYPES = {"date": "DATE", "timestamp": "TIMESTAMP", "time": "TIME"}
+
+
+def total(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
+    """``expr`` made total under the module's rule; ``types`` maps its columns to SQL types."""
+    holder = exp.Paren(this=expr.copy())  # so that the root, too, can be replaced
+    for step in (_typed_literals, _dates_as_timestamps, _numbers):
+        step(holder, types)
+    return guard_division(holder.this, copy=False)
+
+
+def _kind(node: exp.Expression, types: Mapping[str, str]) -> str:
+    """The type class of ``node``; "other" for nodes the rewrite itself built (``ISNAN``),
+    which the checker does not list and which need no change."""
+    try:
+        return type_class(node, types)
+    except UnsupportedQueryError:
+        return "other"
+
+
+def _bottom_up(tree: exp.Expression) -> list[exp.Expression]:
+    """Every node, each after all of its descendants: a node may then wrap a copy of a child
+    whose subtree is already done."""
+    return list(reversed(list(tree.walk())))
+
+
+def _operands(node: exp.Expression) -> list[exp.Expression]:
+    """The values ``node`` compares with one another (empty if it compares none)."""
+    if isinstance(node, (*COMPARISONS, exp.Nullif)):
+        return [node.this, node.expression]
+    if isinstance(node, exp.In):
+        return [node.this, *node.expressions]
+    if isinstance(node, exp.Between):
+        return [node.this, node.args["low"], node.args["high"]]
+    if isinstance(node, exp.Case) and node.this is not None:
+        return [node.this, *(branch.this for branch in node.args.get("ifs") or [])]
+    return []
+
+
+def _results(node: exp.Expression) -> list[exp.Expression]:
+    """The values ``node`` may return, which the engine brings to one type."""
+    if isinstance(node, exp.Least | exp.Greatest | exp.Coalesce):
+        return [node.this, *node.expressions]
+    if isinstance(node, exp.Case):
+        return [*(b.args["true"] for b in node.args.get("ifs") or []),
+                *([node.args["default"]] if node.args.get("default") is not None else [])]
+    if isinstance(node, exp.If):
+        return [v for v in (node.args.get("true"), node.args.get("false")) if v is not None]
+    return []
+
+
+def _typed_literals(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Text literals compared with temporal values become typed literals (rule 1)."""
+    for node in _bottom_up(tree):
+        operands = _operands(node)
+        classes = [_kind(o, types) for o in operands]
+        temporal = next((c for c in classes if c in TEMPORAL_TYPES), None)
+        for operand, kind in zip(operands, classes, strict=True):
+            if temporal and text_meets_temporal(temporal, kind, operand):
+                _replace(operand, _temporal(operand.name, temporal))
+        if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and \
+                node.this.is_string:
+            kind = sql_type(node.to.sql(dialect="duckdb"))
+            if kind in TEMPORAL_TYPES:
+                canonical = temporal_literal(node.this.name, kind)
+                node.set("this", exp.Literal.string(canonical))
+
+
+def _temporal(text: str, kind: str) -> exp.Expression:
+    canonical = temporal_literal(text, kind)
+    if canonical is None:
+        raise InternalError(f"the text literal {text!r} reached the rewrite unchecked: the "
+                            f"type checker refuses any that is not a valid {kind}")
+    return exp.Cast(this=exp.Literal.string(canonical),
+                    to=exp.DataType.build(TEMPORAL_TYPES[kind]))
+
+
+def _dates_as_timestamps(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Dates that meet timestamps are TRY_CAST to TIMESTAMP (rule 3)."""
+    for node in _bottom_up(tree):
+        values = _operands(node) or _results(node)
+        classes = [_kind(v, types) for v in values]
+        if {"date", "timestamp"} <= set(classes):
+            for value, kind in zip(values, classes, strict=True):
+                if kind == "date":
+                    _replace(value, _as_timestamp(value))
+        if isinstance(node, exp.TimestampTrunc) and _kind(node.this, types) == "date":
+            node.set("this", _as_timestamp(node.this))
+        if isinstance(node, exp.Cast) and not isinstance(node, exp.TryCast) and \
+                sql_type(node.to.sql(dialect="duckdb")) == "timestamp" and \
+                _kind(node.this, types) == "date":
+            _replace(node, exp.TryCast(this=node.this.copy(), to=node.to.copy()))
+
+
+def _as_timestamp(node: exp.Expression) -> exp.Expression:
+    return exp.TryCast(this=node.copy(), to=exp.DataType.build("TIMESTAMP"))
+
+
+def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Wide numeric columns and literals as DOUBLE, arithmetic in DOUBLE (rule 2)."""
+    for node in _bottom_up(tree):
+        if _wide_value(node, types):
+            _replace(node, as_double(node.copy()))
+        elif isinstance(node, ARITHMETIC) and not _literal_argument(node):
+            for arg in ("this", "expression"):
+                child = node.args.get(arg)
+                if child is not None and not _is_double(child):
+                    node.set(arg, as_double(child))
+        elif isinstance(node, exp.Sum):
+            _replace(node, as_double(node.copy()))
+
+
+def _replace(node: exp.Expression, new: exp.Expression) -> None:
+    """Put ``new`` where ``node`` is (every node is below ``total``'s holder)."""
+    node.replace(new)
+
+
+def _wide_value(node: exp.Expression, types: Mapping[str, str]) -> bool:
+    """A column of a wide numeric type, or a number literal that is not a BIGINT."""
+    if isinstance(node, exp.Column):
+        return _wide(types.get(node.name.lower(), ""))
+    return isinstance(node, exp.Literal) and not node.is_string and not _bigint(node.this) \
+        and not isinstance(node.parent, exp.Cast)
+
+
+def _wide(sql_type_name: str) -> bool:
+    """Numeric types other than 64-bit integers and floats (DECIMAL, HUGEINT, UBIGINT)."""
+    name = sql_type_name.upper()
+    if name.startswith(("UBIGINT", "INT128")):
+        return True
+    return column_class(name) == "numeric" and not name.startswith((*INTEGER_TYPES,
+                                                                    *FLOAT_TYPES))
+
+
+def _bigint(text: str) -> bool:
+    return text.lstrip("-").isdigit() and BIGINT_RANGE[0] <= int(text) <= BIGINT_RANGE[1]
+
+
+def guard_division(expr: exp.Expression, *, copy: bool = True,
+                   floor: bool = True) -> exp.Expression:
+    """Every ``x / y``, ``x // y`` and ``x % y`` as CASE WHEN y = 0 THEN NULL ELSE ... END.
+
+    With ``floor``, ``x // y`` becomes FLOOR(x / y) (engines disagree on ``//`` of floats;
+    row values are DOUBLE here). Innermost first, so nested divisions are all guarded.
+    """
+    root = expr.copy() if copy else expr
+    for node in reversed(list(root.find_all(exp.Div, exp.IntDiv, exp.Mod))):
+        divisor = node.expression
+        if _nonzero_literal(divisor) and isinstance(node, exp.Div):
+            continue
+        value: exp.Expression = exp.Div(this=node.this, expression=divisor.copy())
+        if isinstance(node, exp.IntDiv):
+            value = exp.Floor(this=value) if floor else exp.IntDiv(
+                this=node.this, expression=divisor.copy())
+        elif isinstance(node, exp.Mod):
+            value = exp.Mod(this=node.this, expression=divisor.copy())
+        zero = exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0))
+        guarded = exp.Case(ifs=[exp.If(this=zero, true=exp.Null())], default=value)
+        if node is root:
+            root = guarded
+        else:
+            node.replace(guarded)
+    return root
+
+
+def _literal_argument(node: exp.Expression) -> bool:
+    """A checked integer literal such as ROUND's decimals or SUBSTR's positions (e.g. -1)."""
+    parent = node.parent
+    return isinstance(parent, exp.Round | exp.Substring | exp.Left | exp.Right) and \
+        node.arg_key != "this"
+
+
+def _nonzero_literal(node: exp.Expression) -> bool:
+    while isinstance(node, exp.Cast | exp.Paren):
+        node = node.this
+    return isinstance(node, exp.Literal) and not node.is_string and float(node.this) != 0
+
+
+def _is_double(node: exp.Expression) -> bool:
+    """A DOUBLE cast, or arithmetic (widened already: nodes are visited bottom-up)."""
+    node = node.unnest()
+    return isinstance(node, ARITHMETIC) or (
+        isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DOUBLE)
+
+
+def as_double(node: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=node, to=exp.DataType.build("DOUBLE"))
