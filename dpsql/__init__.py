@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         PrivacyError,
         PrivacyWarning,
         ProgrammingError,
+        QueryCancelled,
         UnsupportedQueryError,
     )
     from dpsql.errors import PrivacyWarning as Warning
@@ -54,7 +55,7 @@ __version__ = "0.1.0"
 _ERRORS = ("BudgetExceededError", "CatalogError", "DataError", "DatabaseError", "Error",
            "ExecutionError", "IntegrityError", "InterfaceError", "InternalError",
            "NotSupportedError", "OperationalError", "ParseError", "PrivacyError",
-           "PrivacyWarning", "ProgrammingError", "UnsupportedQueryError")
+           "PrivacyWarning", "ProgrammingError", "QueryCancelled", "UnsupportedQueryError")
 _HOMES: dict[str, tuple[str, str]] = {
     "Budget": ("dpsql.accounting", "Budget"),
     **{name: ("dpsql.connection", name) for name in (
@@ -111,6 +112,7 @@ __all__ = [
     "PrivacyError",
     "PrivacyWarning",
     "ProgrammingError",
+    "QueryCancelled",
     "Result",
     "UnsupportedQueryError",
     "Warning",

@@ -83,7 +83,8 @@ class ExitCode:
 EXIT_CODES = {
     "ok": ExitCode(0, "success"),
     "execution": ExitCode(1, "the engine failed: the DATABASE file cannot be opened, or the "
-                             "query failed while running (ExecutionError); nothing was spent"),
+                             "query failed while reading the data (ExecutionError; its cost "
+                             "was charged)"),
     "usage": ExitCode(2, "wrong command line or dot-command, or the DATABASE file does not "
                          "exist or is not a DuckDB database"),
     "invalid": ExitCode(3, "the SQL does not parse or names an unknown table or column, or the "

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 import warnings
@@ -33,11 +34,13 @@ from dpsql.catalog import Catalog, TableInfo, read_toml
 from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
+    ExecutionError,
     InterfaceError,
     ParseError,
     PrivacyError,
     PrivacyWarning,
     ProgrammingError,
+    QueryCancelled,
 )
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
@@ -55,6 +58,10 @@ DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-7
 SALT_PLACEHOLDER = "__dp_salt_placeholder__"
 PLAN_CACHE_SIZE = 512
+FAILED_AFTER_READING = (
+    "the query failed while reading the data, and its full cost was charged: an accepted query "
+    "that fails on some data and not on other data would answer a question for free. This "
+    "is a bug in dpsql or an unreadable source; the data owner can check the sources")
 
 
 class Connection:
@@ -200,10 +207,19 @@ class Connection:
         events = plan_events(plan)
         dataset = DATASETS_SEPARATOR.join(plan.private_tables)
         self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=dataset)
-        exact = release_groups(plan, self._bounded_aggregates(bounded, seed))
         _verify_cost(plan)
-        self.budget.charge(plan.cost.epsilon, plan.cost.delta, query=query, dataset=dataset,
-                           plan=str(plan), mechanism=plan.mechanism, events=events)
+        charge = functools.partial(self.budget.charge, plan.cost.epsilon, plan.cost.delta,
+                                   query=query, dataset=dataset, plan=str(plan), events=events)
+        try:
+            exact = release_groups(plan, self._bounded_aggregates(bounded, seed))
+        except QueryCancelled:
+            raise
+        except Exception:
+            # Whether a query fails must never depend on the data unpaid: charge, then say
+            # nothing of why (the engine's message may quote private values).
+            charge(mechanism=f"{plan.mechanism} (failed while reading the data)")
+            raise ExecutionError(FAILED_AFTER_READING) from None
+        charge(mechanism=plan.mechanism)
         sampler = Sampler(seed)
         result = self._released(plan, add_noise(plan, exact, sampler), private=sampler.private)
         if key and self.answers is not None:

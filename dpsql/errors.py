@@ -71,6 +71,14 @@ class ExecutionError(OperationalError):
     """The backend failed while running a rewritten query."""
 
 
+class QueryCancelled(ExecutionError):
+    """The query was cancelled (Ctrl-C, a client's cancel request) before it finished.
+
+    Cancelling is the analyst's own act, not something the data decides, so a cancelled
+    query spends nothing; every other failure after the data was read is charged.
+    """
+
+
 class InternalError(DatabaseError):
     """A bug in dpsql: an invariant that should always hold did not (PEP 249 InternalError)."""
 

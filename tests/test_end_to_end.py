@@ -219,7 +219,7 @@ def test_invalid_privacy_parameters_are_refused(epsilon, delta):
     assert con.budget.spent.epsilon == 0
 
 
-def test_refused_and_failed_queries_spend_nothing(tmp_path):
+def test_refused_queries_spend_nothing_and_failed_ones_are_charged(tmp_path):
     con = pums_con()
     with pytest.raises(dpsql.UnsupportedQueryError):
         con.sql("SELECT age FROM pums")
@@ -227,9 +227,12 @@ def test_refused_and_failed_queries_spend_nothing(tmp_path):
     pa.parquet.write_table(pa.table({"pid": [1], "x": [1]}), path)
     con.register("gone", str(path), privacy_unit="pid")
     path.unlink()
-    with pytest.raises(dpsql.ExecutionError, match="no budget was spent"):
-        con.sql("SELECT COUNT(*) FROM gone")
     assert con.budget.spent.epsilon == 0 and not con.budget.charges
+    with pytest.raises(dpsql.ExecutionError, match="full cost was charged") as failure:
+        con.sql("SELECT COUNT(*) FROM gone", epsilon=0.25)
+    assert failure.value.__cause__ is None and failure.value.__suppress_context__
+    (charge,) = con.budget.charges
+    assert charge.epsilon == 0.25
 
 
 def test_confidence_intervals_cover_at_least_the_nominal_level():

@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dpsql.errors import CatalogError, ExecutionError
+from dpsql.errors import CatalogError, ExecutionError, QueryCancelled
 from dpsql.plan import BoundedQuery
 
 FILE_READERS = {
@@ -127,6 +127,8 @@ class DuckDBBackend:
         with self._lock:
             try:
                 return self.con.sql(sql).to_arrow_table()
+            except duckdb.InterruptException:
+                raise QueryCancelled("the query was cancelled; nothing was spent") from None
             except duckdb.Error as err:
                 raise execution_failed("DuckDB", err) from None
 
@@ -167,6 +169,4 @@ def to_arrow(source: Any, name: str) -> pa.Table:
 def execution_failed(engine: str, err: Exception) -> ExecutionError:
     """The error for a failed bounded query. The engine's message may quote private
     values, so only its kind is reported."""
-    return ExecutionError(
-        f"the bounded query failed in {engine} ({type(err).__name__}); no budget was "
-        "spent. Check that registered sources are readable and column types match the query")
+    return ExecutionError(f"the bounded query failed in {engine} ({type(err).__name__})")

@@ -31,6 +31,7 @@ from sqlglot import exp
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError
 from dpsql.plan import BoundedQuery
+from dpsql.rewrite.expressions import ExactSum
 
 SCALAR_TYPES = {
     "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT",
@@ -200,9 +201,29 @@ class SparkBackend:
                 self.spark.catalog.dropTempView(view)
 
 
+FLOOR_RANGE = 2.0**62
+"""Spark's FLOOR and CEIL of a DOUBLE return BIGINT, which fails in ANSI mode on ±inf, NaN
+and values beyond it; every DOUBLE outside ±2^62 is a whole number already."""
+
+
 def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
-    """Spark's DAYOFWEEK counts Sunday as 1, DuckDB's as 0; sqlglot keeps the name for both
-    (and prints ISODOW, Monday = 1 to Sunday = 7, as one day off)."""
+    """What the node means in DuckDB, written so that Spark (ANSI mode) computes the same
+    and never raises where DuckDB does not.
+
+    - Spark's DAYOFWEEK counts Sunday as 1, DuckDB's as 0; sqlglot keeps the name for both
+      (and prints ISODOW, Monday = 1 to Sunday = 7, as one day off).
+    - The rewrite's exact integer sums (``ExactSum``) are summed as DECIMAL(38, 0), which
+      cannot overflow on any table that fits a cluster; Spark's BIGINT sum can.
+    - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
+    """
+    if type(node) is ExactSum:
+        decimal = exp.DataType.build("DECIMAL(38, 0)")
+        return exp.Sum(this=exp.Cast(this=node.this, to=decimal))
+    if isinstance(node, exp.Floor | exp.Ceil):
+        value = node.this
+        inside = exp.Between(this=value.copy(), low=exp.Literal.number(-FLOOR_RANGE),
+                             high=exp.Literal.number(FLOOR_RANGE))
+        return exp.Case(ifs=[exp.If(this=inside, true=node.copy())], default=value.copy())
     if isinstance(node, exp.DayOfWeekIso):
         shifted = exp.Mod(this=exp.paren(exp.Add(this=exp.DayOfWeek(this=node.this.copy()),
                                                  expression=exp.Literal.number(5))),

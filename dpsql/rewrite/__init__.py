@@ -37,7 +37,7 @@ from sqlglot import exp
 from dpsql.plan import BoundedQuery, GroupKey, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
 from dpsql.rewrite.digest import keyed_hash
-from dpsql.rewrite.expressions import as_bigint, number, source, total
+from dpsql.rewrite.expressions import as_bigint, exact_sum, number, source, total
 from dpsql.rewrite.totality import as_double
 from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit
 
@@ -231,7 +231,7 @@ def _cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     """Scale each unit's partials by min(1, r / its total clamped rows)."""
     limits = plan.contribution
     clamped = limit(exp.column(ROWS), 0, limits.rows_per_group)
-    total = exp.Window(this=exp.Sum(this=clamped), partition_by=[exp.column(UNIT)])
+    total = exp.Window(this=exact_sum(clamped), partition_by=[exp.column(UNIT)])
     # A DOUBLE literal: Spark would divide a decimal literal (5.0) in DECIMAL, DuckDB in DOUBLE.
     ratio = exp.Div(this=as_double(number(limits.max_rows_per_unit)), expression=total)
     factor = exp.Least(this=number(1), expressions=[ratio], ignore_nulls=True)
@@ -254,9 +254,9 @@ def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
             partial = as_bigint(exp.Trunc(this=exp.Mul(this=partial,
                                                        expression=exp.column(FACTOR))))
         if spec.kind in ("rows", "count"):
-            final = as_bigint(exp.Coalesce(this=exp.Sum(this=partial), expressions=[number(0)]))
+            final = as_bigint(exp.Coalesce(this=exact_sum(partial), expressions=[number(0)]))
         else:
-            final = as_double(exp.Coalesce(this=exp.Sum(this=partial), expressions=[number(0)]))
+            final = as_double(exp.Coalesce(this=exact_sum(partial), expressions=[number(0)]))
         items.append(exp.alias_(final, spec.name))
     query = _over(kept, "__dp_b", *items)
     return query.group_by(*_keys(plan), copy=False) if plan.keys else query

@@ -107,6 +107,26 @@ def bounded(expr: exp.Expression, types: Mapping[str, str],
     return total(tree.transform(swap, copy=False), types)
 
 
+ExactSum = type("Sum", (exp.Sum,), {
+    "__module__": __name__,
+    "__doc__": """SUM of integers that must be exact: the rewrite's quanta, counts and weights.
+
+    Named ``Sum`` so that every dialect prints it as SUM (and sqlglot treats it as one);
+    DuckDB sums BIGINT in 128-bit integers, while the Spark backend sums it as
+    DECIMAL(38, 0): Spark's BIGINT sum raises on overflow in ANSI mode, and millions of
+    people each at their bound reach it.""",
+})
+
+
+def exact_sum(node: exp.Expression) -> exp.Expression:
+    """SUM(node) of integer values, exact in every backend (``ExactSum``).
+
+    >>> exact_sum(exp.column("x")).sql("spark"), type(exact_sum(exp.column("x"))) is ExactSum
+    ('SUM(x)', True)
+    """
+    return ExactSum(this=node)
+
+
 def as_bigint(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
 

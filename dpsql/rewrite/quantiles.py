@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import as_bigint, missing, number, source
+from dpsql.rewrite.expressions import as_bigint, exact_sum, missing, number, source
 from dpsql.rewrite.totality import as_double
 from dpsql.rewrite.values import limit, raw_value
 
@@ -143,7 +143,7 @@ def _unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
         _rows(plan, spec, exp.column(plan.privacy_unit), filters).subquery("__dp_hr2",
                                                                            copy=False),
         copy=False).group_by(*cell, copy=False)
-    per_pair = exp.Window(this=exp.Sum(this=exp.column(COUNT)),
+    per_pair = exp.Window(this=exact_sum(exp.column(COUNT)),
                           partition_by=[unit.copy(), *(exp.column(k) for k in keys)])
     counts = exp.select("*", exp.alias_(as_bigint(per_pair), VALUES)).from_(
         counts.subquery("__dp_hn", copy=False), copy=False)
@@ -160,7 +160,7 @@ def _unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
                                    expression=exp.column(k, table="__dp_k")) for k in keys))
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     items = [*(exp.alias_(g.copy(), g.name) for g in group),
-             exp.alias_(as_bigint(exp.Sum(this=weight)), WEIGHT)]
+             exp.alias_(as_bigint(exact_sum(weight)), WEIGHT)]
     return (exp.select(*items).from_(counts.subquery("__dp_q", copy=False), copy=False)
             .join(exp.to_table(kept).as_("__dp_k"), on=on, join_type="inner", copy=False)
             .group_by(*group, copy=False))

@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
 from dpsql.plan import StatSpec
-from dpsql.rewrite.expressions import as_bigint, bounded, missing, number
+from dpsql.rewrite.expressions import as_bigint, bounded, exact_sum, missing, number
 from dpsql.rewrite.totality import as_double
 
 
@@ -131,7 +131,7 @@ def aggregate(spec: StatSpec, value: exp.Expression) -> exp.Expression:
         return exp.Count(this=value)
     if spec.kind == "distinct":
         return exp.Count(this=exp.Distinct(expressions=[value]))
-    total = exp.Coalesce(this=exp.Sum(this=value), expressions=[number(0)])
+    total = exp.Coalesce(this=exact_sum(value), expressions=[number(0)])
     if spec.kind == "sum":
         return total
     # Σ (2k − (lo + hi)) over non-NULL values, written to reuse the sum of k.
