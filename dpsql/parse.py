@@ -16,6 +16,13 @@ from sqlglot.errors import TokenError
 from dpsql.dialect import DIALECTS
 from dpsql.errors import ParseError
 
+MAX_DEPTH = 200
+"""Deepest syntax tree accepted: every later stage (analysis, rewrite, the engine's own
+expression depth limit) stays far from Python's recursion limit below it."""
+TOO_DEEP = ("the query is nested too deeply (parentheses, NOT, CASE, subqueries or chains of "
+            f"AND/OR/+ more than about {MAX_DEPTH} levels, or parentheses beyond about 40): "
+            "simplify it, e.g. use IN (...) for long lists of alternatives")
+
 
 def parse(sql: str, *, dialect: str = "duckdb") -> exp.Expression:
     """Parse exactly one SQL statement; raise ParseError with the position otherwise."""
@@ -34,7 +41,25 @@ def parse(sql: str, *, dialect: str = "duckdb") -> exp.Expression:
                          f"near {detail.get('highlight', '')!r}") from None
     except (TokenError, ValueError) as err:
         raise ParseError(f"cannot parse the query: {err}") from None
+    except RecursionError:
+        raise ParseError(TOO_DEEP) from None
     if len(statements) != 1:
         raise ParseError(f"expected one SQL statement, got {len(statements)}: "
                          "send each query separately")
+    if depth(statements[0]) > MAX_DEPTH:
+        raise ParseError(TOO_DEEP)
     return statements[0]
+
+
+def depth(tree: exp.Expression) -> int:
+    """The number of levels of ``tree`` (counted without recursion).
+
+    >>> depth(parse("SELECT COUNT(*) FROM t WHERE a > 1 AND b > 2"))
+    6
+    """
+    deepest, stack = 0, [(tree, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in node.iter_expressions())
+    return deepest
