@@ -8,7 +8,7 @@ SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING n > 10;
 
 # title: HAVING on an aggregate that is not selected
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING AVG(cost) > 100;
-# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('west north central', 89), ('west south central', 71)]
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also AVG(cost)
 
 # title: HAVING on a group key
@@ -18,12 +18,12 @@ SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region <> 'pacific';
 
 # title: HAVING with AND and OR
 SELECT region, SUM(cost) AS total, COUNT(*) AS n FROM visits GROUP BY region HAVING total > 1000 AND (n > 5 OR region = 'mountain');
-# result: [('east north central', 74205.6, 171), ('mid atlantic', 57689.2, 133), ('mountain', 34313.9, 101), ('new england', 35137.4, 68), ('pacific', 92468.6, 265), ('south atlantic', 61194.4, 158), ('west north central', 28048.2, 89), ('west south central', 24310.8, 71)]
+# result: [('east north central', 39095.6, 171), ('mid atlantic', 34476.6, 133), ('mountain', 20340.3, 101), ('new england', 13473.1, 68), ('pacific', 49396.6, 265), ('south atlantic', 29997.8, 158), ('west north central', 19125.0, 89), ('west south central', 14366.3, 71)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4 | n=COUNT(*) L1=12 L2=6.9282
 
 # title: HAVING on a global aggregate
 SELECT AVG(age) AS mean_age FROM visits HAVING mean_age > 5;
-# result: [(48.0833,)]
+# result: [(48.1856,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | mean_age=AVG(age) in [0, 100] L1=200 L2=200
 
 # title: ORDER BY an alias descending
@@ -38,7 +38,7 @@ SELECT region, COUNT(*) FROM visits GROUP BY region ORDER BY COUNT(*) DESC, regi
 
 # title: ORDER BY an aggregate that is not selected
 SELECT region FROM visits GROUP BY region ORDER BY SUM(cost) DESC;
-# result: [('pacific',), ('east north central',), ('south atlantic',), ('mid atlantic',), ('new england',), ('mountain',), ('west north central',), ('west south central',)]
+# result: [('pacific',), ('east north central',), ('mid atlantic',), ('south atlantic',), ('mountain',), ('west north central',), ('west south central',), ('new england',)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | also SUM(cost)
 
 # title: ORDER BY position with NULLS FIRST
@@ -68,12 +68,12 @@ SELECT COUNT(*) FROM visits LIMIT 0;
 
 # title: ratio of two noisy aggregates
 SELECT region, SUM(cost) / COUNT(*) AS mean_cost FROM visits GROUP BY region;
-# result: [('east north central', 433.951), ('mid atlantic', 433.753), ('mountain', 339.741), ('new england', 516.726), ('pacific', 348.938), ('south atlantic', 387.306), ('west north central', 315.148), ('west south central', 342.406)]
+# result: [('east north central', 228.629), ('mid atlantic', 259.223), ('mountain', 201.389), ('new england', 198.135), ('pacific', 186.402), ('south atlantic', 189.859), ('west north central', 214.888), ('west south central', 202.343)]
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | mean_cost | also SUM(cost), COUNT(*)
 
 # title: ROUND over AVG
 SELECT ROUND(AVG(cost), 2) AS mean_cost FROM visits;
-# result: [(110.63,)]
+# result: [(208.59,)]
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | mean_cost | also AVG(cost)
 
 # title: CASE over a noisy count
@@ -83,7 +83,7 @@ SELECT region, CASE WHEN COUNT(*) > 100 THEN 'many' ELSE 'few' END AS size FROM 
 
 # title: scalar functions over aggregates
 SELECT SQRT(ABS(SUM(cost))) AS s, GREATEST(COUNT(*), 0) AS n, COALESCE(NULLIF(AVG(age), 0), -1) AS a FROM visits;
-# result: [(638.254, 1056, 48.0833)]
+# result: [(469.331, 1056, 48.1856)]
 # plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | s | n | a | also SUM(cost), COUNT(*), AVG(age)
 
 # title: CAST over an aggregate
@@ -98,7 +98,7 @@ SELECT 'all' AS scope, 1 AS one, COUNT(*) FROM visits;
 
 # title: alias shadowing a column name in ORDER BY and HAVING
 SELECT region, SUM(age) AS age FROM visits GROUP BY region HAVING age > 3 ORDER BY age;
-# result: [('west south central', 4754.0), ('new england', 4768.0), ('west north central', 5715.0), ('mountain', 6406.0), ('mid atlantic', 8132.0), ('east north central', 9666.0), ('south atlantic', 10604.0), ('pacific', 16982.0)]
+# result: [('new england', 3459.0), ('west south central', 3644.0), ('west north central', 4293.0), ('mountain', 5195.0), ('mid atlantic', 6318.0), ('east north central', 7480.0), ('south atlantic', 7743.0), ('pacific', 12752.0)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | age=SUM(age) in [0, 100] L1=1200 L2=692.82
 
 # title: raw column in HAVING

@@ -2,7 +2,8 @@
 
 The bounded query aggregates per (unit, group) first, keeps at most
 ``max_groups_per_unit`` groups per unit chosen by a keyed hash with a fresh
-secret salt (independent of values), clamps each unit's per-group partials,
+secret salt (independent of values), bounds each unit's per-group partials (counts to c
+rows, sums weighted to c values at the unit's mean: ``values.weighted_partial``),
 scales a unit's partials down if it exceeds ``max_rows_per_unit``, and then
 aggregates per group. Only the (unit, group) pairs are ranked, never raw rows.
 The tree is dialect-neutral sqlglot; backends print it in their dialect.
@@ -39,7 +40,7 @@ from dpsql.rewrite import distinct, quantiles
 from dpsql.rewrite.digest import keyed_hash
 from dpsql.rewrite.expressions import as_bigint, exact_sum, number, source, total
 from dpsql.rewrite.totality import as_double
-from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit
+from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit, weighted_partial
 
 UNIT = "__dp_unit"
 RANK = "__dp_rank"
@@ -139,12 +140,10 @@ def _pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
         return group_partial(spec, values)
     if spec.kind == "rows":
         return limit(exp.Count(this=exp.Star()), 0, c)
-    total = aggregate(spec, exp.column(values.of[spec.name]))
+    value = exp.column(values.of[spec.name])
     if spec.kind == "count":
-        return limit(total, 0, c)
-    if spec.kind == "sum":
-        return limit(total, c * min(spec.lo_units, 0), c * max(spec.hi_units, 0))
-    return limit(total, -c * spec.row_bound, c * spec.row_bound)
+        return limit(exp.Count(this=value), 0, c)
+    return weighted_partial(spec, value, c)
 
 
 def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:

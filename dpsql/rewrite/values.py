@@ -140,6 +140,35 @@ def aggregate(spec: StatSpec, value: exp.Expression) -> exp.Expression:
                                       expression=exp.Count(this=value.copy())))
 
 
+def weighted_partial(spec: StatSpec, value: exp.Expression, c: int) -> exp.Expression:
+    """One unit's sum or centred sum in one group, its values weighted to at most c values.
+
+    A unit with n values summing to S (in quanta) in a group enters it as min(n, c) values
+    at its own mean: W = S if n ≤ c, else round(S·c/n). COUNT(x) keeps min(n, c) of the
+    same values, so SUM, COUNT, AVG and VAR of x are statistics of one bounded dataset —
+    each unit's values of x in each group, weighted by min(1, c/n) — and agree with one
+    another (docs/privacy.md, "What a bounded answer means"). W is a function of the unit's
+    own integers, so it is exact and the same in every engine; a centred sum is
+    2W − (lo + hi)·min(n, c). Both lie within c values' bounds; the clamp only guards the
+    rounding of S·c/n in floating point.
+    """
+    count = exp.Count(this=value.copy())
+    whole = exp.Coalesce(this=exact_sum(value.copy()), expressions=[number(0)])
+    scaled = as_bigint(exp.Round(this=exp.Div(
+        this=exp.Mul(this=as_double(whole.copy()), expression=number(c)),
+        expression=count.copy())))
+    weighted: exp.Expression = exp.Case(
+        ifs=[exp.If(this=exp.LTE(this=count.copy(), expression=number(c)), true=whole)],
+        default=scaled)
+    if spec.kind == "sum":
+        return limit(weighted, c * min(spec.lo_units, 0), c * max(spec.hi_units, 0))
+    kept = exp.Least(this=count, expressions=[number(c)])
+    centred = exp.Sub(this=exp.Mul(this=number(2), expression=weighted),
+                      expression=exp.Mul(this=number(spec.lo_units + spec.hi_units),
+                                         expression=kept))
+    return limit(centred, -c * spec.row_bound, c * spec.row_bound)
+
+
 def group_partial(spec: StatSpec, values: RowValues) -> exp.Expression:
     """A unit's partial in one group clamped to the statistic's per-group bounds (quanta).
 
