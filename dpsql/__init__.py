@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         PrivacyWarning,
         ProgrammingError,
         QueryCancelled,
+        RoleError,
         UnsupportedQueryError,
     )
     from dpsql.errors import PrivacyWarning as Warning
@@ -55,7 +56,8 @@ __version__ = "0.1.0"
 _ERRORS = ("BudgetExceededError", "CatalogError", "DataError", "DatabaseError", "Error",
            "ExecutionError", "IntegrityError", "InterfaceError", "InternalError",
            "NotSupportedError", "OperationalError", "ParseError", "PrivacyError",
-           "PrivacyWarning", "ProgrammingError", "QueryCancelled", "UnsupportedQueryError")
+           "PrivacyWarning", "ProgrammingError", "QueryCancelled", "RoleError",
+           "UnsupportedQueryError")
 _HOMES: dict[str, tuple[str, str]] = {
     "Budget": ("dpsql.accounting", "Budget"),
     **{name: ("dpsql.connection", name) for name in (
@@ -114,6 +116,7 @@ __all__ = [
     "ProgrammingError",
     "QueryCancelled",
     "Result",
+    "RoleError",
     "UnsupportedQueryError",
     "Warning",
     "__version__",

@@ -41,6 +41,7 @@ from dpsql.errors import (
     PrivacyWarning,
     ProgrammingError,
     QueryCancelled,
+    RoleError,
 )
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
@@ -78,7 +79,11 @@ class Connection:
                  default_delta: float | None = None, cache: bool = True,
                  ledger: str | Path | None = None, analyst: str = "default",
                  dataset_budgets: Mapping[str, Budget] | None = None,
-                 dialect: str = "duckdb") -> None:
+                 dialect: str = "duckdb", role: str = "owner") -> None:
+        role = _known_role(role)
+        if role == "analyst" and seed is not None:
+            raise RoleError(_owner_only("seed="))
+        self.role = "owner"  # until the catalog is loaded
         self.backend = _backend(backend, database, spark)
         self.dialect = _known_dialect(dialect)
         self.catalog = Catalog()
@@ -106,6 +111,7 @@ class Connection:
         self.default_delta = default_delta
         if catalog is not None:
             self._load_catalog(catalog)
+        self.role = role
 
     def _load_catalog(self, path: str | Path) -> None:
         for entry in read_toml(path):
@@ -124,7 +130,9 @@ class Connection:
 
         ``size`` is a public (declared) number of people, used only to warn when a
         query's δ is not well below 1/size; it is never read from the data.
+        Owner role only.
         """
+        self._require_owner("register()")
         columns = self.backend.load(name, source)
         self._sources[name.lower()] = _fingerprint(source)
         if size is not None:
@@ -136,7 +144,9 @@ class Connection:
             public_keys=public_keys))
 
     def register_public(self, name: str, source: Any) -> None:
-        """Register a public table (lookups and public group keys; never noised)."""
+        """Register a public table (lookups and public group keys; never noised). Owner role
+        only."""
+        self._require_owner("register_public()")
         columns = self.backend.load(name, source)
         self._sources[name.lower()] = _fingerprint(source)
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
@@ -197,6 +207,8 @@ class Connection:
         """
         if self.backend.closed:
             raise InterfaceError("the connection is closed: open a new one with dpsql.connect()")
+        if seed is not None:
+            self._require_owner("seed=")
         plan, bounded = self._prepared(query, epsilon, delta, dialect, quantile_ci)
         seed = self.seed if seed is None else seed
         key = self._answer_key(plan, bounded) if seed is None else None
@@ -243,7 +255,9 @@ class Connection:
                  delta: float | None = None, level: float = 0.95,
                  quantile_ci: float | None = None) -> UtilityReport:
         """Utility of ``query`` for a data owner who may see the table: MAE, relative error
-        and CI coverage over ``runs`` seeded releases. Not private; spends no budget."""
+        and CI coverage over ``runs`` seeded releases. Not private; spends no budget. Owner
+        role only."""
+        self._require_owner("evaluate()")
         return evaluate_utility(self, query, runs=runs, epsilon=epsilon, delta=delta,
                                 level=level, quantile_ci=quantile_ci)
 
@@ -278,6 +292,10 @@ class Connection:
 
     def commit(self) -> None:
         """PEP 249: nothing to commit (dpsql never writes data; spends commit at once)."""
+
+    def _require_owner(self, what: str) -> None:
+        if self.role != "owner":
+            raise RoleError(_owner_only(what))
 
     def _answer_key(self, plan: PrivacyPlan, bounded: str) -> str:
         tables = sorted({*(t.lower() for t in plan.tables), *self._public_tables(plan)})
@@ -348,6 +366,24 @@ def plan_events(plan: PrivacyPlan) -> tuple:
         events.append(approx(selection.epsilon, selection.delta))
     events += [laplace(m.epsilon) for agg in plan.quantiles for m in agg.quantile.mechanisms]
     return tuple(events)
+
+
+ROLES = ("owner", "analyst")
+"""Who holds the connection (docs/privacy.md, "Roles"): the data owner, who may see the
+data, or an analyst, who may only receive noisy answers."""
+
+
+def _known_role(role: str) -> str:
+    if role not in ROLES:
+        raise InterfaceError(f"role={role!r}: use 'owner' (the data owner, the default) or "
+                             "'analyst' (noisy answers only)")
+    return role
+
+
+def _owner_only(what: str) -> str:
+    return (f"{what} is a data-owner tool that reveals or reproduces un-noised values; this "
+            "connection has role='analyst', which receives noisy answers only. Ask the data "
+            "owner, or use an owner connection (role='owner') if you are the owner")
 
 
 def _known_dialect(name: str) -> str:

@@ -63,6 +63,10 @@ class PrivacyError(DatabaseError):
     """Privacy parameters are invalid or cannot be met."""
 
 
+class RoleError(PrivacyError):
+    """The connection's role does not allow this (an analyst asked for an owner tool)."""
+
+
 class BudgetExceededError(PrivacyError):
     """Running the query would spend more than the remaining budget."""
 

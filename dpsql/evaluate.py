@@ -52,7 +52,9 @@ class UtilityReport:
 
 
 def truth(con: Connection, plan, bounded: str, seed: int):
-    """The bounded answer without noise, for the same (seeded) choice of groups per unit."""
+    """The bounded answer without noise, for the same (seeded) choice of groups per unit.
+    Owner role only."""
+    con._require_owner("the noise-free answer")
     return _noise_free(con, plan, release_groups(plan, con._bounded_aggregates(bounded, seed)))
 
 
@@ -68,7 +70,8 @@ def _noise_free(con: Connection, plan, exact):
 def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float | None,
                      delta: float | None, level: float,
                      quantile_ci: float | None = None) -> UtilityReport:
-    """See the module docstring."""
+    """See the module docstring. Owner role only."""
+    con._require_owner("evaluate()")
     plan, bounded = con._prepared(query, epsilon, delta, quantile_ci=quantile_ci)
     keys = [c.name for c in plan.columns if c.aggregate is None]
     aggregates = [c.name for c in plan.columns if c.aggregate is not None]
