@@ -126,3 +126,25 @@ def test_a_connection_you_own_gets_its_registrations_dropped_on_close(tmp_path):
     with pytest.raises(duckdb.CatalogException):
         db.sql("SELECT * FROM frame")
     db.close()
+
+
+@pytest.mark.parametrize(("values", "released"), [
+    (["a", "a", "b"], ["a", "b"]),
+    ([1, 1.0, 2], [1, 2]),
+])
+def test_duplicate_public_keys_are_released_once(values, released):
+    """A key listed twice would be released twice with fresh noise while the plan counts it
+    once (averaging the two answers halves the noise for free)."""
+    kind = pa.string() if isinstance(values[0], str) else pa.int64()
+    table = pa.table({"pid": [1, 2, 3], "k": pa.array(released[:1] * 3, kind)})
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10))
+    con.register("t", table, privacy_unit="pid", public_keys={"k": values})
+    assert con.catalog.get("t").public_keys["k"] == tuple(released)
+    rows = con.sql("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=1).fetchall()
+    assert [row[0] for row in rows] == released
+
+
+def test_public_keys_must_be_finite_values():
+    with pytest.raises(dpsql.CatalogError, match="or not finite"):
+        TableInfo.private("t", columns={"pid": "INT", "x": "DOUBLE"}, privacy_unit="pid",
+                          public_keys={"x": [1.0, float("nan")]})
