@@ -13,6 +13,7 @@ backend. Metadata comes from ``register(...)`` calls or from a TOML file.
 from __future__ import annotations
 
 import math
+import reprlib
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from typing import Any
 
 from dpsql.errors import CatalogError
 from dpsql.names import is_reserved, reserved_message
+from dpsql.plan import check_value_bounds
 
 NUMERIC_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
                  "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE", "REAL", "DECIMAL")
@@ -96,6 +98,8 @@ def _positive_int(name: str, value: Any, table: str) -> int | None:
 
 
 def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table: str):
+    """Declared value bounds by column: numeric columns, and bounds dpsql can compute with
+    (``check_value_bounds``: finite, lo <= hi, each 0 or between 1e-100 and 1e100 in size)."""
     result = {}
     for col, pair in (bounds or {}).items():
         name = col.lower()
@@ -104,14 +108,14 @@ def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table:
                                f"columns are {sorted(columns)}")
         try:
             lo, hi = (float(v) for v in pair)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise CatalogError(
-                f"bounds[{col!r}]={pair!r}: give a pair (lo, hi) of numbers") from None
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-            raise CatalogError(f"bounds[{col!r}]=({lo}, {hi}): need finite lo <= hi")
+                f"bounds[{col!r}]={reprlib.repr(pair)}: give a pair (lo, hi) of finite "
+                "numbers") from None
+        result[name] = check_value_bounds(lo, hi, f"bounds[{col!r}] of table {table!r}",
+                                          error=CatalogError)
         if not columns[name].upper().startswith(NUMERIC_TYPES):
             raise CatalogError(f"bounds[{col!r}]: column has type {columns[name]}, not numeric")
-        result[name] = (lo, hi)
     return result
 
 

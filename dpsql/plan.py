@@ -20,8 +20,9 @@ import numpy as np
 from sqlglot import exp
 
 from dpsql.accounting import Cost, as_fraction, float_at_most
-from dpsql.errors import InternalError
+from dpsql.errors import Error, InternalError, PrivacyError
 from dpsql.mechanisms import Noise, NoisePlan, Statistic
+from dpsql.mechanisms.calibration import finite_scale
 from dpsql.mechanisms.exponential import ExponentialQuantile
 
 NOISY_TABLE = "__dp_noisy"
@@ -173,14 +174,87 @@ class StatSpec:
         return f"{self.name}={self.kind}({inner})"
 
 
+MIN_BOUND = 1e-100
+"""Smallest non-zero |bound| dpsql computes with (see :func:`check_value_bounds`)."""
+MAX_BOUND = 1e100
+"""Largest |bound| dpsql computes with (see :func:`check_value_bounds`)."""
+MIN_QUANTUM = 2.0**-960
+"""Smallest quantum: its noise grids (≥ 2⁻¹³ quanta) and scales (≥ 2⁻³⁰ grid steps) are
+still normal floats, so no scale or grid underflows or loses digits."""
+
+
+def check_value_bounds(lo: float, hi: float, where: str, *,
+                       error: type[Error] = PrivacyError) -> tuple[float, float]:
+    """(lo, hi) if dpsql can compute with them, else ``error`` naming the bounds that work.
+
+    The rule: lo ≤ hi, both finite, and each is 0 or has |bound| in [1e-100, 1e100]. Why:
+
+    - sums are exact integers in quanta of 2⁻³⁰ × the largest |bound| (:func:`value_quantum`),
+      and each value's noise is a multiple of that quantum: at 1e-100 the quantum is 2⁻³⁶³,
+      and the variance's squared half-range (≥ 1e-232 for such bounds) keeps its own quantum
+      and noise grid normal floats, so nothing underflows to 0 (at 1e-320 the quantum
+      was 0 and the plan divided by it);
+    - a variance sums squared deviations up to (hi − lo)²/4 ≤ 1e200, and every released value
+      is below 2⁵³ noise-grid steps: 1e100 leaves some 1e100 of headroom for the number of
+      rows and for the noise of a small ε before a sensitivity, a noise scale or a noisy
+      answer overflows (at ±1e308 the noise scale was inf). A query whose noise still
+      overflows at its ε is refused when it is planned (``calibrate``).
+
+    >>> check_value_bounds(0, 1e6, "bounds['x']")
+    (0.0, 1000000.0)
+    >>> check_value_bounds(-1e308, 1e308, "bounds['x']")
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.PrivacyError: bounds['x'] = (-1e+308, 1e+308) are too wide: dpsql computes with \
+bounds that are 0 or between 1e-100 and 1e+100 in absolute value (beyond them a sensitivity, the \
+rounding quantum or a noise draw over- or underflows). Fix: narrow the bounds to at most 1e+100, \
+or rescale the column (e.g. store it in thousands)
+    """
+    lo, hi = float(lo), float(hi)
+    shown = f"{where} = ({lo:g}, {hi:g})"
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+        raise error(f"{shown}: need finite lo <= hi")
+    rule = (f"dpsql computes with bounds that are 0 or between {MIN_BOUND:g} and {MAX_BOUND:g} "
+            "in absolute value (beyond them a sensitivity, the rounding quantum or a noise draw "
+            "over- or underflows)")
+    if max(abs(lo), abs(hi)) > MAX_BOUND:
+        raise error(f"{shown} are too wide: {rule}. Fix: narrow the bounds to at most "
+                    f"{MAX_BOUND:g}, or rescale the column (e.g. store it in thousands)")
+    if any(0 < abs(b) < MIN_BOUND for b in (lo, hi)):
+        raise error(f"{shown} are too small: {rule}. Fix: use 0 or a bound of at least "
+                    f"{MIN_BOUND:g}, or rescale the column (e.g. store it in millionths)")
+    return lo, hi
+
+
 def value_quantum(lo: float, hi: float) -> float:
     """A power of two about 2^-30 of the largest |bound|: values keep ~9 significant digits.
+
+    Bounds whose quantum would fall below MIN_QUANTUM (a largest |bound| under ~1e-280) are
+    refused with PrivacyError; :func:`check_value_bounds` refuses far earlier.
 
     >>> value_quantum(0, 1000) == 2.0 ** (9 - 30)
     True
     """
     largest = max(abs(lo), abs(hi))
-    return 2.0 ** (math.floor(math.log2(largest)) - 30) if largest > 0 else 1.0
+    if largest == 0:
+        return 1.0
+    quantum = math.ldexp(1.0, math.frexp(largest)[1] - 31)  # 2^(⌊log₂ largest⌋ − 30)
+    if quantum < MIN_QUANTUM:
+        raise PrivacyError(f"bounds ({lo:g}, {hi:g}) are too small to compute with: use 0 or "
+                           f"bounds of at least {MIN_BOUND:g} in absolute value")
+    return quantum
+
+
+def in_output_units(noise: Noise, quantum: float) -> Noise:
+    """The noise of a statistic computed in ``quantum`` units, in the units of the answer.
+
+    Raises PrivacyError if its scale overflows (a query far too noisy for a float).
+
+    >>> str(in_output_units(Noise("laplace", 2.0, 2.0**-10), 2.0**-4))
+    'discrete laplace(t=0.125, grid=2^-14)'
+    """
+    scale = finite_scale(noise.scale * quantum, "the noise scale in the units of the answer")
+    return replace(noise, scale=scale, granularity=noise.granularity * quantum)
 
 
 @dataclass(frozen=True)
@@ -300,6 +374,17 @@ class Spend:
         return f"{self.mechanism}: ε={self.epsilon!r} δ={self.delta!r}"
 
 
+def exact_share(total: float, parts: int) -> Fraction:
+    """The exact ε each of ``parts`` ε-spending mechanisms may use: the decimal written / parts.
+
+    >>> exact_share(0.9, 3)
+    Fraction(3, 10)
+    """
+    if parts < 1:
+        raise InternalError(f"cannot split ε into {parts} parts")
+    return as_fraction(total) / parts
+
+
 def epsilon_share(total: float, parts: int) -> float:
     """Each of ``parts`` ε-spending mechanisms gets float_at_most(total / parts).
 
@@ -308,9 +393,7 @@ def epsilon_share(total: float, parts: int) -> float:
     >>> epsilon_share(1.0, 1), epsilon_share(1.0, 3) * 3 <= 1.0
     (1.0, True)
     """
-    if parts < 1:
-        raise InternalError(f"cannot split ε into {parts} parts")
-    return float_at_most(as_fraction(total) / parts)
+    return float_at_most(exact_share(total, parts))
 
 
 @dataclass(frozen=True)
@@ -396,11 +479,19 @@ class PrivacyPlan:
         return tuple(parts)
 
     def verify_cost(self) -> None:
-        """The charge covers every part exactly, and each share of ε is its full equal share.
+        """The charge covers every part, and each mechanism spends exactly its share.
 
-        The shares are the noise (with a truncated-geometric selection that took part of
-        the noise's ε, the two together) and each quantile. Raises InternalError otherwise
-        (Tumult-style: the plan checks it spends what it says).
+        In exact rationals: the cost is the decimal the user wrote (``as_fraction``), each
+        part is the binary value of the float its mechanism was calibrated with
+        (``Fraction``). The shares are the noise (with a truncated geometric that took part
+        of the noise's ε, the two together) and each quantile release, each ε/shares:
+
+        - every part's ε sums to at most the cost's ε, and every δ to at most its δ;
+        - a lone mechanism uses float_at_most(its share), the largest float not above it;
+        - the noise and a truncated geometric together use at most their share.
+
+        Raises InternalError otherwise (Tumult-style: the plan checks it spends what it says).
+        The check is exact, so rounding cannot trip it, and it catches any over-spend.
         """
         parts = self.spend
         used_eps = sum((Fraction(p.epsilon) for p in parts), Fraction(0))
@@ -408,13 +499,13 @@ class PrivacyPlan:
         quantiles = [Fraction(p.epsilon) for p in parts if p.mechanism.startswith("exponential")]
         paired = [Fraction(p.epsilon) for p in parts
                   if not p.mechanism.startswith("exponential") and p.epsilon > 0]
-        noise_share = sum(paired, Fraction(0))
-        share = Fraction(epsilon_share(self.cost.epsilon, len(quantiles) + bool(paired)))
-        # Noise and a truncated geometric split one share; float rounding may leave a sliver.
-        noise_ok = not paired or noise_share == share or (len(paired) == 2
-                                                          and noise_share <= share)
+        shares = len(quantiles) + bool(paired)
+        share = exact_share(self.cost.epsilon, shares) if shares else Fraction(0)
+        full = Fraction(float_at_most(share))
+        noise_ok = not paired or sum(paired) == full or (len(paired) == 2
+                                                         and sum(paired) <= share)
         if used_eps > as_fraction(self.cost.epsilon) or used_delta > as_fraction(
-                self.cost.delta) or not noise_ok or any(q != share for q in quantiles):
+                self.cost.delta) or not noise_ok or any(q != full for q in quantiles):
             raise InternalError(f"plan cost {self.cost} differs from what its mechanisms use: "
                                 + "; ".join(map(str, parts)))
 
@@ -426,10 +517,7 @@ class PrivacyPlan:
 
     def noise_for(self, name: str) -> Noise:
         """The noise of statistic ``name`` in output units (sums are computed in quanta)."""
-        noise = self.noise.noise_for(self.statistic(name))
-        quantum = self.stat(name).quantum
-        return replace(noise, scale=noise.scale * quantum,
-                       granularity=noise.granularity * quantum)
+        return in_output_units(self.noise.noise_for(self.statistic(name)), self.stat(name).quantum)
 
     def __str__(self) -> str:
         lines = [

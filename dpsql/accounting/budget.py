@@ -16,24 +16,26 @@ Basic composition: ε's and δ's add up.
 from __future__ import annotations
 
 import math
+import reprlib
 import threading
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dpsql.accounting.exact import as_fraction, float_at_most
+from dpsql.accounting.exact import as_fraction, float_at_most, nearest_float, real_number
 from dpsql.errors import BudgetExceededError, PrivacyError
 
 __all__ = ["Accountant", "Budget", "Charge", "Cost", "as_fraction", "float_at_most"]
 
 
-def _check(name: str, value: float, *, upper: float = math.inf, zero_ok: bool = False) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise PrivacyError(f"{name}={value!r}: must be a number")
-    low_ok = value >= 0 if zero_ok else value > 0
-    if not low_ok or value >= upper or math.isinf(value):
-        bound = f"0 <= {name} < {upper:g}" if zero_ok else f"0 < {name} < {upper:g}"
-        raise PrivacyError(f"{name}={value!r} is out of range: need {bound}")
+def _check(name: str, value: object, *, upper: float = math.inf, zero_ok: bool = False) -> float:
+    """``value`` as a float if it is a number in range (see :func:`real_number`)."""
+    bound = f"0 <= {name} < {upper:g}" if zero_ok else f"0 < {name} < {upper:g}"
+    number = real_number(name, value, f"Fix: need a finite number with {bound}")
+    low_ok = number >= 0 if zero_ok else number > 0
+    if not low_ok or number >= upper or math.isinf(number):
+        raise PrivacyError(f"{name}={reprlib.repr(value)} is out of range: need {bound}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -60,11 +62,12 @@ class Budget:
         if (self.epsilon is None) == (self.rho is None):
             raise PrivacyError("give a budget as epsilon=... (with optional delta=...) or as "
                                "rho=... for zCDP, not both and not neither")
+        # Stored as floats: ints, numpy numbers, Fractions and Decimals are accepted.
         if self.epsilon is not None:
-            _check("epsilon", self.epsilon)
+            object.__setattr__(self, "epsilon", _check("epsilon", self.epsilon))
         if self.rho is not None:
-            _check("rho", self.rho)
-        _check("delta", self.delta, upper=1.0, zero_ok=True)
+            object.__setattr__(self, "rho", _check("rho", self.rho))
+        object.__setattr__(self, "delta", _check("delta", self.delta, upper=1.0, zero_ok=True))
 
     def __str__(self) -> str:
         head = f"ε={self.epsilon:g}" if self.rho is None else f"ρ={self.rho:g}"
@@ -141,9 +144,9 @@ class Accountant:
         """Spent so far under the tightest valid privacy filter (basic or zCDP)."""
         eps, delta = self._sums()
         if self.total.rho is not None:
-            return Cost(float(eps), float(delta))
-        if delta <= as_fraction(self.total.delta) and not self._zcdp_wins(float(eps)):
-            return Cost(float(eps), float(delta))
+            return Cost(nearest_float(eps), nearest_float(delta))
+        if delta <= as_fraction(self.total.delta) and not self._zcdp_wins(nearest_float(eps)):
+            return Cost(nearest_float(eps), nearest_float(delta))
         return Cost(self._zcdp_spent(), self.total.delta)
 
     @property

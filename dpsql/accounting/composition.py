@@ -23,6 +23,7 @@ from fractions import Fraction
 from typing import Literal
 
 from dpsql.accounting.budget import as_fraction
+from dpsql.accounting.exact import nearest_float, real_number
 from dpsql.errors import PrivacyError
 
 Kind = Literal["laplace", "gaussian", "approx"]
@@ -31,15 +32,14 @@ Kind = Literal["laplace", "gaussian", "approx"]
 def require(name: str, value: float, *, low: float = 0.0, low_ok: bool = True,
             high: float = math.inf, high_ok: bool = False) -> float:
     """``value`` as a float if it is a number within the bounds, else PrivacyError."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        raise PrivacyError(f"{name}={value!r}: must be a number")
-    above = value >= low if low_ok else value > low
-    below = value <= high if high_ok else value < high
+    lo, hi = ("[" if low_ok else "("), ("]" if high_ok else ")")
+    interval = f"{name} in {lo}{low:g}, {high:g}{hi}"
+    number = real_number(name, value, f"Fix: need {interval}")
+    above = number >= low if low_ok else number > low
+    below = number <= high if high_ok else number < high
     if not (above and below):
-        lo, hi = ("[" if low_ok else "("), ("]" if high_ok else ")")
-        raise PrivacyError(f"{name}={value!r} is out of range: need {name} in {lo}{low:g}, "
-                           f"{high:g}{hi}")
-    return float(value)
+        raise PrivacyError(f"{name}={value!r} is out of range: need {interval}")
+    return number
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ def basic(events: Iterable[MechanismEvent]) -> tuple[float, float] | None:
         return None
     epsilon = sum((as_fraction(event.epsilon) for event in history), Fraction(0))
     delta = sum((as_fraction(event.delta) for event in history), Fraction(0))
-    return float(epsilon), float(delta)
+    return nearest_float(epsilon), nearest_float(delta)
 
 
 def log_no_failure(events: Iterable[MechanismEvent]) -> float:
@@ -166,10 +166,10 @@ def advanced(events: Iterable[MechanismEvent], delta_prime: float) -> tuple[floa
     if any(event.kind == "gaussian" for event in history):
         return None
     epsilons = [event.epsilon for event in history]
-    squares = math.fsum(e * e for e in epsilons)
-    drift = math.fsum(e * math.tanh(e / 2) for e in epsilons)
+    squares = total(e * e for e in epsilons)
+    drift = total(e * math.tanh(e / 2) for e in epsilons)
     candidates = [
-        math.fsum(epsilons),
+        total(epsilons),
         drift + math.sqrt(2 * squares * math.log(1 / delta_prime)),
         drift + math.sqrt(2 * squares * math.log(math.e + math.sqrt(squares) / delta_prime)),
     ]
@@ -190,8 +190,22 @@ def zcdp(events: Iterable[MechanismEvent]) -> float | None:
     history = as_history(events)
     if any(event.kind == "approx" for event in history):
         return None
-    return math.fsum(event.epsilon ** 2 / 2 if event.kind == "laplace"
-                     else 1 / (2 * event.noise_multiplier ** 2) for event in history)
+    return total(event.epsilon * event.epsilon / 2 if event.kind == "laplace"
+                 else 0.5 / event.noise_multiplier / event.noise_multiplier for event in history)
+
+
+def total(values: Iterable[float]) -> float:
+    """Σ of non-negative floats, exactly rounded; +inf when it passes the largest float.
+
+    (``math.fsum`` raises OverflowError there; a huge ε must give an infinite ρ, not an error.)
+
+    >>> total([0.1, 0.2]), total([1e308, 1e308])
+    (0.30000000000000004, inf)
+    """
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
 
 
 def _cks_epsilon(rho: float, log_inv_delta: float, alpha: float) -> float:
@@ -212,14 +226,16 @@ def zcdp_to_dp(rho: float, delta: float) -> float:
     >>> round(zcdp_to_dp(0.5, 1e-5), 4), round(0.5 + 2 * math.sqrt(0.5 * math.log(1e5)), 4)
     (4.7284, 5.2985)
     """
-    require("rho", rho, high=math.inf)
-    require("delta", delta, high=1.0)
+    rho = require("rho", rho, high=math.inf, high_ok=True)
+    delta = require("delta", delta, high=1.0)
     if rho == 0:
         return 0.0
-    if delta == 0:
+    if delta == 0 or math.isinf(rho):
         return math.inf
     log_inv_delta = -math.log(delta)
     classic = rho + 2 * math.sqrt(rho * log_inv_delta)
+    if math.isinf(classic):
+        return math.inf
     from scipy.optimize import minimize_scalar  # slow to import: only when converting
 
     found = minimize_scalar(lambda u: _cks_epsilon(rho, log_inv_delta, 1 + math.exp(u)),

@@ -19,10 +19,11 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr, ndtri
+from scipy.special import ndtr, ndtri
 
-from dpsql.accounting.composition import MechanismEvent, as_history, require
+from dpsql.accounting.composition import MechanismEvent, as_history, require, total
 from dpsql.errors import PrivacyError
+from dpsql.mechanisms.calibration import gaussian_log_delta
 
 
 def gdp_mu(events: Iterable[MechanismEvent]) -> float | None:
@@ -37,23 +38,25 @@ def gdp_mu(events: Iterable[MechanismEvent]) -> float | None:
     history = as_history(events)
     if any(event.kind != "gaussian" or event.discrete for event in history):
         return None
-    return math.sqrt(math.fsum(event.noise_multiplier ** -2 for event in history))
+    return math.sqrt(total(1 / event.noise_multiplier / event.noise_multiplier
+                           for event in history))
 
 
 def gdp_delta(mu: float, epsilon: float) -> float:
     """δ(ε) of µ-GDP: Φ(−ε/µ + µ/2) − e^ε Φ(−ε/µ − µ/2) (Dong, Roth & Su, Cor. 2.13).
 
-    Computed as Φ(a)·(1 − exp(ε + ln Φ(b) − ln Φ(a))) so that tiny δ keep their digits.
+    The analytic Gaussian's curve, so computed by its cancellation-free log form
+    (:func:`~dpsql.mechanisms.calibration.gaussian_log_delta`): tiny δ keep their digits and
+    a huge ε or µ gives a number, not an overflow.
 
-    >>> f"{gdp_delta(1.0, 3.0):.4e}"
-    '1.5372e-03'
+    >>> f"{gdp_delta(1.0, 3.0):.4e}", gdp_delta(1e150, 1e300), gdp_delta(1e150, 1.0)
+    ('1.5372e-03', 0.0, 1.0)
     """
-    require("mu", mu, high=math.inf)
-    require("epsilon", epsilon, high=math.inf, high_ok=True)
+    mu = require("mu", mu, high=math.inf)
+    epsilon = require("epsilon", epsilon, high=math.inf, high_ok=True)
     if mu == 0 or math.isinf(epsilon):
         return 0.0
-    a, b = -epsilon / mu + mu / 2, -epsilon / mu - mu / 2
-    return max(0.0, float(ndtr(a) * -math.expm1(epsilon + log_ndtr(b) - log_ndtr(a))))
+    return math.exp(gaussian_log_delta(mu, epsilon))
 
 
 def gdp_epsilon(mu: float, delta: float) -> float:

@@ -63,6 +63,7 @@ from typing import Any, TypeVar
 
 from dpsql.accounting.budget import Budget, Cost, as_fraction
 from dpsql.accounting.composition import MechanismEvent
+from dpsql.accounting.exact import nearest_float
 from dpsql.errors import BudgetExceededError, PrivacyError
 
 SCHEMA_VERSION = 1
@@ -163,7 +164,7 @@ class Ledger:
     @property
     def spent(self) -> Cost:
         eps, delta = self._run(lambda db: self._spent(db, "analyst", self.analyst))
-        return Cost(float(eps), float(delta))
+        return Cost(nearest_float(eps), nearest_float(delta))
 
     @property
     def remaining(self) -> Cost:

@@ -168,6 +168,10 @@ def _from_cdf(cdf: Callable[[np.ndarray], np.ndarray], sf: Callable[[np.ndarray]
     """Pessimistic discretisation of a loss with CDF ``cdf`` (survival ``sf``) on [low, high]:
     cell i gets the mass in ((i−1)h, ih]; mass below the first cell joins it, mass above the
     last goes to +∞.  Differences are taken on whichever of cdf/sf is below ½ (accurate tails)."""
+    cells = (high - low) / grid  # checked before the steps: a huge ε overflows them
+    if not cells <= MAX_CELLS + 2:
+        raise PrivacyError(f"the PLD would need {cells:.3g} cells of width {grid:g}: "
+                           f"pass a grid of at least {1.01 * (high - low) / MAX_CELLS:.2g}")
     first, last = _ceil_steps(low, grid), _ceil_steps(high, grid)
     if last - first > MAX_CELLS:
         raise PrivacyError(f"the PLD would need {last - first:,} cells of width {grid:g}: "

@@ -21,7 +21,7 @@ Su 2022) with the tightness of that one-number description.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -38,6 +38,8 @@ from dpsql.accounting.composition import (
     zcdp,
     zcdp_to_dp,
 )
+from dpsql.accounting.exact import nearest_float
+from dpsql.errors import PrivacyError
 
 
 def query_events(kind: str, epsilon: float, noise_multiplier: float,
@@ -77,7 +79,7 @@ def filter_epsilon(events: Sequence[MechanismEvent], costs: Sequence[tuple[float
     candidates = []
     eps, dlt = _basic_costs(costs)
     if dlt <= as_fraction(delta):
-        candidates.append((float(eps), "basic"))
+        candidates.append((nearest_float(eps), "basic"))
     if delta > 0 and events:
         zc = zcdp_epsilon(events, delta)
         if zc is not None:
@@ -145,10 +147,12 @@ class BudgetReport:
         def fmt(value: float | None) -> str:
             return "n/a" if value is None else f"{value:.4g}"
 
+        left = self.total_epsilon - self.limit_epsilon if self.limit_epsilon < \
+            self.total_epsilon else 0.0
         lines = [
             f"budget ε={self.total_epsilon:g} δ={self.total_delta:g}; {self.queries} queries",
             f"  enforced ({self.limit_method}): ε spent {fmt(self.limit_epsilon)}, "
-            f"left {fmt(max(self.total_epsilon - self.limit_epsilon, 0.0))}",
+            f"left {fmt(left)}",
             f"  basic: ε={self.basic[0]:.4g} δ={self.basic[1]:.3g}",
             f"  at δ={self.total_delta:g}: zCDP ε={fmt(self.zcdp)}, "
             f"advanced ε={fmt(self.advanced)}, PLD ε={fmt(self.pld)} "
@@ -163,29 +167,38 @@ class BudgetReport:
 def build_report(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, float]],
                  total_epsilon: float, total_delta: float) -> BudgetReport:
     """Every method's ε at the total δ (slow methods are imported only here)."""
-    from dpsql.accounting.gdp import gdp_tightness, tradeoff_from_profile
+    from dpsql.accounting.gdp import gdp_mu, gdp_tightness, tradeoff_from_profile
     from dpsql.accounting.pld import pld, privacy_profile
 
     limit = filter_epsilon(events, costs, total_delta)
     eps, dlt = _basic_costs(costs)
     spread = advanced(events, total_delta) if events and total_delta > 0 else None
     continuous = [_as_continuous(e) for e in events]
-    pld_eps = pld(continuous, total_delta) if events and total_delta > 0 and \
-        not any(e.discrete for e in events) else None
-    gaussians = [e for e in events if e.kind == "gaussian"]
+    pld_eps = _unless_too_fine(lambda: pld(continuous, total_delta)) \
+        if events and total_delta > 0 and not any(e.discrete for e in events) else None
     mu = tightness = None
-    if gaussians and len(gaussians) == len(events):
-        mu = math.sqrt(sum(1 / e.noise_multiplier**2 for e in gaussians))
+    if events and all(e.kind == "gaussian" for e in events):
+        mu = gdp_mu(continuous)
         grid = [x / 4 for x in range(0, 81)]
-        alphas, betas = tradeoff_from_profile(grid, privacy_profile(continuous, grid))
-        tightness = gdp_tightness(alphas, betas)[1]
+        tightness = _unless_too_fine(lambda: gdp_tightness(
+            *tradeoff_from_profile(grid, privacy_profile(continuous, grid)))[1])
     return BudgetReport(
         total_epsilon=total_epsilon, total_delta=total_delta, limit_epsilon=limit[0],
-        limit_method=limit[1], basic=(float(eps), float(dlt)),
+        limit_method=limit[1], basic=(nearest_float(eps), nearest_float(dlt)),
         advanced=None if spread is None else spread[0],
         zcdp=zcdp_epsilon(events, total_delta) if events and total_delta > 0 else None,
         pld=pld_eps, gdp_mu=mu, gdp_tightness=tightness, queries=len(costs),
         events=tuple(events))
+
+
+def _unless_too_fine(compute: Callable[[], float]) -> float | None:
+    """``compute()``, or None (shown as n/a) when the PLD grid cannot hold the history's
+    losses: a huge ε (or a tiny noise multiplier) spans more cells than PLD accounting keeps.
+    """
+    try:
+        return compute()
+    except PrivacyError:
+        return None
 
 
 def _as_continuous(event: MechanismEvent) -> MechanismEvent:

@@ -58,6 +58,7 @@ from dpsql.plan import (
     OutputColumn,
     QuantileSpec,
     StatSpec,
+    check_value_bounds,
     value_quantum,
 )
 
@@ -242,7 +243,7 @@ class _Collector:
             raise UnsupportedQueryError(self._bounds_hint(node, arg))
         if interval.lo == interval.hi == 0 and isinstance(node, exp.Sum):
             refuse(node, "SUM", "bounds other than [0, 0]", "This sum is always 0")
-        return interval.lo, interval.hi
+        return check_value_bounds(interval.lo, interval.hi, f"the bounds of {fragment(node)}")
 
 
     def _bounds_hint(self, node: exp.Expression, arg: exp.Expression) -> str:

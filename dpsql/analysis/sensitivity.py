@@ -16,19 +16,24 @@ from __future__ import annotations
 
 import functools
 import math
+import reprlib
+import sys
 from dataclasses import replace
 from fractions import Fraction
 
-from dpsql.accounting import as_fraction, float_at_most
+from dpsql.accounting import float_at_most
+from dpsql.accounting.exact import float_at_least
 from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.exponential import ExponentialQuantile
-from dpsql.mechanisms.selection import best_selection
-from dpsql.plan import WEIGHT_SCALE, Aggregate, Contribution, Selection, StatSpec, epsilon_share
+from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers
+from dpsql.plan import WEIGHT_SCALE, Aggregate, Contribution, Selection, StatSpec, exact_share
 
 DEFAULT_GROUPS_PER_UNIT = 1
 DEFAULT_ROWS_PER_GROUP = 1
+MAX_CONTRIBUTION = 2**53
+"""Largest contribution limit: limits and the norms built from them stay exact in floats."""
 
 
 def contribution_limits(draft: Draft, ctx: Context) -> Draft:
@@ -51,6 +56,13 @@ def contribution_limits(draft: Draft, ctx: Context) -> Draft:
         # A unit cannot touch more groups than exist.
         values["max_groups_per_unit"] = max(1, min(values["max_groups_per_unit"],
                                                    _domain_size(draft)))
+    for name, value in values.items():
+        if value is not None and value > MAX_CONTRIBUTION:
+            raise PrivacyError(
+                f"{name}={reprlib.repr(value)} ({sources[name]}) is too large: contribution "
+                f"limits go up to 2^53 (about {MAX_CONTRIBUTION:.3g}), beyond which "
+                "sensitivities are no longer exact and the noise could not be released anyway. "
+                "Fix: give a smaller limit (the noise grows with it)")
     return replace(draft, contribution=Contribution(**values, sources=tuple(sources.items())))
 
 
@@ -99,13 +111,13 @@ def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
     c, g = limits.rows_per_group, limits.groups_per_unit
     if spec.per_group:
         l1, l2 = normalised_norms(g, 1, None)
-        return Statistic(name=spec.name, bound=float(spec.group_bound), l1=l1, l2=l2,
-                         integer=True, cells=float(g))
+        return Statistic(name=spec.name, bound=float_at_least(Fraction(spec.group_bound)),
+                         l1=l1, l2=l2, integer=True, cells=float(g))
     rows = 1 if spec.kind == "units" else min(c, spec.values_per_unit or c)
     total = None if spec.kind == "distinct" else limits.max_rows_per_unit
     l1, l2 = normalised_norms(g, rows, total)
-    return Statistic(name=spec.name, bound=float(rows * spec.row_bound), l1=l1, l2=l2,
-                     integer=True, cells=float(g))
+    return Statistic(name=spec.name, bound=float_at_least(Fraction(rows * spec.row_bound)),
+                     l1=l1, l2=l2, integer=True, cells=float(g))
 
 
 def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
@@ -131,26 +143,44 @@ def needs_selection(draft: Draft) -> bool:
 def calibrate(draft: Draft, ctx: Context) -> Draft:
     """Split ε between the noise and the quantiles; calibrate each; set the selection threshold.
 
-    ε is shared equally by the mechanisms that spend it (``plan.epsilon_share``): the noise of
+    ε is shared equally by the mechanisms that spend it (``plan.exact_share``): the noise of
     all noisy statistics together, when there are any, and each quantile aggregate, so a
     query with noisy statistics and k quantiles gives each ε/(1 + k) (ε/(1 + 3k) with
     ``quantile_ci``: each quantile's interval ends are two more releases). With private keys, δ is
-    split: Gaussian noise gets δ/2 and selection δ/2; Laplace noise is pure ε-DP, so selection
-    gets all of δ. Quantiles are pure ε-DP and use no δ.
+    split: Gaussian noise gets δ/2 and selection the rest; Laplace noise is pure ε-DP, so
+    selection gets all of δ. Quantiles are pure ε-DP and use no δ.
+
+    Splits are exact: each share is a Fraction of the ε the user wrote, each mechanism is
+    calibrated with the largest float not above its share, and the plan is charged the
+    written ε (:meth:`PrivacyPlan.verify_cost` checks all this exactly). Finally the plan is
+    refused, before any data is read, if its noise cannot be released as finite numbers
+    (:func:`check_release`).
     """
-    validate_privacy(draft.epsilon, draft.delta)
-    quantiles = [a for a in draft.aggregates if a.quantile is not None]
-    releases = 1 if draft.quantile_ci is None else 3  # the value, and an interval's ends
-    share = epsilon_share(draft.epsilon, releases * len(quantiles) + bool(draft.statistics))
+    epsilon, delta = validate_privacy(draft.epsilon, draft.delta)
+    draft = replace(draft, epsilon=epsilon, delta=delta)
+    share = float_at_most(_share(draft))
     aggregates = tuple(_with_mechanism(a, share, draft.contribution, draft.quantile_ci)
                        if a.quantile else a for a in draft.aggregates)
     draft = replace(draft, aggregates=aggregates)
     if not draft.statistics:
         return replace(draft, noise=None, cost_delta=0.0)
     if not draft.aggregates:
-        return _keys_only(draft)
+        return check_release(_keys_only(draft))
+    return check_release(_calibrate_noise(draft))
+
+
+def _share(draft: Draft) -> Fraction:
+    """The exact ε of each share: the noise (if any statistic is noised) and each quantile
+    release (three with ``quantile_ci``: the value and an interval's ends)."""
+    releases = 1 if draft.quantile_ci is None else 3
+    quantiles = sum(1 for a in draft.aggregates if a.quantile is not None)
+    return exact_share(draft.epsilon, releases * quantiles + bool(draft.statistics))
+
+
+def _calibrate_noise(draft: Draft) -> Draft:
+    """The noise (and, with private keys, the partition selection) at its ε share and δ."""
     # Calibrate with values never above what is charged (the decimals the user wrote).
-    epsilon, delta = share, float_at_most(draft.delta)
+    epsilon, delta = float_at_most(_share(draft)), float_at_most(draft.delta)
     if not needs_selection(draft):
         noise = _choose_noise(draft.statistics, epsilon, delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
@@ -161,8 +191,10 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
             f"GROUP BY {keys}: group keys are private, and releasing them needs delta > 0 "
             f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
             f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
-    noise = _choose_noise(draft.statistics, epsilon, delta / 2)
-    selection_delta = delta / 2 if noise.kind == "gaussian" else delta
+    half = float_at_most(Fraction(delta) / 2)
+    noise = _choose_noise(draft.statistics, epsilon, half)
+    selection_delta = float_at_most(Fraction(delta) - Fraction(half)) \
+        if noise.kind == "gaussian" else delta
     units = next(s for s in draft.statistics if s.name == _units_name(draft))
     groups = draft.contribution.groups_per_unit
     threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
@@ -182,25 +214,29 @@ def _prefer_geometric(draft: Draft, units: Statistic) -> Draft:
     with the remaining ε gives them the same Laplace scale, and the freed ε pays for the
     truncated geometric on the *exact* unit count (Desfontaines et al. 2022). The swap is
     made when that releases a group with probability ½ at fewer units (n₅₀) than the
-    threshold (``best_selection``); the query's cost is unchanged.
+    threshold (``best_selection``); the query's cost is unchanged: the two parts are
+    float_at_most of exact parts of the noise's exact share, so they sum to at most it.
     """
     noise = draft.noise
     if noise.kind != "laplace" or any(units.name in a.stats for a in draft.aggregates):
         return draft
     kept = tuple(s for s in draft.statistics if s is not units)
-    exact = as_fraction(noise.epsilon)
+    share = _share(draft)
     # noise.l1 is after grid inflation; the unit count is an integer, never inflated.
-    noise_epsilon = float_at_most(exact * (Fraction(noise.l1) - Fraction(units.l1)) /
+    noise_epsilon = float_at_most(share * (Fraction(noise.l1) - Fraction(units.l1)) /
                                   Fraction(noise.l1))
-    selection_epsilon = float_at_most(exact - as_fraction(noise_epsilon))
+    selection_epsilon = float_at_most(share - Fraction(noise_epsilon))
     if noise_epsilon <= 0 or selection_epsilon <= 0:
         return draft
     lighter = _choose_noise(kept, noise_epsilon, 0.0)
     if lighter.unit_scale > noise.unit_scale * (1 + 1e-9):
         return draft
     selection = draft.selection
-    method, _ = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
-                               selection.max_groups)
+    try:
+        method, _ = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
+                                   selection.max_groups)
+    except PrivacyError:  # too little ε for the truncated geometric: keep the threshold
+        return draft
     if method != "truncated_geometric":
         return draft
     geometric = Selection(method=method, threshold=0.0, delta=selection.delta,
@@ -220,6 +256,57 @@ def _keys_only(draft: Draft) -> Draft:
                           max_groups=draft.contribution.groups_per_unit,
                           epsilon=float_at_most(draft.epsilon))
     return replace(draft, noise=None, selection=selection, cost_delta=draft.delta)
+
+
+COUNT_KINDS = ("units", "rows", "count", "distinct")
+"""Statistics released as counts, i.e. as 64-bit integers."""
+
+
+def check_release(draft: Draft) -> Draft:
+    """Refuse, at plan time, noise that cannot be released as finite numbers at this ε.
+
+    A noisy statistic is released as g·k for an integer k with |k| < 2⁵³ (``Noise.add_to``
+    refuses more), g its grid in the answer's units: so every value it can release is
+    finite iff g·2⁵³ is, and fits a count's 64-bit integer iff g·2⁵³ ≤ 2⁶³ (a count's noise
+    scale below ~2³¹). Sensitivities, noise scales and the selection's threshold must be
+    finite too. Otherwise: PrivacyError naming the fix (a larger ε, smaller bounds or
+    limits). The truncated geometric is checked to be computable at its (ε, δ).
+    """
+    if draft.noise is not None:
+        for spec in draft.stats:
+            stat = next((s for s in draft.statistics if s.name == spec.name), None)
+            if stat is not None:
+                _check_statistic(spec, stat, draft)
+    selection = draft.selection
+    if selection is not None and selection.truncated_geometric:
+        truncated_geometric_crossovers(selection.epsilon, selection.delta, selection.max_groups)
+    elif selection is not None and not math.isfinite(selection.threshold):
+        raise PrivacyError(f"the partition-selection threshold overflows at epsilon="
+                           f"{draft.epsilon:g}: use a larger epsilon")
+    return draft
+
+
+def _check_statistic(spec: StatSpec, stat: Statistic, draft: Draft) -> None:
+    """PrivacyError unless every value the noise of ``stat`` can release is a finite number
+    (a 64-bit integer for counts)."""
+    noise = draft.noise.noise_for(stat)  # in quanta; the answer's units are × quantum
+    scale, largest = noise.scale * spec.quantum, noise.granularity * spec.quantum * 2.0**53
+    sensitivity = stat.bound * stat.l1 * spec.quantum
+    count = spec.kind in COUNT_KINDS
+    if math.isfinite(scale + sensitivity) and largest <= (2.0**63 if count
+                                                          else sys.float_info.max):
+        return
+    what = "a count (a 64-bit integer)" if count else "a finite number"
+    fix = "smaller contribution limits" if count else "smaller bounds or contribution limits"
+    raise PrivacyError(
+        f"{_label(spec, draft)}: at epsilon={draft.epsilon:g} its noise (scale {scale:.3g}, "
+        f"sensitivity {sensitivity:.3g}) is too large to release as {what}. Fix: use a larger "
+        f"epsilon, or {fix}")
+
+
+def _label(spec: StatSpec, draft: Draft) -> str:
+    """The aggregate a statistic belongs to, as the user wrote it (or the statistic)."""
+    return next((a.sql for a in draft.aggregates if spec.name in a.stats), str(spec))
 
 
 def _units_name(draft: Draft) -> str:

@@ -25,12 +25,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
+from dpsql.accounting.exact import float_at_least, sqrt_at_least
 from dpsql.errors import InternalError, PrivacyError
-from dpsql.mechanisms.calibration import laplace_scale, validate_privacy
+from dpsql.mechanisms.calibration import finite_scale, laplace_scale, validate_privacy
 from dpsql.mechanisms.discrete_calibration import discrete_gaussian_sigma
-from dpsql.mechanisms.noise import Noise, grid_granularity
+from dpsql.mechanisms.noise import MIN_GRID_SCALE, Noise, grid_granularity
 
 Kind = Literal["laplace", "gaussian"]
 # Integer statistics whose noise scale exceeds 2^24 go on a (≥ 16) grid too: the noise is
@@ -96,12 +98,34 @@ class NoisePlan:
                 f"L1={self.l1:.6g}, L2={self.l2:.6g}; eps={self.epsilon:g}, delta={self.delta:g})")
 
     def noise_for(self, stat: Statistic) -> Noise:
-        """The noise for ``stat``: scale = bound × unit scale, on the grid used to calibrate."""
+        """The noise for ``stat``: scale = bound × unit scale, on the grid used to calibrate.
+
+        A scale below MIN_GRID_SCALE grid steps (a huge ε) is raised to it: the samplers
+        draw the same noise (none) either way, and the scale stays a positive float.
+        """
         try:
             index = self.statistics.index(stat)
         except ValueError:
             raise InternalError(f"statistic {stat.name} was not part of this noise plan") from None
-        return Noise(self.kind, stat.bound * self.unit_scale, self.granularities[index])
+        grid = self.granularities[index]
+        return Noise(self.kind, max(_cell_scale(stat, self.unit_scale), grid * MIN_GRID_SCALE),
+                     grid)
+
+
+def _cell_scale(stat: Statistic, unit_scale: float) -> float:
+    """bound × unit scale; a PrivacyError if it overflows (the noise would not be a number)."""
+    return finite_scale(stat.bound * unit_scale, f"the noise scale of statistic {stat.name} "
+                        f"(bound {stat.bound:g} × {unit_scale:g})")
+
+
+def _norms(norms: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(Σ l1, √Σ l2²) of (l1, l2) pairs, each rounded up: rounding never understates them.
+
+    >>> _norms([(0.1, 0.1), (0.2, 0.2)])[0] >= Fraction(3, 10)
+    True
+    """
+    l1 = float_at_least(sum((Fraction(a) for a, _ in norms), Fraction(0)))
+    return l1, sqrt_at_least(sum((Fraction(b) ** 2 for _, b in norms), Fraction(0)))
 
 
 def _unit_scale(kind: Kind, l1: float, l2: float, epsilon: float, delta: float,
@@ -114,38 +138,60 @@ def _unit_scale(kind: Kind, l1: float, l2: float, epsilon: float, delta: float,
 def _candidate(kind: Kind, stats: Sequence[Statistic], epsilon: float, delta: float
                ) -> tuple[float, tuple[float, ...], float, float]:
     """(unit scale, grids, inflated L1, inflated L2) for one kind of noise."""
-    l1 = sum(s.l1 for s in stats)
-    l2 = math.sqrt(sum(s.l2**2 for s in stats))
+    l1, l2 = _norms([(s.l1, s.l2) for s in stats])
     integer_bounds = [s.bound for s in stats if s.integer]
     first = _unit_scale(kind, l1, l2, epsilon, delta, min(integer_bounds, default=1.0))
-    grids = tuple(1.0 if s.integer and s.bound * first <= INTEGER_SCALE_LIMIT
-                  else grid_granularity(s.bound * first) for s in stats)
+    scales = [_cell_scale(s, first) for s in stats]
+    grids = tuple(1.0 if s.integer and scale <= INTEGER_SCALE_LIMIT
+                  else grid_granularity(scale) for s, scale in zip(stats, scales, strict=True))
     norms = [s.inflated(g) for s, g in zip(stats, grids, strict=True)]
-    l1 = sum(a for a, _ in norms)
-    l2 = math.sqrt(sum(b * b for _, b in norms))
+    l1, l2 = _norms(norms)
     coarsest = min(s.bound / g for s, g in zip(stats, grids, strict=True))
-    return _unit_scale(kind, l1, l2, epsilon, delta, coarsest), grids, l1, l2
+    unit_scale = _unit_scale(kind, l1, l2, epsilon, delta, coarsest)
+    for stat, grid in zip(stats, grids, strict=True):
+        _check_samplable(Noise(kind, _cell_scale(stat, unit_scale), grid), stat, epsilon)
+    return unit_scale, grids, l1, l2
+
+
+def _check_samplable(noise: Noise, stat: Statistic, epsilon: float) -> None:
+    """PrivacyError unless the exact samplers can draw ``noise``.
+
+    The grid is ~2⁻²⁰ of the first scale, but at a tiny ε (≲ 1e-12) rounding to it inflates
+    the sensitivity so much that the final scale spans more grid steps than they accept.
+    """
+    if not noise.samplable:
+        raise PrivacyError(
+            f"the noise of statistic {stat.name} at epsilon={epsilon:g} spans "
+            f"{noise.grid_scale:.3g} grid steps, more than exact sampling allows: use a larger "
+            "epsilon, or smaller bounds or contribution limits")
 
 
 def choose_noise(stats: Sequence[Statistic], epsilon: float, delta: float) -> NoisePlan:
     """Calibrate both candidates and keep the one with the smaller (normalised) std.
 
+    A candidate that cannot be calibrated in floats or sampled exactly (an extreme ε or δ)
+    drops out, with std inf; if both do, the Laplace candidate's PrivacyError is raised.
+
     >>> unit = Statistic("n", 1.0, 1.0, 1.0, True)
     >>> [choose_noise([unit] * k, 1.0, 1e-5).kind for k in (6, 8)]
     ['laplace', 'gaussian']
     """
-    validate_privacy(epsilon, delta)
+    epsilon, delta = validate_privacy(epsilon, delta)
     stats = tuple(stats)
     if not stats:
         raise InternalError("choose_noise needs at least one statistic")
-    lap = _candidate("laplace", stats, epsilon, delta)
-    laplace_std = Noise("laplace", lap[0]).std
-    best, kind, gaussian_std = lap, "laplace", math.inf
-    if delta > 0:
-        gau = _candidate("gaussian", stats, epsilon, delta)
-        gaussian_std = Noise("gaussian", gau[0]).std
-        if gaussian_std < laplace_std:
-            best, kind = gau, "gaussian"
-    unit_scale, grids, l1, l2 = best
-    return NoisePlan(kind, epsilon, delta, unit_scale, laplace_std, gaussian_std, l1, l2,
-                     stats, grids)
+    kinds: tuple[Kind, ...] = ("laplace", "gaussian") if delta > 0 else ("laplace",)
+    found, errors = {}, []
+    for kind in kinds:
+        try:
+            found[kind] = _candidate(kind, stats, epsilon, delta)
+        except PrivacyError as error:
+            errors.append(error)
+    if not found:
+        raise errors[0]
+    stds = {kind: Noise(kind, found[kind][0]).std if kind in found else math.inf
+            for kind in ("laplace", "gaussian")}
+    kind = "gaussian" if stds["gaussian"] < stds["laplace"] else "laplace"
+    unit_scale, grids, l1, l2 = found[kind]
+    return NoisePlan(kind, epsilon, delta, unit_scale, stds["laplace"], stds["gaussian"], l1,
+                     l2, stats, grids)

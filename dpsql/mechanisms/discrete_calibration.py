@@ -63,6 +63,7 @@ True
 from __future__ import annotations
 
 import math
+from contextlib import suppress
 
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms.calibration import (
@@ -70,28 +71,38 @@ from dpsql.mechanisms.calibration import (
     _need_delta,
     analytic_gaussian_sigma,
     gaussian_log_delta,
+    gaussian_zcdp_rho,
     smallest_passing,
     validate_privacy,
 )
 
 # Route (b)'s B: ≥ σ_j² log r_j for every σ_j ≥ 1 (the max is ≈ 4e^{−40} ≈ 1.7e-17; tested).
 B_MAX = 1e-16
+ALPHA_CAP = 2.0**1000
 
 
 def zcdp_log_delta(rho: float, epsilon: float) -> float:
     """log of the δ implied by ρ-zCDP at ε (Canonne, Kamath & Steinke 2020, Cor. 13).
 
     Any α > 1 gives a valid bound; α is chosen by bisection on the derivative
-    (2α − 1)ρ − ε + log(1 − 1/α), which is increasing in α.
+    (2α − 1)ρ − ε + log(1 − 1/α), which is increasing in α. The bisection stops when the
+    floats run out, never at α = 1, and α is capped at 2^1000 (a valid, if looser, choice),
+    so a huge ε or a tiny ρ gives a very negative (or −inf) log δ, never an error.
 
     >>> round(math.exp(zcdp_log_delta(0.025, 1.0)), 12) > 0
     True
+    >>> zcdp_log_delta(1e-6, 1e300), zcdp_log_delta(math.inf, 1.0)
+    (-inf, 0.0)
     """
     if rho <= 0:
         return -math.inf
-    lo, hi = 1.0, max(2.0, (epsilon + 1.0) / (2.0 * rho) + 2.0)
-    for _ in range(200):
+    if math.isinf(rho):
+        return 0.0
+    lo, hi = 1.0, min(max(2.0, (epsilon + 1.0) / (2.0 * rho) + 2.0), ALPHA_CAP)
+    for _ in range(1100):
         mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
         if (2 * mid - 1) * rho - epsilon + math.log1p(-1.0 / mid) < 0:
             lo = mid
         else:
@@ -123,7 +134,7 @@ def _route_b_ok(sigma: float, l2: float, epsilon: float, log_delta: float, grid_
     coarse = sigma * grid_bound
     if coarse < 1.0:
         return False
-    shrink = 1.0 - smoothing_width_sq(coarse) / coarse**2
+    shrink = 1.0 - smoothing_width_sq(coarse) / (coarse * coarse)
     if shrink <= 0:
         return False
     mu = l2 / sigma
@@ -145,15 +156,20 @@ def discrete_gaussian_sigma(l2: float, epsilon: float, delta: float, *,
     >>> round(discrete_gaussian_sigma(2.0 ** 0.5 * 2, 1.0, 1e-5), 2)
     10.66
     """
-    validate_privacy(epsilon, delta)
+    epsilon, delta = validate_privacy(epsilon, delta)
     _need_delta(delta)
     _check_sensitivity("l2", l2)
     if not math.isfinite(grid_bound) or grid_bound <= 0:
         raise PrivacyError(f"grid_bound={grid_bound!r} must be > 0")
     log_delta = math.log(delta) - 1e-12
     start = analytic_gaussian_sigma(l2, epsilon, delta)
-    zcdp = smallest_passing(
-        lambda s: zcdp_log_delta(l2 * l2 / (2 * s * s), epsilon) <= log_delta, start)
-    smoothed = smallest_passing(
-        lambda s: _route_b_ok(s, l2, epsilon, log_delta, grid_bound), start)
-    return min(zcdp, smoothed)
+    routes = (lambda s: zcdp_log_delta(gaussian_zcdp_rho(l2, s), epsilon) <= log_delta,
+              lambda s: _route_b_ok(s, l2, epsilon, log_delta, grid_bound))
+    proved = []
+    for ok in routes:
+        with suppress(PrivacyError):  # the other route may still prove some σ
+            proved.append(smallest_passing(ok, start))
+    if not proved:
+        raise PrivacyError(f"no discrete Gaussian sigma below 1e300 is (epsilon={epsilon:g}, "
+                           f"delta={delta:g})-DP for l2={l2:g}: use a larger epsilon or delta")
+    return min(proved)

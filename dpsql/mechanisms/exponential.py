@@ -103,8 +103,15 @@ class ExponentialQuantile:
 
     @property
     def rounding_bits(self) -> int:
-        """k with η = 2^−k and 2·g·η ≤ 2⁻²⁰·ε."""
-        return max(0, math.ceil(math.log2(2 * self.max_groups / (ROUNDING_COST * self.epsilon))))
+        """k with η = 2^−k and 2·g·η ≤ 2⁻²⁰·ε (in logs: a subnormal ε must not divide by 0).
+
+        Any k is private (a = (ε − 2gη)/(2W) absorbs the rounding); k only sets its share.
+
+        >>> [ExponentialQuantile(e, Fraction(1, 2), 1, 1).rounding_bits for e in (1.0, 1e300)]
+        [21, 0]
+        """
+        bits = math.log2(2 * self.max_groups) - math.log2(ROUNDING_COST) - math.log2(self.epsilon)
+        return max(0, math.ceil(bits))
 
     @property
     def scale(self) -> Fraction:

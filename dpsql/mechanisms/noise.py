@@ -25,10 +25,14 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from dpsql.errors import InternalError
-from dpsql.mechanisms.samplers import Sampler
+from dpsql.mechanisms.samplers import MAX_SCALE, MAX_SIGMA, Sampler
 
 GRID_STEPS = 2**20
 MIN_GRID = 2.0**-13
+MIN_GRID_SCALE = 2.0**-30
+"""Smallest noise parameter in grid steps. The samplers draw 0 below it anyway (discrete
+Laplace raises its scale to 2^-30; the discrete Gaussian rounds σ² up to ≥ 2^-26), so a
+scale raised to it adds no noise, and keeps a huge ε's scale from underflowing to 0."""
 EXACT_SUM_LIMIT = 2.0**12
 SAFETY = 1e-12
 
@@ -47,8 +51,8 @@ def grid_granularity(scale: float) -> float:
     """
     if not math.isfinite(scale) or scale <= 0:
         raise InternalError(f"noise scale {scale!r} must be finite and > 0")
-    _mantissa, exponent = math.frexp(scale / GRID_STEPS)
-    return max(MIN_GRID, math.ldexp(1.0, exponent - 1))
+    _mantissa, exponent = math.frexp(scale)  # the power of two ≤ scale, then / 2²⁰ (exact)
+    return max(MIN_GRID, math.ldexp(1.0, exponent - 1) / GRID_STEPS)
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,15 @@ class Noise:
     def grid_scale(self) -> float:
         """The integer noise's parameter: scale / granularity."""
         return self.scale / self.granularity
+
+    @property
+    def samplable(self) -> bool:
+        """Whether the exact samplers accept this noise (≤ 2⁴⁰ steps, 2³⁰ for a Gaussian).
+
+        >>> Noise("laplace", 2.0**41).samplable, Noise("laplace", 2.0**41, 2.0**20).samplable
+        (False, True)
+        """
+        return self.grid_scale <= (MAX_SCALE if self.kind == "laplace" else MAX_SIGMA)
 
     @property
     def std(self) -> float:
@@ -186,7 +199,9 @@ def least_integer(ok: Callable[[int], bool], guess: int) -> int:
 def _dg_table(sigma: float) -> tuple[np.ndarray, float]:
     """(tails, variance) of N_Z(0, σ²): tails[k] = P(X ≥ k) for 0 ≤ k ≤ ⌈39σ⌉ + 2 (then 0)."""
     y = np.arange(math.ceil(39.0 * sigma) + 3, dtype=np.float64)
-    w = np.exp(-(y * y) / (2.0 * sigma * sigma))
+    with np.errstate(over="ignore", divide="ignore"):  # a tiny σ: z² = inf, weight 0
+        z = y / sigma  # not y²/σ²: σ² underflows for a tiny σ
+        w = np.exp(-0.5 * z * z)
     w[-1] = 0.0
     total = w[0] + 2.0 * w[1:].sum()
     tails = np.cumsum(w[::-1])[::-1] / total

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpsql.errors import PrivacyError
 from dpsql.mechanisms.calibration import validate_privacy
 from dpsql.mechanisms.samplers import Sampler
 
@@ -63,6 +64,9 @@ def estimate_proportion(reports: Sequence[bool], *, epsilon: float) -> Proportio
         raise ValueError("no reports to estimate from")
     p = truth_probability(epsilon)
     mean = float(np.mean(np.asarray(reports, dtype=float)))
-    scale = 2 * p - 1
+    scale = math.tanh(epsilon / 2)  # = 2p − 1, without cancellation at a tiny ε
+    if scale == 0:
+        raise PrivacyError(f"epsilon={epsilon!r} is too small to estimate from: the reports "
+                           "carry no information at this float precision; use a larger epsilon")
     return Proportion(value=(mean - (1 - p)) / scale,
                       stderr=math.sqrt(mean * (1 - mean) / n) / scale, reports=n)

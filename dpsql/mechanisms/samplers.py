@@ -26,9 +26,11 @@ import numpy as np
 from dpsql.errors import InternalError
 
 _MIN_LAPLACE_SCALE = 2.0**-30
-_MAX_SCALE = 2.0**40
+MAX_SCALE = 2.0**40
+"""Largest noise parameter (in integer steps) the exact samplers accept."""
 _LAPLACE_BITS = 56
-_MAX_SIGMA = 2.0**30
+MAX_SIGMA = 2.0**30
+"""Largest discrete Gaussian σ (in integer steps): larger ones go on a grid."""
 _WORD = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
@@ -173,7 +175,7 @@ class Sampler:
         True
         """
         sigma = _check_scale(sigma)
-        if sigma > _MAX_SIGMA:
+        if sigma > MAX_SIGMA:
             raise InternalError(f"sigma {sigma!r} exceeds 2^30; put the statistic on a grid")
         t = math.floor(sigma) + 1
         j = max(0, 26 - (t - 1).bit_length())
@@ -193,7 +195,7 @@ class Sampler:
 
 def _check_scale(scale: float) -> float:
     scale = float(scale)
-    if not math.isfinite(scale) or scale <= 0 or scale > _MAX_SCALE:
+    if not math.isfinite(scale) or scale <= 0 or scale > MAX_SCALE:
         raise InternalError(f"noise scale {scale!r} must be in (0, 2^40] for exact sampling")
     return scale
 

@@ -27,20 +27,40 @@ import numpy as np
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms.noise import SAFETY, Noise, least_integer
 
+MIN_GROUP_DELTA = 1e-301
+"""Smallest δ' per group: below it 1/δ' and the release probabilities leave the normal floats
+(δ = 5e-324 would leave 0 per group, and a threshold "≤ 0" cannot be met)."""
+
 
 def split_delta(delta: float, k: int) -> float:
     """δ' = 1 − (1 − δ)^{1/k}, computed as −expm1(log1p(−δ)/k) (no cancellation).
+
+    A δ too small to split over k groups (δ' < 1e-301) is refused; the δ it suggests,
+    k·1e-300, leaves room for rounding and for Gaussian noise taking half of δ.
 
     >>> split_delta(1e-6, 1)
     1e-06
     >>> 0 < split_delta(1e-6, 4) - 1e-6 / 4 < 1e-12
     True
+    >>> split_delta(5e-324, 2)
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.PrivacyError: delta=5e-324 is too small for private group keys: split over 2 \
+groups per unit it leaves 0 per group, below 1e-301. Fix: pass delta >= 2e-300 (e.g. \
+delta=1e-10), or declare the group keys public
     """
     if not 0 < delta < 1:
         raise PrivacyError(f"partition selection needs 0 < delta < 1, got delta={delta!r}")
     if k < 1:
         raise PrivacyError(f"max groups per unit must be ≥ 1, got {k!r}")
-    return -math.expm1(math.log1p(-delta) / k)
+    per_group = -math.expm1(math.log1p(-delta) / k)
+    if per_group < MIN_GROUP_DELTA:
+        raise PrivacyError(
+            f"delta={delta!r} is too small for private group keys: split over {k} groups per "
+            f"unit it leaves {per_group:g} per group, below {MIN_GROUP_DELTA:g}. Fix: pass "
+            f"delta >= {10 * MIN_GROUP_DELTA * k:.3g} (e.g. delta=1e-10), or declare the "
+            "group keys public")
+    return per_group
 
 
 def _on_grid(noise: Noise, value: float) -> float:
@@ -78,6 +98,10 @@ HUGE_EPSILON = 100.0
 """ε' is capped here so e^{ε'} and the closed forms stay finite. Spending less ε than
 allowed is always private, and at ε' = 100 a group of two units is kept with probability
 min(1, ≈ e^{100}·δ'), i.e. 1 for any δ' above 4e-44."""
+TINY_EPSILON = 1e-12
+"""Smallest ε' the truncated geometric accepts: n₁, n₂ ≤ 1 + ln(1 + 1/δ')/ε' stay below
+2⁵³/4 for δ' ≥ 1e-301, so the crossovers are exact in floats (and a threshold does better
+at such an ε' anyway)."""
 
 
 def _per_group_budget(epsilon: float, delta: float, max_groups: int) -> tuple[float, float]:
@@ -89,12 +113,21 @@ def _per_group_budget(epsilon: float, delta: float, max_groups: int) -> tuple[fl
     """
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise PrivacyError(f"partition selection needs a finite epsilon > 0, got {epsilon!r}")
-    return min(epsilon / max_groups, HUGE_EPSILON), split_delta(delta, max_groups) * (1.0 - SAFETY)
+    per_group = min(epsilon / max_groups, HUGE_EPSILON)
+    if per_group < TINY_EPSILON:
+        raise PrivacyError(
+            f"epsilon={epsilon:g} over {max_groups} groups per unit is below {TINY_EPSILON:g} "
+            "per group, too little for the truncated-geometric partition selection: use a "
+            f"larger epsilon (>= {TINY_EPSILON * max_groups:g}) or fewer groups per unit")
+    return per_group, split_delta(delta, max_groups) * (1.0 - SAFETY)
 
 
 def _geometric_part(n, eps: float, dlt: float):
-    """δ'·(e^{nε'} − 1)/(e^{ε'} − 1): the first regime (equality in p(n) ≤ e^{ε'}p(n−1) + δ')."""
-    return dlt * np.expm1(np.multiply(n, eps)) / math.expm1(eps)
+    """δ'·(e^{nε'} − 1)/(e^{ε'} − 1): the first regime (equality in p(n) ≤ e^{ε'}p(n−1) + δ').
+
+    Past the floats (e^{nε'} > 1e308, beyond n₁ anyway) it is +inf."""
+    with np.errstate(over="ignore"):
+        return dlt * np.expm1(np.multiply(n, eps)) / math.expm1(eps)
 
 
 def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups: int
@@ -129,8 +162,19 @@ def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups: int
     while first_regime_holds(n1 + 1):
         n1 += 1
     p1 = min(float(_geometric_part(n1, eps, dlt)), 1.0)
-    n2 = n1 + math.floor(math.log1p(math.expm1(eps) * (1 - p1) / dlt) / eps)
-    return n1, n2
+    return n1, n1 + math.floor(_log1p_quotient(math.expm1(eps) * (1 - p1), dlt) / eps)
+
+
+def _log1p_quotient(numerator: float, denominator: float) -> float:
+    """ln(1 + a/b) for a ≥ 0, b > 0, also when a/b overflows (then ln a − ln b).
+
+    >>> _log1p_quotient(1.0, 1.0) == math.log(2), _log1p_quotient(1e300, 1e-300)
+    (True, 1381.5510557964274)
+    """
+    quotient = numerator / denominator
+    if math.isfinite(quotient):
+        return math.log1p(quotient)
+    return math.log(numerator) - math.log(denominator)
 
 
 def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups: int):
