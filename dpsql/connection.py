@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from dpsql.accounting import Accountant, Budget, Cost
 from dpsql.accounting.composition import approx, laplace
+from dpsql.accounting.exact import real_number
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import DATASETS_SEPARATOR, Ledger
 from dpsql.accounting.report import query_events
@@ -169,8 +170,12 @@ class Connection:
         if quantile_ci is not None and not 0 < quantile_ci < 1:
             raise ProgrammingError(f"quantile_ci={quantile_ci!r}: give a confidence level "
                                    "between 0 and 1, e.g. quantile_ci=0.95")
-        key = (query, read, epsilon, delta, self.default_epsilon, self.default_delta,
-               self.catalog.version, quantile_ci)
+        # Checked before the lookup: True == 1 and hashes like it, but is not an ε.
+        for name, value in (("epsilon", epsilon), ("delta", delta)):
+            if value is not None:
+                real_number(name, value, f"Fix: pass {name} as a number")
+        key = (query, read, type(epsilon), epsilon, type(delta), delta, self.default_epsilon,
+               self.default_delta, self.catalog.version, quantile_ci)
         if key not in self._plans:
             plan = analyze(query, self.catalog, epsilon=epsilon, delta=delta,
                            default_epsilon=self.default_epsilon,

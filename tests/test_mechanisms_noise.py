@@ -114,3 +114,11 @@ def test_str_and_validation():
                 dict(kind="laplace", scale=1.0, granularity=0.3)):
         with pytest.raises(InternalError):
             Noise(**bad)
+
+
+def test_add_to_clamps_values_too_large_for_their_grid_instead_of_failing():
+    """A float sum beyond 2^53 grid steps is released clamped: an error there would depend on
+    the data after the charge."""
+    noisy = Noise("laplace", 1e-9).add_to(np.array([1e300, -1e300, 3.0]), Sampler(seed=0))
+    assert np.all(np.isfinite(noisy)) and noisy[2] == 3.0
+    assert abs(noisy[0]) < 2.0**53 * Noise("laplace", 1e-9).granularity

@@ -186,7 +186,9 @@ class _Collector:
                    f"To bound rows as well, clamp the argument: {node.key.upper()}"
                    f"(LEAST(GREATEST(x, lo), hi), {PER_GROUP} => (lo, hi))")
         # With row-level privacy each row is its own unit: per group means per row.
-        return None if self.draft.table.row_level else named.per_group
+        if self.draft.table.row_level or named.per_group is None:
+            return None
+        return check_value_bounds(*named.per_group, f"the bounds of {fragment(node)}")
 
     def _count(self, node: exp.Count, arg: exp.Expression):
         unit = self.draft.table.privacy_unit

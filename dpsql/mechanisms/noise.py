@@ -156,18 +156,24 @@ class Noise:
     def add_to(self, values: np.ndarray, sampler: Sampler) -> np.ndarray:
         """Round each value to the grid and add grid × integer noise; float64 result.
 
+        Values are first limited to ±2⁵² grid steps and the noisy result to ±(2⁵³ − 1), so
+        that every released value is exactly a multiple of the grid. Both are clamps of a
+        number to a fixed range — 1-Lipschitz before the noise (the sensitivity is
+        unchanged), post-processing after it — so a sum too large for its grid (a float sum
+        of millions of rows at a huge ε) is released clamped rather than failing: an error
+        there would depend on the data after the query was charged.
+
         >>> Noise("gaussian", 1e-9).add_to(np.array([2.4, -1.6]), Sampler(seed=0))
         array([ 2., -2.])
         """
         values = np.asarray(values, dtype=np.float64)
         if not np.all(np.isfinite(values)):
             raise InternalError("a statistic to be noised is NaN or infinite")
-        steps = np.rint(values / self.granularity)
+        steps = np.clip(np.rint(values / self.granularity), -2.0**52, 2.0**52)
         size = steps.size
         draw = sampler.discrete_laplace if self.kind == "laplace" else sampler.discrete_gaussian
         noisy = steps.ravel() + draw(self.grid_scale, size).astype(np.float64)
-        if size and np.max(np.abs(noisy)) >= 2.0**53:
-            raise InternalError("noisy value is not exactly representable on its grid")
+        noisy = np.clip(noisy, -(2.0**53 - 1), 2.0**53 - 1)
         return (noisy * self.granularity).reshape(steps.shape)
 
 
