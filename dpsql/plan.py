@@ -151,7 +151,12 @@ class StatSpec:
             return max(abs(self.lo_units), abs(self.hi_units))
         if self.kind == "centered_sum":
             return self.hi_units - self.lo_units
-        return 1
+        return self.per_row
+
+    @property
+    def per_row(self) -> int:
+        """What one row adds to a count, in its quanta (1, or 2²⁰ under ``COUNT_QUANTUM``)."""
+        return round(1 / self.quantum)
 
     @property
     def group_bound(self) -> int:
@@ -224,6 +229,14 @@ or rescale the column (e.g. store it in thousands)
         raise error(f"{shown} are too small: {rule}. Fix: use 0 or a bound of at least "
                     f"{MIN_BOUND:g}, or rescale the column (e.g. store it in millionths)")
     return lo, hi
+
+
+COUNT_QUANTUM = 2.0**-20
+"""The quantum of counts when ``max_rows_per_unit`` binds: each person's partials are then
+scaled by min(1, r / their rows) and truncated to whole quanta, and in whole rows that
+truncation dropped up to a row per group (a person with 8 rows in one group and 1 in each
+of 7 others, r = c = 8, counted 4 rows instead of 8); in 2⁻²⁰ rows it loses nothing visible.
+"""
 
 
 def value_quantum(lo: float, hi: float) -> float:

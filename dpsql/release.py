@@ -211,7 +211,7 @@ def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.nda
             count, centered, squares = (groups.stats[s] for s in agg.stats)
             values[agg.name] = spread_of(plan, agg).value(agg.kind, count, centered, squares)
         elif agg.kind in ("count_star", "count", "count_units", "count_distinct"):
-            values[agg.name] = first.astype(np.int64)
+            values[agg.name] = np.rint(first).astype(np.int64)  # counts in quanta: nearest
         else:
             values[agg.name] = first
     return values

@@ -105,3 +105,19 @@ def test_intervals_cover_the_weighted_dataset_statistics():
                 hits[name] = hits.get(name, 0) + inside
     margin = 3 * np.sqrt(0.95 * 0.05 / cells)
     assert all(h / cells >= 0.95 - margin for h in hits.values()), hits
+
+
+def test_a_binding_total_row_cap_scales_counts_without_losing_rows():
+    """With max_rows_per_unit = r binding, each person's weights are scaled by
+    min(1, r / Σ min(n, c)); counts kept in whole rows lost up to a row per group to
+    truncation (8 rows in one group and 1 in each of 7 others counted 4 rows, not 8)."""
+    keys = [f"k{i}" for i in range(8)]
+    people = [(0, "k0")] * 8 + [(0, key) for key in keys[1:]] + [(1, "k3")] * 2
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e15))
+    con.register("t", pa.table({"pid": [p for p, _ in people], "k": [k for _, k in people]}),
+                 privacy_unit="pid", max_groups_per_unit=8, max_rows_per_group=8,
+                 max_rows_per_unit=8, public_keys={"k": keys})
+    counts = dict(con.sql("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=1e12).fetchall())
+    person = {"k0": 8 * 8 / 15, **{key: 8 / 15 for key in keys[1:]}}
+    want = {key: person[key] + (2 if key == "k3" else 0) for key in keys}
+    assert counts == {key: round(value) for key, value in want.items()}  # released: rounded

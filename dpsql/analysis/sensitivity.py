@@ -28,7 +28,15 @@ from dpsql.errors import PrivacyError
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers
-from dpsql.plan import WEIGHT_SCALE, Aggregate, Contribution, Selection, StatSpec, exact_share
+from dpsql.plan import (
+    COUNT_QUANTUM,
+    WEIGHT_SCALE,
+    Aggregate,
+    Contribution,
+    Selection,
+    StatSpec,
+    exact_share,
+)
 
 DEFAULT_GROUPS_PER_UNIT = 1
 DEFAULT_ROWS_PER_GROUP = 1
@@ -121,10 +129,14 @@ def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
 
 
 def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
-    """One ``Statistic`` per released statistic, adding the unit count for selection."""
+    """One ``Statistic`` per released statistic, adding the unit count for selection; counts
+    are kept in ``COUNT_QUANTUM`` when ``max_rows_per_unit`` scales partials."""
     stats = draft.stats
     if needs_selection(draft) and not any(s.kind == "units" for s in stats):
         stats = (*stats, StatSpec(name=f"__dp_s{len(stats)}", kind="units", expr=None))
+    if draft.contribution.caps_total:
+        stats = tuple(replace(s, quantum=COUNT_QUANTUM) if s.kind in ("rows", "count") else s
+                      for s in stats)
     statistics = tuple(_statistic(s, draft.contribution) for s in stats)
     return replace(draft, stats=stats, statistics=statistics)
 

@@ -40,7 +40,14 @@ from dpsql.rewrite import distinct, quantiles
 from dpsql.rewrite.digest import keyed_hash
 from dpsql.rewrite.expressions import as_bigint, exact_sum, number, source, total
 from dpsql.rewrite.totality import as_double
-from dpsql.rewrite.values import RowValues, aggregate, group_partial, limit, weighted_partial
+from dpsql.rewrite.values import (
+    RowValues,
+    aggregate,
+    group_partial,
+    in_quanta,
+    limit,
+    weighted_partial,
+)
 
 UNIT = "__dp_unit"
 RANK = "__dp_rank"
@@ -139,10 +146,10 @@ def _pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
     if spec.per_group:
         return group_partial(spec, values)
     if spec.kind == "rows":
-        return limit(exp.Count(this=exp.Star()), 0, c)
+        return in_quanta(limit(exp.Count(this=exp.Star()), 0, c), spec)
     value = exp.column(values.of[spec.name])
     if spec.kind == "count":
-        return limit(exp.Count(this=value), 0, c)
+        return in_quanta(limit(exp.Count(this=value), 0, c), spec)
     return weighted_partial(spec, value, c)
 
 

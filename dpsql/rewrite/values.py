@@ -169,6 +169,13 @@ def weighted_partial(spec: StatSpec, value: exp.Expression, c: int) -> exp.Expre
     return limit(centred, -c * spec.row_bound, c * spec.row_bound)
 
 
+def in_quanta(count: exp.Expression, spec: StatSpec) -> exp.Expression:
+    """A count in its statistic's quanta (``COUNT_QUANTUM`` when a total row cap binds)."""
+    if spec.per_row == 1:
+        return count
+    return exp.Mul(this=count, expression=number(spec.per_row))
+
+
 def group_partial(spec: StatSpec, values: RowValues) -> exp.Expression:
     """A unit's partial in one group clamped to the statistic's per-group bounds (quanta).
 
@@ -178,10 +185,10 @@ def group_partial(spec: StatSpec, values: RowValues) -> exp.Expression:
     """
     lo, hi = spec.lo_units, spec.hi_units
     if spec.kind == "rows":
-        return limit(exp.Count(this=exp.Star()), lo, hi)
+        return limit(in_quanta(exp.Count(this=exp.Star()), spec), lo, hi)
     value = exp.column(values.of[spec.name])
     if spec.kind == "count":
-        return limit(exp.Count(this=value), lo, hi)
+        return limit(in_quanta(exp.Count(this=value), spec), lo, hi)
     inner = exp.Avg if spec.kind == "centered_sum" else exp.Sum
     scaled = exp.Round(this=exp.Div(this=inner(this=value.copy()),
                                     expression=number(spec.value_quantum)))
