@@ -307,16 +307,17 @@ def test_a_master_url_reuses_the_active_session_and_leaves_it_running(spark):
     assert spark.range(3).count() == 3
 
 
-def test_engine_failures_are_execution_errors_that_spend_nothing(spark, tmp_path):
+def test_engine_failures_are_generic_execution_errors_and_charged(spark, tmp_path):
     path = tmp_path / "gone.parquet"
     pq.write_table(pa.table({"pid": [1, 2, 3], "x": [1.0, 2.0, 3.0]}), path)
     con = dpsql.connect(backend="spark", spark=spark, budget=BUDGET)
     con.register("gone", str(path), privacy_unit="pid", bounds={"x": (0, 5)})
     path.unlink()
-    with pytest.raises(dpsql.ExecutionError, match="failed in Spark") as err:
-        con.sql("SELECT SUM(x) AS s FROM gone")
-    assert "gone.parquet" not in str(err.value)
-    assert con.budget.spent.epsilon == 0
+    with pytest.raises(dpsql.ExecutionError, match="full cost was charged") as err:
+        con.sql("SELECT SUM(x) AS s FROM gone", epsilon=0.5)
+    assert "gone.parquet" not in str(err.value) and err.value.__cause__ is None
+    (charge,) = con.budget.charges
+    assert charge.epsilon == 0.5
 
 
 def _corpus():
