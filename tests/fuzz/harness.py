@@ -1,0 +1,259 @@
+"""The production pipeline on fuzz data, and the checks a bounded answer must pass.
+
+``Engine`` registers the fuzz tables on a real backend (``DuckDBBackend`` or
+``SparkBackend``) and builds the catalog with ``dpsql.catalog`` from the types the backend
+reports; ``plan`` runs ``dpsql.analysis.analyze`` and ``dpsql.rewrite.rewrite`` (fixed
+salt), ``run`` the backend's ``execute``. Nothing here re-implements a pipeline stage.
+
+``check_neighbour`` mirrors ``tests/test_rewrite_bounds.py`` for a whole plan: every cell
+of every statistic moves by at most its ``Statistic.bound`` when one unit is removed; per
+statistic, the changes normalised by the bound have L1 ≤ ``l1`` and L2 ≤ ``l2`` and touch
+at most ``cells`` cells; all released cells together at most ``statistics_per_unit``.
+The unit count kept only for a truncated-geometric selection moves by at most 1 in at most
+``max_groups`` groups. Quantile histograms (``dpsql.rewrite.quantiles``) lose weight only
+(removing a unit never adds any), at most W_tot in total over at most g groups
+(``sensitivity.quantile_weight_limits``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import HealthCheck, Phase, settings
+
+import dpsql
+from dpsql.analysis import analyze
+from dpsql.analysis.sensitivity import quantile_weight_limits
+from dpsql.catalog import Catalog, TableInfo
+from dpsql.mechanisms import Statistic
+from dpsql.plan import BoundedQuery, PrivacyPlan
+from dpsql.rewrite import rewrite
+from tests.fuzz.tables import BOUNDS, PUBLIC_KEYS, ROW_LEVEL, SCHEMA, UNIT_TABLES, Database
+
+SALT = "fuzz"
+EPSILON, DELTA = 1.0, 1e-6
+TOLERANCE = 1e-9
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+          HealthCheck.large_base_example]
+_PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
+"""No explain phase: it reruns a failure hundreds of times to annotate the report."""
+settings.register_profile("dpsql-fuzz-short", max_examples=50, derandomize=True, deadline=None,
+                          database=None, suppress_health_check=_QUIET, phases=_PHASES)
+settings.register_profile("dpsql-fuzz-long",
+                          max_examples=int(os.environ.get("DPSQL_FUZZ_EXAMPLES", "2000")),
+                          deadline=None, suppress_health_check=_QUIET, phases=_PHASES)
+settings.register_profile("dpsql-fuzz-spark",
+                          max_examples=int(os.environ.get("DPSQL_FUZZ_SPARK_EXAMPLES", "150")),
+                          deadline=None, suppress_health_check=_QUIET, phases=_PHASES)
+SHORT = settings.get_profile("dpsql-fuzz-short")
+"""The default run: reproducible (derandomized), about half a minute on one core."""
+LONG = settings.get_profile("dpsql-fuzz-long")
+"""The slow run: thousands of fresh examples (``DPSQL_FUZZ_EXAMPLES`` to change), about ten
+minutes on two cores."""
+SPARK = settings.get_profile("dpsql-fuzz-spark")
+"""DuckDB against Spark: fewer examples, as Spark takes about a second per query."""
+
+Cells = dict[tuple, dict[str, Any]]
+"""Bounded output per group key: statistic → value, histogram → {bucket: weight}."""
+
+
+class Engine:
+    """One backend with the fuzz tables registered; ``load`` swaps in another database.
+
+    On DuckDB the HUGEINT column of ``t`` is a view over text (Arrow has no 128-bit
+    integers); on Spark (``spark=True``) the data must be ``Database(spark=True)``.
+    """
+
+    def __init__(self, backend: Any, *, spark: bool = False) -> None:
+        self.backend = backend
+        self.spark = spark
+        empty = Database({name: () for name in SCHEMA}, spark)
+        self.types = {name: self._register(name, empty) for name in SCHEMA}
+
+    def _register(self, name: str, db: Database) -> Mapping[str, str]:
+        columns = SCHEMA[name]
+        if self.spark or all(c.view is None for c in columns):
+            return self.backend.load(name, db.arrow(name))
+        self.backend.load(f"{name}_text", db.arrow(name))
+        items = ", ".join(f"CAST({c.name} AS {c.view}) AS {c.name}" if c.view else c.name
+                          for c in columns)
+        self.backend.con.execute(f"CREATE TEMP VIEW {name} AS SELECT {items} FROM {name}_text")
+        described = self.backend.con.execute(f"DESCRIBE {name}").fetchall()
+        return {str(row[0]): str(row[1]) for row in described}
+
+    def load(self, db: Database) -> None:
+        for name, columns in SCHEMA.items():
+            view = not self.spark and any(c.view for c in columns)
+            self.backend.load(f"{name}_text" if view else name, db.arrow(name))
+
+    def catalog(self, limits: Mapping[str, Mapping[str, int | None]]) -> Catalog:
+        catalog = Catalog()
+        for name in UNIT_TABLES:
+            catalog.add(TableInfo.private(name, columns=self.types[name], privacy_unit="pid",
+                                          bounds=BOUNDS[name],
+                                          public_keys=PUBLIC_KEYS.get(name), **limits[name]))
+        catalog.add(TableInfo.private(ROW_LEVEL, columns=self.types[ROW_LEVEL],
+                                      row_privacy=True, bounds=BOUNDS[ROW_LEVEL]))
+        catalog.add(TableInfo(name="pub", columns=self.types["pub"], public=True))
+        return catalog
+
+    def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]
+             ) -> tuple[PrivacyPlan, BoundedQuery] | dpsql.Error:
+        """The plan and bounded query, or the error that refused the query.
+
+        An InternalError, or any exception that is not a ``dpsql.Error``, is a bug and
+        propagates. Public key domains are read from the loaded ``pub``.
+        """
+        try:
+            plan = analyze(sql, self.catalog(limits), default_epsilon=EPSILON,
+                           default_delta=DELTA, public_values=self.backend.public_values)
+            return plan, rewrite(plan, salt=SALT)
+        except dpsql.InternalError:
+            raise
+        except dpsql.Error as err:
+            return err
+
+    def run(self, bounded: BoundedQuery, db: Database) -> pa.Table:
+        """Execute on ``db``; a failure on any database is a failure of the property."""
+        self.load(db)
+        try:
+            return self.backend.execute(bounded)
+        except dpsql.ExecutionError as err:
+            raise AssertionError(f"the bounded query raised on this data: {err}\n"
+                                 f"{self.backend.sql(bounded)}") from err
+
+
+def canonical(values: pa.ChunkedArray) -> list[Any]:
+    """Values comparable across engines and neighbours: dates and times as integers
+    (Python cannot hold DuckDB's extreme dates), NaN as a string (NaN ≠ NaN)."""
+    kind = values.type
+    if pa.types.is_date32(kind):
+        values = values.cast(pa.int32())
+    elif pa.types.is_temporal(kind):
+        values = values.cast(pa.int64())
+    return ["NaN" if isinstance(v, float) and math.isnan(v) else v for v in values.to_pylist()]
+
+
+def cells(plan: PrivacyPlan, table: pa.Table) -> Cells:
+    """The bounded output by group key, checked: statistics finite, histogram weights
+    non-negative integers in buckets of [0, B)."""
+    keys = list(zip(*(canonical(table.column(k.name)) for k in plan.keys), strict=True)) \
+        if plan.keys else [()] * table.num_rows
+    out: Cells = {}
+    for key, row in zip(keys, _rows(plan, table), strict=True):
+        assert key not in out, f"group {key} appears twice in the bounded output"
+        values: dict[str, Any] = {}
+        for spec in plan.stats:
+            value = float(row[spec.name])
+            assert math.isfinite(value), f"{spec} is {value} in group {key}"
+            values[spec.name] = value
+        for spec in plan.histograms:
+            weights = {e["b"]: e["w"] for e in row[spec.name] or []}
+            assert all(0 <= b < spec.buckets and w >= 0 for b, w in weights.items()), weights
+            values[spec.name] = weights
+        out[key] = values
+    return out
+
+
+def _rows(plan: PrivacyPlan, table: pa.Table) -> list[dict[str, Any]]:
+    """The value columns as Python (the key columns may hold dates Python cannot)."""
+    names = [s.name for s in plan.stats] + [h.name for h in plan.histograms]
+    return table.select(names).to_pylist()
+
+
+def sensitivities(plan: PrivacyPlan) -> dict[str, Statistic]:
+    """Each computed statistic's guarantee: its released ``Statistic``, or for the unit
+    count of a truncated-geometric selection, 1 per group in ``max_groups`` groups."""
+    found = {s.name: s for s in plan.statistics}
+    for spec in plan.stats:
+        if spec.name not in found:
+            assert spec.kind == "units" and plan.selection is not None, \
+                f"{spec} is computed but has no sensitivity in the plan"
+            groups = plan.selection.max_groups
+            found[spec.name] = Statistic(spec.name, bound=1.0, l1=groups,
+                                         l2=math.sqrt(groups), integer=True, cells=groups)
+    return found
+
+
+def check_neighbour(plan: PrivacyPlan, full: Cells, rest: Cells, unit: Any) -> None:
+    """D and D − unit differ as the plan allows (see the module docstring)."""
+    keys = set(full) | set(rest)
+    released = {s.name for s in plan.statistics}
+    touched = 0
+    for name, stat in sensitivities(plan).items():
+        l1 = l2 = 0.0
+        changed = 0
+        for key in keys:
+            diff = abs(full.get(key, {}).get(name, 0.0) - rest.get(key, {}).get(name, 0.0))
+            assert diff <= stat.bound * (1 + TOLERANCE), \
+                f"removing unit {unit} moves {plan.stat(name)} in group {key} by {diff} > " \
+                f"bound {stat.bound}"
+            l1 += diff / stat.bound
+            l2 += (diff / stat.bound) ** 2
+            changed += diff > 0
+        assert l1 <= stat.l1 + TOLERANCE, f"unit {unit}: L1 of {name} is {l1} > {stat.l1}"
+        assert math.sqrt(l2) <= stat.l2 + TOLERANCE, \
+            f"unit {unit}: L2 of {name} is {math.sqrt(l2)} > {stat.l2}"
+        assert stat.cells is None or changed <= stat.cells, \
+            f"unit {unit} changes {changed} cells of {name} > {stat.cells}"
+        touched += changed if name in released else 0
+    groups = {spec.name: _check_histogram(plan, spec.name, full, rest, keys, unit)
+              for spec in plan.histograms}
+    touched += sum(groups[agg.quantile.histogram.name] for agg in plan.quantiles)
+    assert touched <= plan.statistics_per_unit, \
+        f"unit {unit} changes {touched} cells > {plan.statistics_per_unit}"
+
+
+def _check_histogram(plan: PrivacyPlan, name: str, full: Cells, rest: Cells, keys: set,
+                     unit: Any) -> int:
+    """Removal only removes weight, W_tot at most, in at most g groups; returns the groups."""
+    most, groups = quantile_weight_limits(plan.contribution)
+    removed, changed = 0, 0
+    for key in keys:
+        before, after = full.get(key, {}).get(name, {}), rest.get(key, {}).get(name, {})
+        for bucket in set(before) | set(after):
+            assert after.get(bucket, 0) <= before.get(bucket, 0), \
+                f"removing unit {unit} adds weight to bucket {bucket} of {name} in {key}"
+            removed += before.get(bucket, 0) - after.get(bucket, 0)
+        changed += before != after
+    assert removed <= most, f"unit {unit} carries weight {removed} of {name} > {most}"
+    assert changed <= groups, f"unit {unit} changes {changed} groups of {name} > {groups}"
+    return changed
+
+
+def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, int | None]],
+                sql: str) -> str:
+    """Plan ``sql``; if accepted, run it on ``db`` and every neighbour and check each.
+
+    Returns the outcome (``accepted`` or the refusal's class) for Hypothesis statistics.
+    """
+    engine.load(db)
+    planned = engine.plan(sql, limits)
+    if isinstance(planned, dpsql.Error):
+        return f"refused: {type(planned).__name__}"
+    plan, bounded = planned
+    full = cells(plan, engine.run(bounded, db))
+    for unit, neighbour in db.neighbours(plan.private_tables):
+        check_neighbour(plan, full, cells(plan, engine.run(bounded, neighbour)), unit)
+    return "accepted"
+
+
+def check_engines(duck: Engine, spark: Engine, db: Database,
+                  limits: Mapping[str, Mapping[str, int | None]], sql: str) -> str:
+    """Plan ``sql`` on each engine's own catalog: the same plan (or both refuse), and the
+    same bounded aggregates on ``db`` with the same salt. Returns the outcome."""
+    for engine in (duck, spark):
+        engine.load(db)
+    planned, on_spark = duck.plan(sql, limits), spark.plan(sql, limits)
+    if isinstance(planned, dpsql.Error):
+        assert isinstance(on_spark, dpsql.Error), f"only DuckDB refuses: {planned}"
+        return f"refused: {type(planned).__name__}"
+    assert not isinstance(on_spark, dpsql.Error), f"only Spark refuses: {on_spark}"
+    plan, bounded = planned
+    assert str(on_spark[0]) == str(plan)
+    assert cells(plan, spark.run(on_spark[1], db)) == cells(plan, duck.run(bounded, db))
+    return "accepted"

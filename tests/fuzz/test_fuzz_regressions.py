@@ -1,0 +1,49 @@
+"""Minimal failing cases the fuzzer found, each a focused test until dpsql is fixed.
+
+Each is the shrunk query with the smallest table that shows the failure, checked with the
+fuzzer's own properties (``harness.check_query``, ``harness.check_engines``): a fix makes
+them pass unchanged, whether it refuses the query or runs it correctly.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dpsql.backends import DuckDBBackend
+from tests.fuzz.harness import Engine, check_engines, check_query
+from tests.fuzz.tables import NO_LIMITS, small
+
+ONE_ROW = [{"pid": 1}]
+TWO_GROUPS = [{"pid": 1, "s": "a"}, {"pid": 1, "s": "b"}, {"pid": 2, "s": "a"}]
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return Engine(DuckDBBackend())
+
+
+@pytest.mark.parametrize("name", ['"a b"', '"Mixed Case"', '"pid + 1"', '"x, pid"'])
+def test_a_group_key_whose_name_reads_as_sql_is_grouped_by_name(engine, name):
+    """The group choice re-parses key names as SQL (``rewrite._keep_groups`` selects
+    ``item.alias_or_name``): "a b" becomes ``a AS b`` and the engine fails to bind it;
+    "x, pid" makes the rewrite raise sqlglot's ParseError (not a dpsql.Error)."""
+    sql = f"SELECT {name}, COUNT(*) FROM (SELECT pid, s AS {name} FROM t) AS q GROUP BY {name}"
+    check_query(engine, small(TWO_GROUPS), NO_LIMITS, sql)
+
+
+def test_a_literal_cast_out_of_range_is_refused_before_reading_data(engine):
+    """A literal's CAST is checked only for parsing as a number, not for fitting the type:
+    the engine then raises (ConversionException) on every table."""
+    sql = "SELECT COUNT(*) FROM t WHERE CAST(70000 AS SMALLINT) > 0"
+    check_query(engine, small(ONE_ROW), NO_LIMITS, sql)
+
+
+@pytest.mark.spark
+def test_a_tuple_in_list_runs_on_spark(spark):
+    """``(s, i) IN (('a', 1), ('b', 2))`` is accepted and runs on DuckDB; Spark refuses to
+    compare the tuple's struct with the list's (field names and types differ)."""
+    from dpsql.backends.spark import SparkBackend
+
+    duck, on_spark = Engine(DuckDBBackend(), spark=True), Engine(SparkBackend(spark), spark=True)
+    sql = "SELECT COUNT(*) FROM t WHERE (s, i) IN (('a', 1), ('b', 2))"
+    check_engines(duck, on_spark, small(ONE_ROW, spark=True), NO_LIMITS, sql)
