@@ -89,7 +89,7 @@ def __dir__() -> list[str]:
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext dpsql``: the ``%dpsql`` / ``%%dpsql`` magics (IPython imported lazily)."""
-    from dpsql.magic import load_ipython_extension as load
+    from dpsql.frontends.magic import load_ipython_extension as load
 
     load(ipython)
 

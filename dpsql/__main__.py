@@ -2,6 +2,6 @@
 
 import sys
 
-from dpsql.cli import main
+from dpsql.frontends.cli import main
 
 sys.exit(main())

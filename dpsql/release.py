@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.selection import truncated_geometric_probability
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.totality import guard_division
 from dpsql.variance import SPREAD_KINDS, spread_of
 
 AVG_COUNT_FLOOR = 1.0

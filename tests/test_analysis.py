@@ -63,10 +63,11 @@ def test_count_sensitivity_combines_the_three_limits():
     plan = plan_of("SELECT specialty, COUNT(*) FROM visits GROUP BY specialty",
                    max_groups_per_unit=4, max_rows_per_group=3, max_rows_per_unit=6)
     rows = next(s for s in plan.statistics if s.name == plan.aggregates[0].stats[0])
-    assert rows.bound == 3
+    quantum = plan.stat(rows.name).quantum  # r binds: counts in COUNT_QUANTUM
+    assert rows.bound * quantum == 3 and quantum < 1
     # L1 = min(r, g·c) = 6 rows; L2 = 3·√2 (two full groups)
-    assert rows.bound * rows.l1 == pytest.approx(6)
-    assert rows.bound * rows.l2 == pytest.approx(3 * math.sqrt(2))
+    assert rows.bound * quantum * rows.l1 == pytest.approx(6)
+    assert rows.bound * quantum * rows.l2 == pytest.approx(3 * math.sqrt(2))
 
 
 def test_sum_sensitivity_scales_with_value_bound_and_rows():

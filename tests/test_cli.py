@@ -17,9 +17,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dpsql import cli
 from dpsql.datasets import pums_path
-from dpsql.progress import CLEAR, run_with_progress
+from dpsql.frontends import cli
+from dpsql.frontends.progress import CLEAR, run_with_progress
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("duckdb", "scipy", "sqlglot", "pyarrow", "numpy")
@@ -80,7 +80,7 @@ def test_help_starts_in_under_half_a_second():
     assert min(times) < 0.5, times
 
 
-@pytest.mark.parametrize("args", [["-c", "import dpsql.cli"], ["-m", "dpsql", "--help"],
+@pytest.mark.parametrize("args", [["-c", "import dpsql.frontends.cli"], ["-m", "dpsql", "--help"],
                                   ["-m", "dpsql", "shell", "--help"]])
 def test_help_path_imports_no_heavy_module(args):
     out = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True,
@@ -88,7 +88,7 @@ def test_help_path_imports_no_heavy_module(args):
     assert out.returncode == 0
     imported = {line.split("|")[-1].strip() for line in out.stderr.splitlines()
                 if line.startswith("import time:")}
-    assert "dpsql.cli" in imported
+    assert "dpsql.frontends.cli" in imported
     assert not {name.split(".")[0] for name in imported} & set(HEAVY)
 
 
@@ -283,7 +283,7 @@ def test_shell_dot_commands(catalog):
 
 
 def shell_commands() -> list[str]:
-    from dpsql.shell import COMMANDS
+    from dpsql.frontends.shell import COMMANDS
 
     return [name.split()[0] for name in COMMANDS]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from dpsql import cli
-from dpsql.shell import COMMANDS
+from dpsql.frontends import cli
+from dpsql.frontends.shell import COMMANDS
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI_DOC = ROOT / "docs" / "cli.md"

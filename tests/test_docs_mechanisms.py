@@ -60,13 +60,13 @@ def test_section_1_and_3_worked_example():
     assert normalised_norms(4, 3, 6) == pytest.approx((2.0, math.sqrt(2)))
     plan = _worked_example_plan()
     assert plan.noise.kind == "gaussian"
-    assert plan.noise.l1 == pytest.approx(12.0000833, abs=1e-6)
-    assert plan.noise.l2 == pytest.approx(3.464119, abs=1e-6)
-    assert plan.noise.unit_scale == pytest.approx(15.197345, abs=1e-6)
+    assert plan.noise.l1 == pytest.approx(12.000165, abs=1e-6)
+    assert plan.noise.l2 == pytest.approx(3.464135, abs=1e-6)
+    assert plan.noise.unit_scale == pytest.approx(15.197418, abs=1e-6)
     assert plan.noise.laplace_std == pytest.approx(16.966, abs=1e-3)
     assert discrete_gaussian_sigma(math.sqrt(12), 1.0, 5e-7) == pytest.approx(15.197272, abs=1e-6)
     assert plan.selection.threshold == 80
-    assert plan.noise.granularities == (1.0, 65536.0, 1.0, 65536.0, 1.0)
+    assert plan.noise.granularities == (32.0, 65536.0, 32.0, 65536.0, 1.0)
 
 
 def _exact_delta(sigma: float, eps: float) -> float:

@@ -14,7 +14,7 @@ from IPython.core.error import UsageError
 from IPython.core.interactiveshell import InteractiveShell
 
 import dpsql
-from dpsql.magic import ErrorView, ResultView
+from dpsql.frontends.magic import ErrorView, ResultView
 
 SETUP = """
 import dpsql, pyarrow as pa
@@ -36,7 +36,7 @@ GROUPED = "SELECT g, COUNT(*) AS n, SUM(v) * 2 AS twice FROM t GROUP BY g"
 def ipython():
     main = sys.modules["__main__"]
     shell = InteractiveShell.instance()
-    shell.run_line_magic("load_ext", "dpsql.magic")
+    shell.run_line_magic("load_ext", "dpsql.frontends.magic")
     yield shell
     # IPython puts its namespace in sys.modules["__main__"]; multiprocessing's spawn, used
     # by tests that run later in this worker, needs the real one.
@@ -144,7 +144,7 @@ def test_the_notebook_guide_runs(ipython, tmp_path, monkeypatch):
     from sql.connection import ConnectionManager
     from sqlalchemy import make_url
 
-    from dpsql.sqlalchemy import DpsqlDialect
+    from dpsql.frontends.sqlalchemy import DpsqlDialect
 
     text = DOC.read_text()
     [catalog] = re.findall(r"```toml\n(.*?)```", text, flags=re.S)

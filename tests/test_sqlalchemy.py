@@ -10,7 +10,7 @@ import pyarrow as pa  # noqa: E402
 
 import dpsql  # noqa: E402
 from dpsql.datasets import pums_path  # noqa: E402
-from dpsql.sqlalchemy import DpsqlDialect  # noqa: E402
+from dpsql.frontends.sqlalchemy import DpsqlDialect  # noqa: E402
 
 GROUPED = "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex ORDER BY sex"
 

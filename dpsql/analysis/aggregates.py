@@ -48,8 +48,8 @@ from dpsql.analysis.named_bounds import (
     clamp_interval,
     named_bounds,
 )
-from dpsql.analysis.types import integer_valued, type_class
 from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.types import integer_valued, type_class
 from dpsql.plan import (
     NOISY_TABLE,
     ROW_ID,

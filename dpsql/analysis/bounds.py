@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dpsql.analysis.functions import part_interval
+from dpsql.expr.functions import part_interval
 
 INF = math.inf
 

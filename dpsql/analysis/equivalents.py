@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.analysis.grammar import check_row_expression, refuse
-from dpsql.analysis.types import type_class, value_arguments
+from dpsql.expr.types import type_class, value_arguments
 
 SPREADS: dict[type[exp.Expression], str] = {
     exp.VariancePop: "var_pop", exp.Variance: "var_samp", exp.StddevPop: "stddev_pop",

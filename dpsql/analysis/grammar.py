@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dpsql.analysis.functions import FUNCTION_NAMES, SIGNATURES
 from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.functions import FUNCTION_NAMES, SIGNATURES
 
 ROW_NODES: tuple[type[exp.Expression], ...] = (
     exp.Column, exp.Identifier, exp.Literal, exp.Boolean, exp.Null, exp.Paren, exp.Neg, exp.Not,

@@ -43,11 +43,11 @@ from sqlglot import exp
 from dpsql.analysis.bounds import infer_interval
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
-from dpsql.analysis.types import type_class
 from dpsql.catalog import PublicColumn, TableInfo, column_class
 from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.totality import error_free
+from dpsql.expr.types import type_class
 from dpsql.names import is_reserved
-from dpsql.rewrite.totality import total
 
 SOURCE = "__dp_source"
 UNIT_COLUMN = "__dp_unit_of"
@@ -491,11 +491,11 @@ def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expressi
     bounds = {n: b for n, node in items if (b := _bounds_of(node, inner)) is not None}
     keys = {n: inner.public_keys[node.name.lower()] for n, node in items
             if isinstance(node, exp.Column) and node.name.lower() in inner.public_keys}
-    select = exp.select(*(exp.alias_(total(node, inner.columns), n, quoted=True)
+    select = exp.select(*(exp.alias_(error_free(node, inner.columns), n, quoted=True)
                           for n, node in items))
     select = select.from_(inner.relation.copy(), copy=False)
     if query.args.get("where") is not None:
-        select = select.where(total(query.args["where"].this, inner.columns), copy=False)
+        select = select.where(error_free(query.args["where"].this, inner.columns), copy=False)
     if grouped:
         select = select.group_by(*(k.copy() for k in query.args["group"].expressions),
                                  copy=False)
@@ -553,7 +553,7 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
         _check_known(on, columns)
         if type_class(on, columns) not in ("boolean", "null"):
             refuse(join.args["on"], "JOIN ... ON", "a condition")
-        condition = _unqualify(total(on, columns), _qualified(names))
+        condition = _unqualify(error_free(on, columns), _qualified(names))
         side = join.args.get("side")
         relation = relation.join(_aliased(source.relation, alias), on=condition,
                                  join_type=side or "inner", copy=False)
@@ -717,7 +717,7 @@ def _group_expressions(source: Source, outer: exp.Select) -> tuple[Source, exp.S
             refuse(expression, "GROUP BY", "expressions named unlike the source's columns",
                    f"Alias it differently from the column {name!r}")
         columns[name] = _type_of(expression, source)
-    inner = exp.select(exp.Star(), *(exp.alias_(total(e, source.columns), n, quoted=True)
+    inner = exp.select(exp.Star(), *(exp.alias_(error_free(e, source.columns), n, quoted=True)
                                      for n, e in extra.items()))
     relation = inner.from_(source.relation.copy(), copy=False).subquery(_fresh(), copy=False)
     return replace(source, columns=columns, relation=relation), outer

@@ -18,9 +18,9 @@ from sqlglot import exp
 
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
-from dpsql.analysis.types import type_class
 from dpsql.catalog import PublicColumn, TableInfo
 from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.types import type_class
 from dpsql.names import check_query_names
 from dpsql.plan import GroupKey
 

@@ -30,8 +30,8 @@ from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError
+from dpsql.expr.nodes import ExactSum
 from dpsql.plan import BoundedQuery
-from dpsql.rewrite.expressions import ExactSum
 
 SCALAR_TYPES = {
     "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT",

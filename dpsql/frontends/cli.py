@@ -269,7 +269,7 @@ def _connected(args: argparse.Namespace) -> Iterator[Connection]:
     import duckdb
 
     import dpsql
-    from dpsql.progress import is_terminal
+    from dpsql.frontends.progress import is_terminal
 
     database, catalog = _sources(args)
     budget: dpsql.Budget | None = None  # with a ledger: the budget stored in the file
@@ -312,7 +312,7 @@ def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | N
     """``con.sql(sql)``, cancelled by Ctrl-C, with a progress line when stderr is a terminal."""
     import duckdb
 
-    from dpsql.progress import run_with_progress
+    from dpsql.frontends.progress import run_with_progress
 
     engine = getattr(con.backend, "con", None)
     if not isinstance(engine, duckdb.DuckDBPyConnection):  # another backend: no probe
@@ -333,7 +333,7 @@ def _query_progress(engine) -> float:
 
 
 def _query(args: argparse.Namespace) -> int:
-    from dpsql.output import render
+    from dpsql.frontends.output import render
 
     with _connected(args) as con:
         result = answer(con, args.command, epsilon=args.epsilon, delta=args.delta)
@@ -342,7 +342,7 @@ def _query(args: argparse.Namespace) -> int:
 
 
 def _shell(args: argparse.Namespace) -> int:
-    from dpsql import shell
+    from dpsql.frontends import shell
 
     with _connected(args) as con:
         session = shell.Session(con, epsilon=args.epsilon, delta=args.delta, fmt=args.format,

@@ -1,6 +1,6 @@
 """Notebook magics: ``%%dpsql`` and ``%dpsql`` run private SQL from IPython/Jupyter.
 
-``%load_ext dpsql.magic`` registers them. The cell magic takes options and an
+``%load_ext dpsql.frontends.magic`` registers them. The cell magic takes options and an
 optional variable name on its first line, the SQL in its body; the line magic
 takes options, then the SQL to the end of the line::
 
@@ -238,7 +238,7 @@ class ErrorView:
 
 
 def load_ipython_extension(ipython: Any) -> None:
-    """Register ``%dpsql``/``%%dpsql`` on ``ipython`` (``%load_ext dpsql.magic``)."""
+    """Register ``%dpsql``/``%%dpsql`` on ``ipython`` (``%load_ext dpsql.frontends.magic``)."""
     magic = DpsqlMagic(ipython)
     ipython.register_magic_function(magic, magic_kind="line_cell", magic_name="dpsql")
     ipython.events.register("post_run_cell", magic.notice_connections)

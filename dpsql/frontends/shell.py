@@ -5,7 +5,7 @@ comments ends it (a last statement without ``;`` runs at the end of the input).
 A line starting with ``.`` between statements is a dot-command (``.help`` lists
 them). On a terminal the shell keeps a history in ``~/.dpsql_history`` (stdlib
 readline), reports errors and goes on; reading a piped script, it stops at the
-first error and exits with that error's code (see ``dpsql.cli.EXIT_CODES``), so
+first error and exits with that error's code (see ``dpsql.frontends.cli.EXIT_CODES``), so
 no later statement spends budget.
 
 >>> split_statements("SELECT ';' AS x; SELECT 2 -- a comment; not an end\\n")
@@ -23,8 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
-from dpsql.cli import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
 from dpsql.errors import Error
+from dpsql.frontends.cli import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
 
 if TYPE_CHECKING:
     from dpsql.connection import Connection
@@ -108,7 +108,7 @@ class Session:
 
     def query(self, sql: str) -> None:
         """Answer ``sql`` privately and print it (Ctrl-C cancels; progress on a terminal)."""
-        from dpsql.output import render
+        from dpsql.frontends.output import render
 
         result: Result = answer(self.con, sql, epsilon=self.epsilon, delta=self.delta)
         self.print(render(result, self.fmt))
@@ -163,7 +163,7 @@ class Session:
         self.print(f"delta per query: {_setting(self.delta, self.con.default_delta)}")
 
     def _format(self, value: str) -> None:
-        from dpsql.cli import FORMATS
+        from dpsql.frontends.cli import FORMATS
 
         if value:
             if value not in FORMATS:

@@ -35,11 +35,12 @@ import math
 
 from sqlglot import exp
 
+from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
+from dpsql.expr.totality import error_free
 from dpsql.plan import BoundedQuery, GroupKey, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
 from dpsql.rewrite.digest import keyed_hash
-from dpsql.rewrite.expressions import as_bigint, exact_sum, number, source, total
-from dpsql.rewrite.totality import as_double
+from dpsql.rewrite.expressions import source
 from dpsql.rewrite.values import (
     RowValues,
     aggregate,
@@ -71,7 +72,7 @@ def _keys(plan: PrivacyPlan) -> list[exp.Column]:
 
 def _filter(plan: PrivacyPlan, unit: exp.Expression | None) -> exp.Expression | None:
     """WHERE of the query, plus unit IS NOT NULL."""
-    parts = [exp.paren(total(plan.where, plan.column_types))] if plan.where is not None else []
+    parts = [exp.paren(error_free(plan.where, plan.column_types))] if plan.where is not None else []
     if unit is not None:
         parts.append(exp.Not(this=exp.Is(this=unit, expression=exp.Null())))
     return exp.and_(*parts) if parts else None

@@ -31,8 +31,7 @@ from collections.abc import Sequence
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
-from dpsql.rewrite.expressions import as_bigint, number
-from dpsql.rewrite.totality import as_double
+from dpsql.expr.nodes import as_bigint, as_double, number
 
 FLOAT_RANGE = 1e12
 """Floating-point keys are clamped to ±FLOAT_RANGE before scaling (so they fit a BIGINT)."""

@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dpsql.analysis.types import type_class
+from dpsql.expr.nodes import as_bigint, number
+from dpsql.expr.types import type_class
 from dpsql.plan import PrivacyPlan, StatSpec
 from dpsql.rewrite.digest import keyed_hash
-from dpsql.rewrite.expressions import as_bigint, number, source
+from dpsql.rewrite.expressions import source
 from dpsql.rewrite.values import present
 
 UNIT = "__dp_unit"

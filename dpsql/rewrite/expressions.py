@@ -15,15 +15,9 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
+from dpsql.expr.nodes import number
+from dpsql.expr.totality import error_free
 from dpsql.plan import PrivacyPlan
-from dpsql.rewrite.totality import total
-
-
-def number(value: float) -> exp.Expression:
-    """A numeric literal; integral values print without a decimal point."""
-    if float(value).is_integer() and abs(value) < 2**53:
-        return exp.Literal.number(int(value))
-    return exp.Literal.number(repr(float(value)))
 
 
 def clamp(node: exp.Expression, lo: float, hi: float, *,
@@ -104,31 +98,7 @@ def bounded(expr: exp.Expression, types: Mapping[str, str],
             return _clean_column(node, types, bounds)
         return node
 
-    return total(tree.transform(swap, copy=False), types)
-
-
-ExactSum = type("Sum", (exp.Sum,), {
-    "__module__": __name__,
-    "__doc__": """SUM of integers that must be exact: the rewrite's quanta, counts and weights.
-
-    Named ``Sum`` so that every dialect prints it as SUM (and sqlglot treats it as one);
-    DuckDB sums BIGINT in 128-bit integers, while the Spark backend sums it as
-    DECIMAL(38, 0): Spark's BIGINT sum raises on overflow in ANSI mode, and millions of
-    people each at their bound reach it.""",
-})
-
-
-def exact_sum(node: exp.Expression) -> exp.Expression:
-    """SUM(node) of integer values, exact in every backend (``ExactSum``).
-
-    >>> exact_sum(exp.column("x")).sql("spark"), type(exact_sum(exp.column("x"))) is ExactSum
-    ('SUM(x)', True)
-    """
-    return ExactSum(this=node)
-
-
-def as_bigint(node: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
+    return error_free(tree.transform(swap, copy=False), types)
 
 
 def source(plan: PrivacyPlan) -> exp.Expression:

@@ -41,9 +41,9 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
+from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import as_bigint, exact_sum, missing, number, source
-from dpsql.rewrite.totality import as_double
+from dpsql.rewrite.expressions import missing, source
 from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"

@@ -24,9 +24,9 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
+from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
 from dpsql.plan import StatSpec
-from dpsql.rewrite.expressions import as_bigint, bounded, exact_sum, missing, number
-from dpsql.rewrite.totality import as_double
+from dpsql.rewrite.expressions import bounded, missing
 
 
 def limit(node: exp.Expression, lo: float, hi: float) -> exp.Expression:

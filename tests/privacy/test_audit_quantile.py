@@ -18,7 +18,7 @@ import pytest
 import dpsql
 import dpsql.rewrite.quantiles as quantiles_module
 from dpsql.accounting import Accountant
-from dpsql.rewrite.expressions import number
+from dpsql.expr.nodes import number
 from tests.privacy.audit import audit
 
 pytestmark = pytest.mark.slow

@@ -66,8 +66,8 @@ import pytest
 import dpsql
 import dpsql.rewrite.quantiles as quantiles_module
 from dpsql.accounting import Accountant
+from dpsql.expr.nodes import number
 from dpsql.plan import WEIGHT_SCALE
-from dpsql.rewrite.expressions import number
 from tests.privacy.events import audit_events, describe, largest
 
 pytestmark = pytest.mark.slow

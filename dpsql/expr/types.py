@@ -6,7 +6,7 @@ yes/no question about it for free. So every comparison, IN list and function
 argument must have matching types, decided from the catalog alone. The types
 are numeric, string, boolean, date, timestamp, time, interval, null and other
 (``type_class``); the scalar functions and their signatures are listed in
-``dpsql.analysis.functions``.
+``dpsql.expr.functions``.
 
 >>> import sqlglot
 >>> types = {"age": "INTEGER", "name": "VARCHAR", "seen": "DATE"}
@@ -32,9 +32,9 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from dpsql.analysis.functions import PART_NODES, SIGNATURES, check_literal_arguments
 from dpsql.catalog import INTEGER_TYPES, column_class
 from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.functions import PART_NODES, SIGNATURES, check_literal_arguments
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod)

@@ -2,7 +2,7 @@
 
 A query that fails on some data and not on other data answers a yes/no question for free
 (refused and failed queries spend nothing). The type checker
-(``dpsql.analysis.types``) refuses what cannot be made safe; ``total`` makes the rest
+(``dpsql.expr.types``) refuses what cannot be made safe; ``error_free`` makes the rest
 safe, and it is the one function every row expression passes through on its way to an
 engine (WHERE, GROUP BY expressions, aggregate arguments, subquery columns, join
 conditions). The rule, in the order it is applied:
@@ -24,16 +24,16 @@ conditions). The rule, in the order it is applied:
 
 >>> import sqlglot
 >>> types = {"age": "INTEGER", "d": "DATE", "ts": "TIMESTAMP", "m": "DECIMAL(38,2)"}
->>> total(sqlglot.parse_one("d = '2020-1-5'"), types).sql()
+>>> error_free(sqlglot.parse_one("d = '2020-1-5'"), types).sql()
 Traceback (most recent call last):
 ...
 dpsql.errors.InternalError: the text literal '2020-1-5' reached the rewrite unchecked: ...
->>> total(sqlglot.parse_one("d BETWEEN '2020-01-05' AND ts"), types).sql()
+>>> error_free(sqlglot.parse_one("d BETWEEN '2020-01-05' AND ts"), types).sql()
 "TRY_CAST(d AS TIMESTAMP) BETWEEN TRY_CAST(CAST('2020-01-05' AS DATE) AS TIMESTAMP) AND ts"
->>> total(sqlglot.parse_one("m > 2.5 AND age * 1000000000000 > 5"), types).sql()
+>>> error_free(sqlglot.parse_one("m > 2.5 AND age * 1000000000000 > 5"), types).sql()
 'CAST(m AS DOUBLE) > CAST(2.5 AS DOUBLE) AND CAST(age AS DOUBLE) * CAST(1000000000000 AS \
 DOUBLE) > 5'
->>> total(sqlglot.parse_one("age / (age - 1)"), types).sql()
+>>> error_free(sqlglot.parse_one("age / (age - 1)"), types).sql()
 'CASE WHEN (CAST(age AS DOUBLE) - CAST(1 AS DOUBLE)) = 0 THEN NULL ELSE CAST(age AS DOUBLE) / \
 (CAST(age AS DOUBLE) - CAST(1 AS DOUBLE)) END'
 """
@@ -44,22 +44,23 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from dpsql.analysis.types import (
+from dpsql.catalog import FLOAT_TYPES, INTEGER_TYPES, column_class
+from dpsql.errors import InternalError, UnsupportedQueryError
+from dpsql.expr.nodes import as_double
+from dpsql.expr.types import (
     COMPARISONS,
     sql_type,
     temporal_literal,
     text_meets_temporal,
     type_class,
 )
-from dpsql.catalog import FLOAT_TYPES, INTEGER_TYPES, column_class
-from dpsql.errors import InternalError, UnsupportedQueryError
 
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.Abs)
 BIGINT_RANGE = (-(2**63), 2**63 - 1)
 TEMPORAL_TYPES = {"date": "DATE", "timestamp": "TIMESTAMP", "time": "TIME"}
 
 
-def total(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
+def error_free(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
     """``expr`` made total under the module's rule; ``types`` maps its columns to SQL types."""
     holder = exp.Paren(this=expr.copy())  # so that the root, too, can be replaced
     for step in (_typed_literals, _dates_as_timestamps, _numbers):
@@ -169,7 +170,7 @@ def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
 
 
 def _replace(node: exp.Expression, new: exp.Expression) -> None:
-    """Put ``new`` where ``node`` is (every node is below ``total``'s holder)."""
+    """Put ``new`` where ``node`` is (every node is below ``error_free``'s holder)."""
     node.replace(new)
 
 
@@ -239,7 +240,3 @@ def _is_double(node: exp.Expression) -> bool:
     node = node.unnest()
     return isinstance(node, ARITHMETIC) or (
         isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.DOUBLE)
-
-
-def as_double(node: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=node, to=exp.DataType.build("DOUBLE"))

@@ -6,7 +6,7 @@ must be a literal checked here, before any data is read (a ``date_trunc`` unit, 
 ``strftime`` format, a ``substr`` position), or the rewrite guards it (division by zero
 becomes NULL, see ``dpsql.rewrite.expressions.total``).
 
-Types are the classes of ``dpsql.analysis.types``: numeric, string, boolean, date,
+Types are the classes of ``dpsql.expr.types``: numeric, string, boolean, date,
 timestamp, time, interval, null.
 
 >>> import sqlglot
