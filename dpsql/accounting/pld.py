@@ -33,6 +33,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 import scipy.fft
+from scipy.optimize import isotonic_regression
 from scipy.signal import lfilter
 from scipy.special import ndtr
 
@@ -48,11 +49,13 @@ from dpsql.accounting.composition import (
 )
 from dpsql.accounting.gdp import gdp_epsilon, gdp_mu
 from dpsql.errors import PrivacyError
+from dpsql.mechanisms.discrete_calibration import discrete_gaussian_profile
 
 GRID = 1e-4  # loss discretisation h: Google dp_accounting's default
 TAIL = 1e-15  # mass cut from each end after every convolution
 MAX_CELLS = 2**22  # one mechanism's PLD; beyond this, ask for a coarser grid
 GAUSS_TAIL_Z = 8.8  # Φ(−8.8) ≈ 7e-19: the Gaussian loss is cut at mean ± 8.8 std
+PROFILE_POINTS = 2**14  # a profile is sampled at most this often (on multiples of the grid)
 
 
 @dataclass(frozen=True, eq=False)
@@ -221,38 +224,97 @@ def approx_loss(epsilon: float, delta: float, grid: float) -> PrivacyLoss:
     return PrivacyLoss(pure.probs * (1 - delta), pure.offset, grid, delta)
 
 
-def event_loss(event: MechanismEvent, grid: float) -> PrivacyLoss:
-    """The pessimistic PLD of one event; PrivacyError for a discrete Gaussian."""
+def profile_loss(profile: Callable[[np.ndarray], np.ndarray], grid: float) -> PrivacyLoss:
+    """The PLD of the worst pair with a given symmetric privacy profile ε ↦ δ(ε) (an upper bound).
+
+    A mechanism meeting (ε, δ(ε)) for every ε is f-DP for the trade-off curve f bounded by those
+    lines, hence dominated by f's canonical pair, and dominating pairs compose (Dong, Roth & Su,
+    JRSS-B 2022, Prop. 2.12 and Thm 3.2; Zhu, Dong & Wang, AISTATS 2022).  δ is sampled at
+    ε_j = j·h (h a multiple of ``grid``, at most PROFILE_POINTS samples) up to δ ≤ 1e-16; the
+    pair interpolates it linearly in E = e^ε between samples ("connect the dots", Doroshenko et
+    al. 2022).  Its profile at the samples is the greatest convex minorant of δ in E (every
+    profile is convex in E, so this is still an upper bound), found by weighted isotonic
+    regression of the slopes.  The slopes −B_j give
+    the pair's losses exactly on the grid: mass B_{j−1} − B_j at −ε_j, e^{ε_j} times as much at
+    +ε_j, δ(ε_max) at +∞, the rest at 0.  Symmetric, so one direction covers both.
+    """
+    tops = grid * 2.0 ** np.arange(MAX_CELLS.bit_length() - 1)  # up to MAX_CELLS/2 cells
+    small = np.flatnonzero(profile(tops) <= 1e-16)
+    if small.size == 0:
+        raise PrivacyError(f"the PLD would need more than {MAX_CELLS:,} cells of width "
+                           f"{grid:g}: pass a coarser grid")
+    top = float(tops[small[0]])
+    stride = max(1, math.ceil(top / grid / PROFILE_POINTS))  # losses land on grid multiples
+    steps = math.ceil(top / grid / stride)
+    epsilons = np.arange(steps + 1) * (stride * grid)
+    deltas = np.minimum.accumulate(np.clip(profile(epsilons), 0.0, 1.0))
+    widths = np.diff(np.exp(epsilons))
+    slopes = isotonic_regression(np.diff(deltas) / widths, weights=widths).x
+    above = np.append(-slopes, 0.0)  # B_j, non-increasing
+    low = np.clip(above[:-1] - above[1:], 0.0, None)  # mass at −ε_j, j = 1..steps
+    high = low * np.exp(epsilons[1:])
+    infinity = float(deltas[-1])
+    zero = max(0.0, 1.0 - infinity - math.fsum(low) - math.fsum(high))
+    probs = np.zeros(2 * steps * stride + 1)
+    probs[::stride] = np.concatenate([low[::-1], [zero], high])
+    return _truncated(probs, -steps * stride, grid, infinity)
+
+
+def discrete_gaussian_loss(noise_multiplier: float, grid: float) -> PrivacyLoss:
+    """A PLD that dominates every multivariate discrete Gaussian of this noise multiplier σ/Δ₂:
+    the pair of :func:`~dpsql.mechanisms.discrete_calibration.discrete_gaussian_profile` (the
+    smaller of the zCDP and smoothing bounds), by :func:`profile_loss`."""
+    return profile_loss(lambda eps: discrete_gaussian_profile(noise_multiplier, eps), grid)
+
+
+def event_loss(event: MechanismEvent, grid: float, *, bound_discrete: bool = False
+               ) -> PrivacyLoss:
+    """The pessimistic PLD of one event.
+
+    A discrete Gaussian has no single PLD (it depends on how the sensitivity splits over cells
+    of different σ); with ``bound_discrete`` it gets :func:`discrete_gaussian_loss`, which
+    dominates them all, and otherwise a PrivacyError.
+    """
     if event.kind == "laplace":
         return laplace_loss(event.epsilon, event.steps, grid)
     if event.kind == "approx":
         return approx_loss(event.epsilon, event.delta, grid)
     if event.discrete:
+        if bound_discrete:
+            return discrete_gaussian_loss(event.noise_multiplier, grid)
         raise PrivacyError(f"{event}: the continuous Gaussian's PLD does not bound a discrete "
-                           "Gaussian's; account for it with zcdp() (or best_epsilon)")
+                           "Gaussian's; pass bound_discrete=True for a dominating PLD, or "
+                           "account for it with zcdp() (or best_epsilon)")
     return gaussian_loss(event.noise_multiplier, grid)
 
 
 @lru_cache(maxsize=16)
-def _composed(history: tuple[MechanismEvent, ...], grid: float) -> PrivacyLoss:
+def _composed(history: tuple[MechanismEvent, ...], grid: float, bound_discrete: bool
+              ) -> PrivacyLoss:
     result = _certain(grid)
     for event, count in Counter(history).items():
-        result = result.compose(event_loss(event, grid).self_compose(count))
+        loss = event_loss(event, grid, bound_discrete=bound_discrete)
+        result = result.compose(loss.self_compose(count))
     return result
 
 
-def compose(events: Iterable[MechanismEvent], *, grid: float = GRID) -> PrivacyLoss:
+def compose(events: Iterable[MechanismEvent], *, grid: float = GRID,
+            bound_discrete: bool = False) -> PrivacyLoss:
     """The history's pessimistic PLD (cached: identical histories are composed once).
+
+    ``bound_discrete``: account discrete Gaussians by :func:`discrete_gaussian_loss` (a valid
+    upper bound) instead of refusing them.
 
     >>> from dpsql.accounting.composition import approx
     >>> str(compose([approx(1.0, 1e-6)], grid=0.5))
     'PrivacyLoss(losses -1..1 step 0.5, P[L=∞]=1e-06)'
     """
     require("grid", grid, low_ok=False, high=1.0)
-    return _composed(as_history(events), float(grid))
+    return _composed(as_history(events), float(grid), bound_discrete)
 
 
-def pld_delta(events: Iterable[MechanismEvent], epsilon: float, *, grid: float = GRID) -> float:
+def pld_delta(events: Iterable[MechanismEvent], epsilon: float, *, grid: float = GRID,
+              bound_discrete: bool = False) -> float:
     """An upper bound on the history's δ at ``epsilon`` (see the module docstring).
 
     >>> from dpsql.accounting.composition import laplace
@@ -260,10 +322,12 @@ def pld_delta(events: Iterable[MechanismEvent], epsilon: float, *, grid: float =
     '0.2212'
     """
     require("epsilon", epsilon, high=math.inf, high_ok=True)
-    return float(compose(events, grid=grid).deltas(np.array([float(epsilon)]))[0])
+    loss = compose(events, grid=grid, bound_discrete=bound_discrete)
+    return float(loss.deltas(np.array([float(epsilon)]))[0])
 
 
-def pld(events: Iterable[MechanismEvent], delta: float, *, grid: float = GRID) -> float:
+def pld(events: Iterable[MechanismEvent], delta: float, *, grid: float = GRID,
+        bound_discrete: bool = False) -> float:
     """The least ε with the PLD's δ(ε) ≤ ``delta``: a valid ε for the history at δ.
 
     >>> from dpsql.accounting.composition import gaussian
@@ -271,11 +335,11 @@ def pld(events: Iterable[MechanismEvent], delta: float, *, grid: float = GRID) -
     4.887
     """
     require("delta", delta, high=1.0)
-    return compose(events, grid=grid).epsilon(float(delta))
+    return compose(events, grid=grid, bound_discrete=bound_discrete).epsilon(float(delta))
 
 
 def privacy_profile(events: Iterable[MechanismEvent], epsilons: Iterable[float], *,
-                    grid: float = GRID) -> np.ndarray:
+                    grid: float = GRID, bound_discrete: bool = False) -> np.ndarray:
     """δ(ε) for each ε (an upper bound, via the PLD), e.g. to plot or feed to
     :func:`dpsql.accounting.gdp.tradeoff_from_profile`.
 
@@ -286,7 +350,7 @@ def privacy_profile(events: Iterable[MechanismEvent], epsilons: Iterable[float],
     values = np.asarray(list(epsilons), dtype=float)
     if values.ndim != 1 or np.isnan(values).any() or (values < 0).any():
         raise PrivacyError("epsilons: need a list of numbers >= 0")
-    return compose(events, grid=grid).deltas(values)
+    return compose(events, grid=grid, bound_discrete=bound_discrete).deltas(values)
 
 
 def best_epsilon(events: Iterable[MechanismEvent], delta: float, *,

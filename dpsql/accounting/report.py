@@ -104,16 +104,12 @@ class BudgetReport:
     queries: int
     events: tuple[MechanismEvent, ...] = field(default=(), repr=False)
 
-    @property
-    def approximate_curves(self) -> bool:
-        """True when discrete Gaussians are described by continuous ones in the curves."""
-        return any(e.discrete for e in self.events)
-
     def privacy_profile(self, epsilons: Sequence[float]) -> np.ndarray:
-        """δ(ε) of the history at each ε (PLD, pessimistic), as data for tables or plots."""
+        """δ(ε) of the history at each ε (PLD, pessimistic; discrete Gaussians by a dominating
+        PLD), as data for tables or plots: an upper bound, never an approximation."""
         from dpsql.accounting.pld import privacy_profile
 
-        return privacy_profile([_as_continuous(e) for e in self.events], epsilons)
+        return privacy_profile(self.events, epsilons, bound_discrete=True)
 
     def tradeoff(self, epsilons: Sequence[float] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
@@ -166,22 +162,32 @@ class BudgetReport:
 
 def build_report(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, float]],
                  total_epsilon: float, total_delta: float) -> BudgetReport:
-    """Every method's ε at the total δ (slow methods are imported only here)."""
+    """Every method's ε at the total δ (slow methods are imported only here).
+
+    PLD covers every history: a discrete Gaussian is composed through a PLD that dominates it
+    (:func:`~dpsql.accounting.pld.discrete_gaussian_loss`).  GDP describes Gaussian histories
+    by the continuous counterparts of their noise; its tightness is measured on that
+    description's privacy profile, sampled at 300 ε from 0 to its ε at δ = 1e-10 (a coarse
+    or far-reaching grid would overstate µ* and Δ through the profile's discretised tail).
+    """
     from dpsql.accounting.gdp import gdp_mu, gdp_tightness, tradeoff_from_profile
     from dpsql.accounting.pld import pld, privacy_profile
 
     limit = filter_epsilon(events, costs, total_delta)
     eps, dlt = _basic_costs(costs)
     spread = advanced(events, total_delta) if events and total_delta > 0 else None
-    continuous = [_as_continuous(e) for e in events]
-    pld_eps = _unless_too_fine(lambda: pld(continuous, total_delta)) \
-        if events and total_delta > 0 and not any(e.discrete for e in events) else None
+    pld_eps = _unless_too_fine(lambda: pld(events, total_delta, bound_discrete=True)) \
+        if events and total_delta > 0 else None
     mu = tightness = None
     if events and all(e.kind == "gaussian" for e in events):
+        continuous = [_as_continuous(e) for e in events]
         mu = gdp_mu(continuous)
-        grid = [x / 4 for x in range(0, 81)]
-        tightness = _unless_too_fine(lambda: gdp_tightness(
-            *tradeoff_from_profile(grid, privacy_profile(continuous, grid)))[1])
+
+        def fit() -> float:
+            grid = np.linspace(0.0, pld(continuous, 1e-10), 300)
+            return gdp_tightness(*tradeoff_from_profile(grid, privacy_profile(continuous, grid)))[1]
+
+        tightness = _unless_too_fine(fit)
     return BudgetReport(
         total_epsilon=total_epsilon, total_delta=total_delta, limit_epsilon=limit[0],
         limit_method=limit[1], basic=(nearest_float(eps), nearest_float(dlt)),
@@ -202,7 +208,7 @@ def _unless_too_fine(compute: Callable[[], float]) -> float | None:
 
 
 def _as_continuous(event: MechanismEvent) -> MechanismEvent:
-    """The continuous-Gaussian description of a discrete Gaussian (for µ and its tightness)."""
+    """The continuous-Gaussian description of a discrete Gaussian (for GDP µ and its tightness)."""
     if event.kind == "gaussian" and event.discrete:
         return gaussian(event.noise_multiplier)
     return event
