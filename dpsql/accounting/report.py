@@ -165,17 +165,21 @@ def build_report(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, 
     """Every method's ε at the total δ (slow methods are imported only here).
 
     PLD covers every history: a discrete Gaussian is composed through a PLD that dominates it
-    (:func:`~dpsql.accounting.pld.discrete_gaussian_loss`).  GDP describes Gaussian histories
-    by the continuous counterparts of their noise; its tightness is measured on that
-    description's privacy profile, sampled at 300 ε from 0 to its ε at δ = 1e-10 (a coarse
-    or far-reaching grid would overstate µ* and Δ through the profile's discretised tail).
+    (:func:`~dpsql.accounting.pld.discrete_gaussian_loss`).  Advanced composition needs each
+    step as (ε, δ)-DP, which a Gaussian event is not by itself: a history with one is composed
+    query by query, each as the (ε, δ) it was calibrated to and charged.  GDP describes
+    Gaussian histories by the continuous counterparts of their noise; its tightness is
+    measured on that description's privacy profile, sampled at 300 ε from 0 to its ε at
+    δ = 1e-10 (a coarse or far-reaching grid would overstate µ* and Δ through the profile's
+    discretised tail).
     """
     from dpsql.accounting.gdp import gdp_mu, gdp_tightness, tradeoff_from_profile
     from dpsql.accounting.pld import pld, privacy_profile
 
     limit = filter_epsilon(events, costs, total_delta)
     eps, dlt = _basic_costs(costs)
-    spread = advanced(events, total_delta) if events and total_delta > 0 else None
+    spread = advanced(_as_approximate(events, costs), total_delta) \
+        if events and total_delta > 0 else None
     pld_eps = _unless_too_fine(lambda: pld(events, total_delta, bound_discrete=True)) \
         if events and total_delta > 0 else None
     mu = tightness = None
@@ -205,6 +209,14 @@ def _unless_too_fine(compute: Callable[[], float]) -> float | None:
         return compute()
     except PrivacyError:
         return None
+
+
+def _as_approximate(events: Sequence[MechanismEvent], costs: Sequence[tuple[float, float]]
+                    ) -> list[MechanismEvent]:
+    """The events, or with a Gaussian among them, each query as approx(its ε, its δ)."""
+    if any(e.kind == "gaussian" for e in events):
+        return [approx(eps, delta) for eps, delta in costs]
+    return list(events)
 
 
 def _as_continuous(event: MechanismEvent) -> MechanismEvent:
