@@ -2,8 +2,8 @@
 
 ``Engine`` registers the fuzz tables on a real backend (``DuckDBBackend`` or
 ``SparkBackend``) and builds the catalog with ``dpsql.catalog`` from the types the backend
-reports; ``plan`` runs ``dpsql.analysis.analyze`` and ``dpsql.rewrite.rewrite`` (fixed
-salt), ``run`` the backend's ``execute``. Nothing here re-implements a pipeline stage.
+reports; ``plan`` runs ``dpsql.compile.compile_query`` (analysis, rewrite, cost check),
+``run`` the backend's ``execute`` with a fixed salt. Nothing here re-implements a stage.
 
 ``check_neighbour`` mirrors ``tests/test_rewrite_bounds.py`` for a whole plan: every cell
 of every statistic moves by at most its ``Statistic.bound`` when one unit is removed; per
@@ -26,12 +26,11 @@ import pyarrow as pa
 from hypothesis import HealthCheck, Phase, settings
 
 import dpsql
-from dpsql.analysis import analyze
 from dpsql.analysis.sensitivity import quantile_weight_limits
 from dpsql.catalog import Catalog, TableInfo
+from dpsql.compile import CompiledQuery, compile_query
 from dpsql.mechanisms import Statistic
-from dpsql.plan import BoundedQuery, PrivacyPlan
-from dpsql.rewrite import rewrite
+from dpsql.plan import PrivacyPlan
 from tests.fuzz.tables import BOUNDS, PUBLIC_KEYS, ROW_LEVEL, SCHEMA, UNIT_TABLES, Database
 
 SALT = "fuzz"
@@ -41,13 +40,13 @@ _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_t
           HealthCheck.large_base_example]
 _PHASES = [Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink]
 """No explain phase: it reruns a failure hundreds of times to annotate the report."""
-settings.register_profile("dpsql-fuzz-short", max_examples=50, derandomize=True, deadline=None,
+settings.register_profile("dpsql-fuzz-short", max_examples=150, derandomize=True, deadline=None,
                           database=None, suppress_health_check=_QUIET, phases=_PHASES)
 settings.register_profile("dpsql-fuzz-long",
                           max_examples=int(os.environ.get("DPSQL_FUZZ_EXAMPLES", "2000")),
                           deadline=None, suppress_health_check=_QUIET, phases=_PHASES)
 settings.register_profile("dpsql-fuzz-spark",
-                          max_examples=int(os.environ.get("DPSQL_FUZZ_SPARK_EXAMPLES", "150")),
+                          max_examples=int(os.environ.get("DPSQL_FUZZ_SPARK_EXAMPLES", "300")),
                           deadline=None, suppress_health_check=_QUIET, phases=_PHASES)
 SHORT = settings.get_profile("dpsql-fuzz-short")
 """The default run: reproducible (derandomized), about half a minute on one core."""
@@ -102,29 +101,28 @@ class Engine:
         return catalog
 
     def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]
-             ) -> tuple[PrivacyPlan, BoundedQuery] | dpsql.Error:
-        """The plan and bounded query, or the error that refused the query.
+             ) -> CompiledQuery | dpsql.Error:
+        """The compiled query (plan and bounded query), or the error that refused it.
 
         An InternalError, or any exception that is not a ``dpsql.Error``, is a bug and
         propagates. Public key domains are read from the loaded ``pub``.
         """
         try:
-            plan = analyze(sql, self.catalog(limits), default_epsilon=EPSILON,
-                           default_delta=DELTA, public_values=self.backend.public_values)
-            return plan, rewrite(plan, salt=SALT)
+            return compile_query(sql, self.catalog(limits), default_epsilon=EPSILON,
+                                 default_delta=DELTA, public_values=self.backend.public_values)
         except dpsql.InternalError:
             raise
         except dpsql.Error as err:
             return err
 
-    def run(self, bounded: BoundedQuery, db: Database) -> pa.Table:
+    def run(self, compiled: CompiledQuery, db: Database) -> pa.Table:
         """Execute on ``db``; a failure on any database is a failure of the property."""
         self.load(db)
         try:
-            return self.backend.execute(bounded)
+            return self.backend.execute(compiled, salt=SALT)
         except dpsql.ExecutionError as err:
             raise AssertionError(f"the bounded query raised on this data: {err}\n"
-                                 f"{self.backend.sql(bounded)}") from err
+                                 f"{compiled.bounded_sql(self.backend.dialect)}") from err
 
 
 def canonical(values: pa.ChunkedArray) -> list[Any]:
@@ -232,13 +230,13 @@ def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, 
     Returns the outcome (``accepted`` or the refusal's class) for Hypothesis statistics.
     """
     engine.load(db)
-    planned = engine.plan(sql, limits)
-    if isinstance(planned, dpsql.Error):
-        return f"refused: {type(planned).__name__}"
-    plan, bounded = planned
-    full = cells(plan, engine.run(bounded, db))
+    compiled = engine.plan(sql, limits)
+    if isinstance(compiled, dpsql.Error):
+        return f"refused: {type(compiled).__name__}"
+    plan = compiled.plan
+    full = cells(plan, engine.run(compiled, db))
     for unit, neighbour in db.neighbours(plan.private_tables):
-        check_neighbour(plan, full, cells(plan, engine.run(bounded, neighbour)), unit)
+        check_neighbour(plan, full, cells(plan, engine.run(compiled, neighbour)), unit)
     return "accepted"
 
 
@@ -248,12 +246,12 @@ def check_engines(duck: Engine, spark: Engine, db: Database,
     same bounded aggregates on ``db`` with the same salt. Returns the outcome."""
     for engine in (duck, spark):
         engine.load(db)
-    planned, on_spark = duck.plan(sql, limits), spark.plan(sql, limits)
-    if isinstance(planned, dpsql.Error):
-        assert isinstance(on_spark, dpsql.Error), f"only DuckDB refuses: {planned}"
-        return f"refused: {type(planned).__name__}"
+    compiled, on_spark = duck.plan(sql, limits), spark.plan(sql, limits)
+    if isinstance(compiled, dpsql.Error):
+        assert isinstance(on_spark, dpsql.Error), f"only DuckDB refuses: {compiled}"
+        return f"refused: {type(compiled).__name__}"
     assert not isinstance(on_spark, dpsql.Error), f"only Spark refuses: {on_spark}"
-    plan, bounded = planned
-    assert str(on_spark[0]) == str(plan)
-    assert cells(plan, spark.run(on_spark[1], db)) == cells(plan, duck.run(bounded, db))
+    plan = compiled.plan
+    assert str(on_spark.plan) == str(plan)
+    assert cells(plan, spark.run(on_spark, db)) == cells(plan, duck.run(compiled, db))
     return "accepted"
