@@ -23,8 +23,8 @@ import numpy as np
 import pyarrow as pa
 
 from dpsql.accounting import Cost
+from dpsql.estimators import NoisyGroups
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyGroups
 from dpsql.result import Result
 
 

@@ -11,27 +11,22 @@
 
 from __future__ import annotations
 
-import functools
-import secrets
-import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from dpsql.accounting import Accountant, Budget, Cost
-from dpsql.accounting.composition import approx, laplace
+from dpsql.accounting import Accountant, Budget
 from dpsql.accounting.exact import real_number
 from dpsql.accounting.guide import delta_warning
-from dpsql.accounting.ledger import DATASETS_SEPARATOR, Ledger
-from dpsql.accounting.report import query_events
-from dpsql.analysis import analyze
-from dpsql.backends import DuckDBBackend
+from dpsql.accounting.ledger import Ledger
+from dpsql.backends import Backend, DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
 from dpsql.catalog import Catalog, TableInfo, read_toml
+from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
 from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
@@ -48,17 +43,12 @@ from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyGroups, add_noise, post_process, release_groups
+from dpsql.release import NoisyEngine, release
 from dpsql.result import Result
-from dpsql.rewrite import rewrite
-
-if TYPE_CHECKING:
-    from dpsql.backends.spark import SparkBackend
 
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-7
-SALT_PLACEHOLDER = "__dp_salt_placeholder__"
 PLAN_CACHE_SIZE = 512
 FAILED_AFTER_READING = (
     "the query failed while reading the data, and its full cost was charged: an accepted query "
@@ -103,9 +93,8 @@ class Connection:
         self.seed = seed
         self._sources: dict[str, str] = {}
         self._sizes: dict[str, int] = {}
-        self._noisy = duckdb.connect()  # post-processing only: never sees private rows
-        self._noisy_lock = threading.Lock()
-        self._plans: dict[tuple, tuple[PrivacyPlan, str]] = {}
+        self._noisy = NoisyEngine()  # post-processing only: never sees private rows
+        self._compiled: dict[tuple, CompiledQuery] = {}
         self.default_epsilon = default_epsilon
         if default_delta is None:
             default_delta = min(DEFAULT_DELTA, self.budget.total.delta)
@@ -133,7 +122,7 @@ class Connection:
         query's δ is not well below 1/size; it is never read from the data.
         Owner role only.
         """
-        self._require_owner("register()")
+        self.require_owner("register()")
         columns = self.backend.load(name, source)
         self._sources[name.lower()] = _fingerprint(source)
         if size is not None:
@@ -147,24 +136,20 @@ class Connection:
     def register_public(self, name: str, source: Any) -> None:
         """Register a public table (lookups and public group keys; never noised). Owner role
         only."""
-        self._require_owner("register_public()")
+        self.require_owner("register_public()")
         columns = self.backend.load(name, source)
         self._sources[name.lower()] = _fingerprint(source)
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
 
-    def _plan(self, query: str, epsilon: float | None, delta: float | None,
-              dialect: str | None = None, quantile_ci: float | None = None) -> PrivacyPlan:
-        return self._prepared(query, epsilon, delta, dialect, quantile_ci)[0]
+    def compile(self, query: str, *, epsilon: float | None = None,
+                delta: float | None = None, dialect: str | None = None,
+                quantile_ci: float | None = None) -> CompiledQuery:
+        """The query compiled against the catalog: plan, bounded query, cost. No data read.
 
-    def _prepared(self, query: str, epsilon: float | None, delta: float | None,
-                  dialect: str | None = None, quantile_ci: float | None = None
-                  ) -> tuple[PrivacyPlan, str]:
-        """The plan and its bounded SQL (salt as a placeholder), memoised per catalog state.
-
-        Plans are frozen and depend only on the query, its dialect, (ε, δ) as passed, the
-        defaults and the catalog, so asking the same question again skips parsing, analysis
-        and SQL generation. ε and δ left out of the call come from the query's
-        WITH DIFFERENTIAL_PRIVACY OPTIONS, else from the connection's defaults.
+        Compiled queries are frozen and depend only on the query, its dialect, (ε, δ) as
+        passed, the defaults and the catalog, so asking the same question again skips
+        parsing, analysis and SQL generation. ε and δ left out of the call come from the
+        query's WITH DIFFERENTIAL_PRIVACY OPTIONS, else from the connection's defaults.
         """
         read = self.dialect if dialect is None else _known_dialect(dialect)
         if quantile_ci is not None and not 0 < quantile_ci < 1:
@@ -176,16 +161,14 @@ class Connection:
                 real_number(name, value, f"Fix: pass {name} as a number")
         key = (query, read, type(epsilon), epsilon, type(delta), delta, self.default_epsilon,
                self.default_delta, self.catalog.version, quantile_ci)
-        if key not in self._plans:
-            plan = analyze(query, self.catalog, epsilon=epsilon, delta=delta,
-                           default_epsilon=self.default_epsilon,
-                           default_delta=self.default_delta, dialect=read,
-                           public_values=self._public_values, quantile_ci=quantile_ci)
-            bounded = self.backend.sql(rewrite(plan, salt=SALT_PLACEHOLDER))
-            if len(self._plans) >= PLAN_CACHE_SIZE:
-                self._plans.clear()
-            self._plans[key] = (plan, bounded)
-        return self._plans[key]
+        if key not in self._compiled:
+            if len(self._compiled) >= PLAN_CACHE_SIZE:
+                self._compiled.clear()
+            self._compiled[key] = compile_query(
+                query, self.catalog, epsilon=epsilon, delta=delta,
+                default_epsilon=self.default_epsilon, default_delta=self.default_delta,
+                dialect=read, public_values=self._public_values, quantile_ci=quantile_ci)
+        return self._compiled[key]
 
     def _public_values(self, table: str, column: str) -> tuple[Any, ...]:
         info = self.catalog.get(table)
@@ -198,7 +181,8 @@ class Connection:
                 delta: float | None = None, dialect: str | None = None,
                 quantile_ci: float | None = None) -> Explanation:
         """What ``query`` would release and cost. Touches no data, spends nothing."""
-        return Explanation.of(self._plan(query, epsilon, delta, dialect, quantile_ci))
+        return Explanation.of(self.compile(query, epsilon=epsilon, delta=delta,
+                                           dialect=dialect, quantile_ci=quantile_ci))
 
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
             seed: int | None = None, dialect: str | None = None,
@@ -210,51 +194,69 @@ class Connection:
         0.95) also releases a confidence interval for every quantile (``Result.ci``), with
         two more exponential mechanisms per quantile that share the query's ε.
         """
+        seed = self._usable(seed)
+        compiled = self.compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
+                                quantile_ci=quantile_ci)
+        if (cached := self._cached(compiled, seed)) is not None:
+            return cached
+        self._warn_about_delta(compiled)
+        self.budget.check(compiled.cost.epsilon, compiled.cost.delta, compiled.events,
+                          dataset=compiled.dataset)
+        exact = self._execute(compiled, seed)
+        self._charge(compiled, query)
+        result = self._release(compiled, exact, Sampler(seed))
+        self._remember(compiled, seed, result)
+        return result
+
+    def _usable(self, seed: int | None) -> int | None:
+        """The seed of this query (the connection's if none given), on an open connection."""
         if self.backend.closed:
             raise InterfaceError("the connection is closed: open a new one with dpsql.connect()")
         if seed is not None:
-            self._require_owner("seed=")
-        plan, bounded = self._prepared(query, epsilon, delta, dialect, quantile_ci)
-        seed = self.seed if seed is None else seed
-        key = self._answer_key(plan, bounded) if seed is None else None
-        cached = self.answers.get(key) if key and self.answers is not None else None
-        if cached is not None:
-            return load(cached, plan)
-        self._warn_about_delta(plan)
-        events = plan_events(plan)
-        dataset = DATASETS_SEPARATOR.join(plan.private_tables)
-        self.budget.check(plan.cost.epsilon, plan.cost.delta, events, dataset=dataset)
-        _verify_cost(plan)
-        charge = functools.partial(self.budget.charge, plan.cost.epsilon, plan.cost.delta,
-                                   query=query, dataset=dataset, plan=str(plan), events=events)
+            self.require_owner("seed=")
+        return self.seed if seed is None else seed
+
+    def _execute(self, compiled: CompiledQuery, seed: int | None) -> pa.Table:
+        """The exact bounded aggregates, with a fresh secret salt (or a seed's).
+
+        Whether a query fails must never depend on the data unpaid: a failure once the
+        engine reads data is charged in full and reported without its cause (the engine's
+        message may quote private values). Only a cancelled query stays free.
+        """
+        salt = fresh_salt() if seed is None else seeded_salt(seed)
         try:
-            exact = release_groups(plan, self._bounded_aggregates(bounded, seed))
+            return self.backend.execute(compiled, salt=salt)
         except QueryCancelled:
             raise
         except Exception:
-            # Whether a query fails must never depend on the data unpaid: charge, then say
-            # nothing of why (the engine's message may quote private values).
-            charge(mechanism=f"{plan.mechanism} (failed while reading the data)")
+            self._charge(compiled, compiled.sql, failed=True)
             raise ExecutionError(FAILED_AFTER_READING) from None
-        charge(mechanism=plan.mechanism)
-        sampler = Sampler(seed)
-        result = self._released(plan, add_noise(plan, exact, sampler), private=sampler.private)
-        if key and self.answers is not None:
-            self.answers.put(key, dump(result))
-        return result
 
-    def _bounded_aggregates(self, bounded: str, seed: int | None) -> pa.Table:
-        """Run the bounded query with a fresh secret salt (or one derived from ``seed``)."""
-        salt = secrets.token_hex(16) if seed is None else f"seed{seed}"
-        return self.backend.run_sql(bounded.replace(SALT_PLACEHOLDER, salt))
+    def _charge(self, compiled: CompiledQuery, query: str, *, failed: bool = False) -> None:
+        mechanism = compiled.plan.mechanism + (" (failed while reading the data)"
+                                               if failed else "")
+        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta, query=query,
+                           dataset=compiled.dataset, plan=str(compiled.plan),
+                           mechanism=mechanism, events=compiled.events)
 
-    def _released(self, plan: PrivacyPlan, groups: NoisyGroups, *, private: bool,
-                  cost: Cost | None = None) -> Result:
-        """Post-process noisy groups into the Result the analyst sees."""
-        with self._noisy_lock:
-            table, rows = post_process(plan, groups, self._noisy)
-        return Result(table=table, plan=plan, groups=groups, rows=rows,
-                      cost=plan.cost if cost is None else cost, private=private)
+    def _release(self, compiled: CompiledQuery, exact: pa.Table,
+                 sampler: Sampler | None) -> Result:
+        """``release``, after the charge: a failure there is answered generically too."""
+        try:
+            return release(compiled, exact, sampler, engine=self._noisy)
+        except Exception:
+            raise ExecutionError(FAILED_AFTER_READING) from None
+
+    def _cached(self, compiled: CompiledQuery, seed: int | None) -> Result | None:
+        """The answer given before to the same question (never for seeded queries)."""
+        if seed is not None or self.answers is None:
+            return None
+        data = self.answers.get(self._answer_key(compiled))
+        return None if data is None else load(data, compiled.plan)
+
+    def _remember(self, compiled: CompiledQuery, seed: int | None, result: Result) -> None:
+        if seed is None and self.answers is not None:
+            self.answers.put(self._answer_key(compiled), dump(result))
 
     def evaluate(self, query: str, *, runs: int = 100, epsilon: float | None = None,
                  delta: float | None = None, level: float = 0.95,
@@ -262,7 +264,7 @@ class Connection:
         """Utility of ``query`` for a data owner who may see the table: MAE, relative error
         and CI coverage over ``runs`` seeded releases. Not private; spends no budget. Owner
         role only."""
-        self._require_owner("evaluate()")
+        self.require_owner("evaluate()")
         return evaluate_utility(self, query, runs=runs, epsilon=epsilon, delta=delta,
                                 level=level, quantile_ci=quantile_ci)
 
@@ -298,23 +300,27 @@ class Connection:
     def commit(self) -> None:
         """PEP 249: nothing to commit (dpsql never writes data; spends commit at once)."""
 
-    def _require_owner(self, what: str) -> None:
+    def require_owner(self, what: str) -> None:
+        """Raise RoleError unless this is a data owner's connection (docs/privacy.md, Roles)."""
         if self.role != "owner":
             raise RoleError(_owner_only(what))
 
-    def _answer_key(self, plan: PrivacyPlan, bounded: str) -> str:
+    def _answer_key(self, compiled: CompiledQuery) -> str:
+        plan = compiled.plan
         tables = sorted({*(t.lower() for t in plan.tables), *self._public_tables(plan)})
         sources = ";".join(f"{t}={self._sources.get(t, '')}" for t in tables)
-        return answer_key(analyst=self.analyst, bounded_sql=bounded,
-                          epsilon=plan.cost.epsilon, delta=plan.cost.delta, sources=sources)
+        return answer_key(analyst=self.analyst, bounded_sql=compiled.bounded_sql(),
+                          epsilon=compiled.cost.epsilon, delta=compiled.cost.delta,
+                          sources=sources)
 
     def _public_tables(self, plan: PrivacyPlan) -> set[str]:
         infos = [self.catalog.get(t) for t in plan.private_tables]
         return {v.lower() for info in infos for v in info.public_keys.values()
                 if isinstance(v, str)}
 
-    def _warn_about_delta(self, plan: PrivacyPlan) -> None:
-        message = delta_warning(plan.cost.delta, self._sizes.get(plan.table.lower()))
+    def _warn_about_delta(self, compiled: CompiledQuery) -> None:
+        message = delta_warning(compiled.cost.delta,
+                                self._sizes.get(compiled.plan.table.lower()))
         if message:
             warnings.warn(message, PrivacyWarning, stacklevel=3)
 
@@ -331,8 +337,7 @@ class Connection:
         self.close()
 
 
-def _backend(name: str, database: str | duckdb.DuckDBPyConnection,
-             spark: Any) -> DuckDBBackend | SparkBackend:
+def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -> Backend:
     """The backend that runs bounded queries: ``duckdb`` (default) or ``spark``."""
     if name == "duckdb":
         if spark is not None:
@@ -347,30 +352,6 @@ def _backend(name: str, database: str | duckdb.DuckDBPyConnection,
 
         return SparkBackend(spark)
     raise InterfaceError(f"unknown backend {name!r}: use 'duckdb' (default) or 'spark'")
-
-
-def _verify_cost(plan: PrivacyPlan) -> None:
-    """The charge must cover exactly what the noise, selection and quantiles use."""
-    plan.verify_cost()
-
-
-def plan_events(plan: PrivacyPlan) -> tuple:
-    """The mechanisms a query releases, as the accountant composes them.
-
-    Each quantile is an exponential mechanism, pure ε-DP: the generic ``laplace(ε)`` event
-    (steps=1 is valid for any ε-DP mechanism).
-    """
-    events: list = []
-    noise, selection = plan.noise, plan.selection
-    geometric = selection is not None and selection.truncated_geometric
-    if noise is not None:
-        multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
-        threshold_delta = selection.delta if selection is not None and not geometric else 0.0
-        events += query_events(noise.kind, noise.epsilon, multiplier, threshold_delta)
-    if geometric:
-        events.append(approx(selection.epsilon, selection.delta))
-    events += [laplace(m.epsilon) for agg in plan.quantiles for m in agg.quantile.mechanisms]
-    return tuple(events)
 
 
 ROLES = ("owner", "analyst")

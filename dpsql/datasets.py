@@ -27,6 +27,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from dpsql.errors import CatalogError, ProgrammingError
+
 DATASETS_DIR: Path = Path(__file__).resolve().parents[1] / "datasets"
 
 # fmt: off
@@ -86,12 +88,12 @@ def pums_path(name: str = "PUMS_dup") -> Path:
     >>> pums_path("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    FileNotFoundError: no dataset 'nope' ...; available: PUMS, PUMS_dup, PUMS_null, PUMS_pid
+    dpsql.errors.CatalogError: no dataset 'nope' ...; available: PUMS, PUMS_dup, PUMS_null, PUMS_pid
     """
     path = DATASETS_DIR / f"{name.removesuffix('.csv')}.csv"
     if not path.is_file():
         available = ", ".join(sorted(p.stem for p in DATASETS_DIR.glob("*.csv")))
-        raise FileNotFoundError(
+        raise CatalogError(
             f"no dataset {name!r} in {DATASETS_DIR}; available: {available or '(none)'}"
         )
     return path
@@ -159,9 +161,9 @@ def visits(n_rows: int, *, seed: int = 0, rows_per_patient: float = 5.0) -> pa.T
     (10, DataType(int32), DataType(string))
     """
     if n_rows < 0:
-        raise ValueError(f"n_rows must be >= 0, got {n_rows}")
+        raise ProgrammingError(f"n_rows must be >= 0, got {n_rows}")
     if not rows_per_patient >= 1.0:
-        raise ValueError(f"rows_per_patient must be >= 1, got {rows_per_patient}")
+        raise ProgrammingError(f"rows_per_patient must be >= 1, got {rows_per_patient}")
     if n_rows == 0:
         return VISITS_SCHEMA.empty_table()
     rng = np.random.default_rng(seed)

@@ -23,6 +23,10 @@ class InterfaceError(Error):
     """The DB-API interface was misused (e.g. a closed cursor, wrong parameter count)."""
 
 
+class MissingDependencyError(InterfaceError, ImportError):
+    """An optional package a feature needs is not installed (the message says which)."""
+
+
 class DatabaseError(Error):
     """PEP 249: an error about the database or the query."""
 

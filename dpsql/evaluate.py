@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpsql.accounting import Cost
+from dpsql.compile import CompiledQuery, seeded_salt
 from dpsql.mechanisms import Sampler
-from dpsql.release import NoisyGroups, add_noise, bounded_quantiles, release_groups
+from dpsql.release import NoisyEngine, release
+from dpsql.result import Result
 
 if TYPE_CHECKING:
     from dpsql.connection import Connection
@@ -51,28 +52,21 @@ class UtilityReport:
         return "\n".join(lines)
 
 
-def truth(con: Connection, plan, bounded: str, seed: int):
+def truth(con: Connection, compiled: CompiledQuery, seed: int) -> Result:
     """The bounded answer without noise, for the same (seeded) choice of groups per unit.
     Owner role only."""
-    con._require_owner("the noise-free answer")
-    return _noise_free(con, plan, release_groups(plan, con._bounded_aggregates(bounded, seed)))
-
-
-def _noise_free(con: Connection, plan, exact):
-    """The answer released from ``release_groups``' table without any noise."""
-    stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float) * s.quantum
-             for s in plan.stats}
-    groups = NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats,
-                         quantiles=bounded_quantiles(plan, exact))
-    return con._released(plan, groups, private=False, cost=Cost(0.0, 0.0))
+    con.require_owner("the noise-free answer")
+    exact = con.backend.execute(compiled, salt=seeded_salt(seed))
+    return release(compiled, exact, None, engine=NoisyEngine())
 
 
 def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float | None,
                      delta: float | None, level: float,
                      quantile_ci: float | None = None) -> UtilityReport:
     """See the module docstring. Owner role only."""
-    con._require_owner("evaluate()")
-    plan, bounded = con._prepared(query, epsilon, delta, quantile_ci=quantile_ci)
+    con.require_owner("evaluate()")
+    compiled = con.compile(query, epsilon=epsilon, delta=delta, quantile_ci=quantile_ci)
+    plan, engine = compiled.plan, NoisyEngine()
     keys = [c.name for c in plan.columns if c.aggregate is None]
     aggregates = [c.name for c in plan.columns if c.aggregate is not None]
     errors = {name: [] for name in aggregates}
@@ -80,10 +74,10 @@ def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float |
     covered = {name: [] for name in aggregates}
     released = total = 0
     for seed in range(runs):
-        groups = release_groups(plan, con._bounded_aggregates(bounded, seed))
+        groups = con.backend.execute(compiled, salt=seeded_salt(seed))
         exact = {tuple(row[k] for k in keys): row
-                 for row in _noise_free(con, plan, groups).table.to_pylist()}
-        noisy_result = con._released(plan, add_noise(plan, groups, Sampler(seed)), private=False)
+                 for row in release(compiled, groups, None, engine=engine).table.to_pylist()}
+        noisy_result = release(compiled, groups, Sampler(seed), engine=engine)
         bounds = noisy_result.ci(level).to_pylist()
         total += len(exact)
         for row in bounds:

@@ -1,11 +1,11 @@
 """What a query will do and cost, computed from the plan alone (no data, no budget).
 
->>> from dpsql.analysis import analyze
+>>> from dpsql.compile import compile_query
 >>> from dpsql.catalog import Catalog, TableInfo
 >>> cat = Catalog()
 >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "VARCHAR"}, privacy_unit="pid"))
->>> info = Explanation.of(analyze("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1,
-...                               delta=1e-6)).to_dict()
+>>> info = Explanation.of(compile_query("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1,
+...                                     delta=1e-6)).to_dict()
 >>> info["columns"][1]["mechanism"], info["partition_selection"]["method"]
 ('laplace', 'truncated_geometric')
 """
@@ -14,93 +14,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from dpsql.analysis.sensitivity import normalised_norms
+from dpsql.estimators import estimator
 from dpsql.mechanisms.selection import release_probability, truncated_geometric_probability
-from dpsql.plan import WEIGHT_SCALE, Aggregate, PrivacyPlan
-from dpsql.rewrite import rewrite
-from dpsql.variance import SPREAD_KINDS
+from dpsql.plan import PrivacyPlan
 
-EXPLAIN_SALT = "<secret salt drawn per query>"
+if TYPE_CHECKING:
+    from dpsql.compile import CompiledQuery
 
-
-def column_noise(plan: PrivacyPlan, agg: Aggregate):
-    """The Noise of the statistic that carries ``agg``'s value (AVG: its centred sum)."""
-    return plan.noise_for(agg.stats[-1])
-
-
-def _quantile_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
-    """A quantile: its ε share, buckets and rank sensitivity (in rows, like a COUNT's)."""
-    mechanism, histogram = agg.quantile.mechanism, agg.quantile.histogram
-    limits = plan.contribution
-    c = limits.rows_per_group
-    l1, l2 = normalised_norms(limits.groups_per_unit, c, limits.max_rows_per_unit)
-    rows = mechanism.max_weight / WEIGHT_SCALE
-    return {
-        "aggregate": agg.sql,
-        "mechanism": "exponential",
-        "quantile": float(agg.quantile.q),
-        "epsilon": mechanism.epsilon,
-        "epsilon_per_group": mechanism.epsilon * c / rows,
-        "buckets": histogram.buckets,
-        "bucket_width": histogram.width,
-        "l1_sensitivity": c * l1,
-        "l2_sensitivity": c * l2,
-        "linf_sensitivity": c,
-        "noise_std": None,
-        "ci95_halfwidth": None,
-        "rank_error95": mechanism.rank_error(0.95, histogram.buckets) / WEIGHT_SCALE,
-        "interval_level": agg.quantile.level,
-        "bounds": [agg.lo, agg.hi],
-        "note": "exponential mechanism over equal buckets of the bounds; releases a bucket's "
-        "midpoint. Sensitivities are in ranks (rows); with 95% probability the released "
-        "bucket is within rank_error95 rows of the true quantile's rank; a value interval "
-        "needs quantile_ci= (two more releases, see Result.ci)",
-    }
-
-
-def _statistic_entry(plan: PrivacyPlan, name: str) -> dict[str, Any]:
-    """One noisy statistic: its kind and sensitivities in output units, its noise std."""
-    spec, statistic = plan.stat(name), plan.statistic(name)
-    quantum = spec.quantum
-    return {"name": name, "kind": spec.kind, "expression": None if spec.expr is None
-            else spec.expr.sql(dialect="duckdb"),
-            "l1_sensitivity": statistic.bound * statistic.l1 * quantum,
-            "l2_sensitivity": statistic.bound * statistic.l2 * quantum,
-            "linf_sensitivity": statistic.bound * quantum,
-            "noise_std": plan.noise_for(name).std}
-
-
-RATIO_NOTES = {
-    "avg": "AVG = centre + noisy centred sum / noisy count: its error depends on the count",
-    "spread": "VAR/STDDEV from a noisy count, a noisy centred sum and a noisy centred sum of "
-              "squared deviations (see statistics): the error depends on the count",
-}
-
-
-def _aggregate_entry(plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
-    if agg.quantile is not None:
-        return _quantile_entry(plan, agg)
-    statistic = plan.statistic(agg.stats[-1])
-    quantum = plan.stat(agg.stats[-1]).quantum
-    noise = column_noise(plan, agg)
-    ratio = "avg" if agg.kind == "avg" else "spread" if agg.kind in SPREAD_KINDS else None
-    return {
-        "aggregate": agg.sql,
-        "mechanism": plan.noise.kind,
-        "l1_sensitivity": statistic.bound * statistic.l1 * quantum,
-        "l2_sensitivity": statistic.bound * statistic.l2 * quantum,
-        "linf_sensitivity": statistic.bound * quantum,
-        "noise_std": None if ratio else noise.std,
-        "ci95_halfwidth": None if ratio else noise.ci_halfwidth(0.95),
-        "bounds": None if agg.lo is None else [agg.lo, agg.hi],
-        "statistics": [_statistic_entry(plan, name) for name in agg.stats],
-        "note": None if ratio is None else
-        RATIO_NOTES[ratio] + "; noise on the last sum has std " + f"{noise.std:.6g}",
-    }
 
 
 RELEASE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500)
@@ -131,7 +55,9 @@ class Explanation:
     data: dict[str, Any]
 
     @classmethod
-    def of(cls, plan: PrivacyPlan) -> Explanation:
+    def of(cls, compiled: CompiledQuery) -> Explanation:
+        """The explanation of a compiled query (its plan, cost and bounded query)."""
+        plan = compiled.plan
         by_name = {a.name: a for a in plan.aggregates}
         columns = []
         for col in plan.columns:
@@ -139,7 +65,8 @@ class Explanation:
                                      "l1_sensitivity": None, "l2_sensitivity": None,
                                      "noise_std": None}
             if col.aggregate is not None:
-                entry.update(_aggregate_entry(plan, by_name[col.aggregate]))
+                agg = by_name[col.aggregate]
+                entry.update(estimator(agg).describe(plan, agg))
             columns.append(entry)
         limits = plan.contribution
         noise = plan.noise
@@ -165,7 +92,7 @@ class Explanation:
                 "max_rows_per_unit": limits.max_rows_per_unit,
                 "sources": dict(limits.sources),
             },
-            "rewritten_sql": rewrite(plan, salt=EXPLAIN_SALT).sql(pretty=True),
+            "rewritten_sql": compiled.bounded_sql(pretty=True),
         }
         return cls(data)
 

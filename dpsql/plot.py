@@ -32,6 +32,8 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
+from dpsql.errors import MissingDependencyError, ProgrammingError
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
@@ -97,8 +99,8 @@ def plot(result: Result, y: str | None = None, *, x: str | None = None,
         try:
             import matplotlib.pyplot as plt
         except ImportError:
-            raise ImportError("Result.plot() needs matplotlib: pip install 'dpsql[plot]'"
-                              ) from None
+            raise MissingDependencyError("Result.plot() needs matplotlib: pip install "
+                                         "'dpsql[plot]'") from None
         _, ax = plt.subplots()
     return chart.draw(ax, **bar_options)
 
@@ -107,17 +109,17 @@ def _check(result: Result, columns: list[str], values: list[str], *, y: str | No
            x: str | None) -> None:
     """Refuse, saying why, when there is nothing to plot or ``y``/``x`` name no fit column."""
     if not values:
-        raise ValueError(f"nothing to plot: no numeric column is computed from an aggregate "
+        raise ProgrammingError(f"nothing to plot: no numeric column is computed from an aggregate "
                          f"(columns: {', '.join(columns)}); add one, e.g. COUNT(*) AS n")
     if len(result) == 0:
-        raise ValueError("nothing to plot: the result has no rows (no group was released, "
+        raise ProgrammingError("nothing to plot: the result has no rows (no group was released, "
                          "or HAVING/LIMIT removed them all)")
     for name, wanted in (("y", y), ("x", x)):
         if wanted is not None and wanted not in columns:
-            raise ValueError(f"{name}={wanted!r} is not a column of the result; columns: "
+            raise ProgrammingError(f"{name}={wanted!r} is not a column of the result; columns: "
                              + ", ".join(columns))
     if y is not None and y not in values:
-        raise ValueError(f"y={y!r} is not a numeric column computed from an aggregate; "
+        raise ProgrammingError(f"y={y!r} is not a numeric column computed from an aggregate; "
                          "choose one of: " + ", ".join(values))
 
 

@@ -1,45 +1,36 @@
 """The release stage: exact bounded aggregates in, noisy post-processed Result out.
 
-Order matters for privacy: the connection charges the ledger *before* calling
-:func:`add_noise`, the only place noise is drawn and quantiles are sampled. Everything
-after (AVG's ratio, selection on the noisy unit count, a quantile's bucket midpoint,
-HAVING, ORDER BY, LIMIT, arithmetic) reads only noisy values and public parameters.
+``release(compiled, exact, sampler)``: the engine's groups in an order that depends on the
+keys alone (``release_groups``), partition selection and noise (``add_noise``, the only
+place noise is drawn and quantiles are sampled), then the query's SELECT/HAVING/ORDER
+BY/LIMIT over the noisy table (``post_process``). Order matters for privacy: the connection
+charges the budget *before* calling ``release``. Everything after the noise (AVG's ratio,
+selection on a noisy unit count, a quantile's bucket midpoint, HAVING, ORDER BY, LIMIT,
+arithmetic) reads only noisy values and public parameters. ``sampler=None`` releases the
+noise-free answer instead: a data owner's evaluation tool, never an analyst's.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import threading
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from dpsql.accounting import Cost
+from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.selection import truncated_geometric_probability
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
-from dpsql.variance import SPREAD_KINDS, spread_of
+from dpsql.result import Result
 
-AVG_COUNT_FLOOR = 1.0
-"""AVG divides by max(noisy count, 1) so that an empty or tiny group stays finite."""
-
-
-@dataclass(frozen=True)
-class NoisyGroups:
-    """Released groups: public key values, noisy statistics and quantiles, row-aligned.
-
-    ``quantiles`` maps a quantile aggregate's name to its released values (bucket midpoints).
-    """
-
-    keys: pa.Table
-    stats: dict[str, np.ndarray]
-    quantiles: dict[str, np.ndarray] = field(default_factory=dict)
-
-    @property
-    def num_rows(self) -> int:
-        return self.keys.num_rows
+if TYPE_CHECKING:
+    from dpsql.compile import CompiledQuery
 
 
 def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
@@ -142,11 +133,6 @@ def _sortable(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column
 
 
-def interval_name(aggregate: str, side: str) -> str:
-    """Where a quantile's released interval end is kept in ``NoisyGroups.quantiles``."""
-    return f"{aggregate}__{side}"
-
-
 def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
     """Keep a group of n units with probability p(n) (the truncated geometric).
 
@@ -193,28 +179,44 @@ def dense_histograms(column: pa.ChunkedArray | pa.Array, spec: HistogramSpec) ->
     return out
 
 
-def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.ndarray]:
-    """Each aggregate's noisy value per released group (AVG = centre + sum/count; variances
-    and standard deviations from three sums, see ``dpsql.variance``)."""
-    values = {}
-    for agg in plan.aggregates:
-        if agg.kind == "quantile":
-            values[agg.name] = groups.quantiles[agg.name]
-            continue
-        first = groups.stats[agg.stats[0]]
-        if agg.kind == "avg":
-            count, centered = first, groups.stats[agg.stats[1]]
-            center = plan.stat(agg.stats[1]).center
-            ratio = centered / np.maximum(count, AVG_COUNT_FLOOR)
-            values[agg.name] = np.clip(center + ratio, agg.lo, agg.hi)
-        elif agg.kind in SPREAD_KINDS:
-            count, centered, squares = (groups.stats[s] for s in agg.stats)
-            values[agg.name] = spread_of(plan, agg).value(agg.kind, count, centered, squares)
-        elif agg.kind in ("count_star", "count", "count_units", "count_distinct"):
-            values[agg.name] = np.rint(first).astype(np.int64)  # counts in quanta: nearest
-        else:
-            values[agg.name] = first
-    return values
+class NoisyEngine:
+    """A DuckDB connection that only ever holds noisy tables: where post-processing runs."""
+
+    def __init__(self) -> None:
+        self.con = duckdb.connect()
+        self._lock = threading.Lock()
+
+    def post_process(self, plan: PrivacyPlan, groups: NoisyGroups) -> tuple[pa.Table, np.ndarray]:
+        with self._lock:
+            return post_process(plan, groups, self.con)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def release(compiled: CompiledQuery, exact: pa.Table, sampler: Sampler | None, *,
+            engine: NoisyEngine) -> Result:
+    """The released Result of a compiled query from its bounded aggregates ``exact``.
+
+    With ``sampler=None``, the noise-free bounded answer (every group kept), which is not
+    private and costs nothing: the data owner's evaluation uses it.
+    """
+    plan = compiled.plan
+    groups = release_groups(plan, exact)
+    noisy = noise_free(plan, groups) if sampler is None else add_noise(plan, groups, sampler)
+    table, rows = engine.post_process(plan, noisy)
+    private = sampler is not None and sampler.private
+    return Result(table=table, plan=plan, groups=noisy, rows=rows,
+                  cost=compiled.cost if sampler is not None else Cost(0.0, 0.0),
+                  private=private)
+
+
+def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:
+    """The groups as released without noise or selection (quantiles: the true bucket)."""
+    stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float)
+             * s.quantum for s in plan.stats}
+    return NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats,
+                       quantiles=bounded_quantiles(plan, exact))
 
 
 def post_process(plan: PrivacyPlan, groups: NoisyGroups,

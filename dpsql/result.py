@@ -23,10 +23,11 @@ import pyarrow as pa
 
 from dpsql import plot as charts
 from dpsql.accounting import Cost
-from dpsql.explain import Explanation, column_noise
-from dpsql.plan import Aggregate, PrivacyPlan
-from dpsql.release import AVG_COUNT_FLOOR, NoisyGroups, interval_name
-from dpsql.variance import SPREAD_KINDS, spread_of
+from dpsql.compile import CompiledQuery
+from dpsql.errors import ProgrammingError
+from dpsql.estimators import NoisyGroups, estimator
+from dpsql.explain import Explanation
+from dpsql.plan import PrivacyPlan
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -68,7 +69,7 @@ class Result:
         return [tuple(row[n] for n in names) for row in self.table.to_pylist()]
 
     def explain(self) -> Explanation:
-        return Explanation.of(self.plan)
+        return Explanation.of(CompiledQuery.of(self.plan))
 
     def ci(self, level: float = 0.95) -> pa.Table:
         """Per-cell ``level`` confidence intervals: ``<col>_lower``/``<col>_upper``.
@@ -79,47 +80,20 @@ class Result:
         ``level``; otherwise its bounds are NULL (its error is in ranks, see explain()).
         """
         if not 0 < level < 1:
-            raise ValueError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
+            raise ProgrammingError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
         by_name = {a.name: a for a in self.plan.aggregates}
         table = self.table
         for index, col in enumerate(self.plan.columns):
             if col.aggregate is None:
                 continue
             values = table.column(index).to_numpy(zero_copy_only=False).astype(np.float64)
-            lower, upper = self._interval(by_name[col.aggregate], values, level)
+            agg = by_name[col.aggregate]
+            lower, upper = estimator(agg).interval(self.plan, agg, self.groups, self.rows,
+                                                   values, level)
             for side, bound in (("lower", lower), ("upper", upper)):
                 bound = bound if isinstance(bound, pa.Array) else pa.array(bound)
                 table = table.append_column(f"{col.name}_{side}", bound)
         return table
-
-    def _interval(self, agg: Aggregate, values: np.ndarray, level: float):
-        if agg.kind == "quantile":
-            spec = agg.quantile
-            if spec.level is None or level > spec.level:
-                missing = pa.nulls(len(values), pa.float64())
-                return missing, missing
-            return tuple(self.groups.quantiles[interval_name(agg.name, side)][self.rows]
-                         for side in ("lower", "upper"))
-        if agg.kind in SPREAD_KINDS:
-            return self._spread_interval(agg, level)
-        if agg.kind != "avg":
-            half = column_noise(self.plan, agg).ci_halfwidth(level)
-            return values - half, values + half
-        # Bonferroni over the two noisy statistics, then the extreme corners of
-        # centre + S/N over the box (S/N is monotone in each for N > 0).
-        count_stat, sum_stat = agg.stats
-        each = 1 - (1 - level) / 2
-        count = self.groups.stats[count_stat][self.rows]
-        total = self.groups.stats[sum_stat][self.rows]
-        h_n = self.plan.noise_for(count_stat).ci_halfwidth(each)
-        h_s = self.plan.noise_for(sum_stat).ci_halfwidth(each)
-        n_lo = np.maximum(count - h_n, AVG_COUNT_FLOOR)
-        n_hi = np.maximum(count + h_n, AVG_COUNT_FLOOR)
-        corners = np.stack([(total + ds) / n for ds in (-h_s, h_s) for n in (n_lo, n_hi)])
-        center = self.plan.stat(sum_stat).center
-        lower = np.clip(center + corners.min(axis=0), agg.lo, agg.hi)
-        upper = np.clip(center + corners.max(axis=0), agg.lo, agg.hi)
-        return lower, upper
 
     def plot(self, y: str | None = None, *, x: str | None = None, level: float = 0.95,
              ax: Axes | None = None, **bar_options: Any) -> Axes:
@@ -129,17 +103,6 @@ class Result:
         or, for a global query, one bar per numeric aggregate column. See dpsql/plot.py.
         """
         return charts.plot(self, y, x=x, level=level, ax=ax, **bar_options)
-
-    def _spread_interval(self, agg: Aggregate, level: float):
-        """Bonferroni over N, S₁, S₂ (each at 1 − (1 − level)/3), then the extremes of the
-        estimator over that box (``dpsql.variance.Spread.interval``)."""
-        each = 1 - (1 - level) / 3
-        boxes = []
-        for stat in agg.stats:
-            noisy = self.groups.stats[stat][self.rows]
-            half = self.plan.noise_for(stat).ci_halfwidth(each)
-            boxes.append((noisy - half, noisy + half))
-        return spread_of(self.plan, agg).interval(agg.kind, *boxes)
 
     def __len__(self) -> int:
         return self.table.num_rows

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 from scipy.special import ndtr
-from scipy.stats import binom
 
 from dpsql.accounting.composition import (
     MechanismEvent,
@@ -20,14 +18,7 @@ from dpsql.accounting.composition import (
     zcdp_to_dp,
 )
 from dpsql.errors import PrivacyError
-
-
-def rr_delta(epsilon: float, k: int, at: float) -> float:
-    """Exact δ(at) of k-fold randomised response at ε (the worst k-fold ε-DP history)."""
-    j = np.arange(k + 1)
-    weights = binom.pmf(j, k, 1 / (1 + math.exp(epsilon)))
-    losses = (k - 2 * j) * epsilon
-    return float(np.sum(weights * np.clip(-np.expm1(at - losses), 0.0, None)))
+from tests.support import rr_delta
 
 
 def gaussian_delta(mu: float, at: float) -> float:

@@ -19,7 +19,7 @@ from dpsql.accounting.pld import (
     privacy_profile,
 )
 from dpsql.errors import PrivacyError
-from tests.test_accounting_composition import rr_delta
+from tests.support import rr_delta
 
 
 def gaussian_delta(mu: float, at: float) -> float:

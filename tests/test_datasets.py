@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
+import dpsql
 from dpsql.datasets import (
     DATASETS_DIR,
     REGIONS,
@@ -63,7 +64,7 @@ def test_pums_loads_with_duckdb(name: str, n_rows: int, has_pid: bool) -> None:
 def test_pums_path_default_and_errors() -> None:
     assert pums_path() == REPO / "datasets" / "PUMS_dup.csv" == DATASETS_DIR / "PUMS_dup.csv"
     assert pums_path("PUMS.csv") == pums_path("PUMS")
-    with pytest.raises(FileNotFoundError, match=r"'census'.*available: PUMS, PUMS_dup"):
+    with pytest.raises(dpsql.CatalogError, match=r"'census'.*available: PUMS, PUMS_dup"):
         pums_path("census")
 
 
@@ -83,9 +84,9 @@ def test_schema_and_exact_row_count() -> None:
 
 
 def test_invalid_arguments() -> None:
-    with pytest.raises(ValueError, match="n_rows"):
+    with pytest.raises(dpsql.ProgrammingError, match="n_rows"):
         visits(-1)
-    with pytest.raises(ValueError, match="rows_per_patient"):
+    with pytest.raises(dpsql.ProgrammingError, match="rows_per_patient"):
         visits(10, rows_per_patient=0.5)
 
 

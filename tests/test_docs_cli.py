@@ -81,18 +81,16 @@ def test_cli_doc_lists_every_exit_code_as_the_code_does():
 
 
 def parsers() -> list[argparse.ArgumentParser]:
-    main = cli._parser()
-    subcommands = [a for a in main._actions if isinstance(a, argparse._SubParsersAction)]
-    return [main, *subcommands[0].choices.values()]
+    main = cli.parser()
+    return [main, *cli.subcommands(main).values()]
 
 
 def test_cli_doc_covers_every_command_option_format_and_dot_command():
     text = CLI_DOC.read_text()
-    commands = [a for a in parsers()[0]._actions if isinstance(a, argparse._SubParsersAction)]
-    assert sorted(commands[0].choices) == sorted(cli.COMMANDS)
+    assert sorted(cli.subcommands(cli.parser())) == sorted(cli.COMMANDS)
     names = [*cli.COMMANDS, *cli.FORMATS, *(c.split()[0] for c in COMMANDS), ".exit"]
-    names += [flag for parser in parsers() for action in parser._actions
-              for flag in action.option_strings]
+    names += [flag for parser in parsers() for flags, _ in cli.options(parser)
+              for flag in flags]
     missing = [name for name in names
                if not re.search(rf"`([^`]* )?{re.escape(name)}[ `\]]", text)]
     assert not missing, f"docs/cli.md does not mention {missing}"
@@ -101,5 +99,5 @@ def test_cli_doc_covers_every_command_option_format_and_dot_command():
 @pytest.mark.parametrize("parser", parsers(), ids=lambda p: p.prog)
 def test_every_command_has_help_and_an_example(parser):
     assert "Example" in (parser.description or "") + (parser.epilog or "")
-    for action in parser._actions:
-        assert action.help, f"{parser.prog}: {action.option_strings or action.dest} has no help"
+    for flags, help_text in cli.options(parser):
+        assert help_text, f"{parser.prog}: {flags} has no help"

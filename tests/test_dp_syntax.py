@@ -15,10 +15,10 @@ import pytest
 import dpsql
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
+from dpsql.compile import CompiledQuery
 from dpsql.dialect import DIALECTS, parse_one
-from dpsql.release import NoisyGroups, aggregate_values
-from dpsql.rewrite import rewrite
-from tests.test_rewrite_bounds import BACKEND, assert_within_plan, hostile_table, run_bounded
+from dpsql.estimators import NoisyGroups, aggregate_values
+from tests.support import BACKEND, assert_within_plan, hostile_table, run_bounded
 
 DP = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS"
 
@@ -165,7 +165,7 @@ def exact(sql: str, **limits) -> dict[str, float]:
     """Each aggregate of group 'a' without noise: the bounded query, then the release."""
     plan = plan_of(sql, max_groups_per_unit=2, **limits)
     BACKEND.load("free", SMALL)
-    table = BACKEND.execute(rewrite(plan, salt="s"))
+    table = BACKEND.execute(CompiledQuery.of(plan), salt="s")
     row = table.column("k").to_pylist().index("a") if plan.keys else 0
     stats = {s.name: np.array([float(table.column(s.name)[row].as_py()) * s.quantum])
              for s in plan.stats}

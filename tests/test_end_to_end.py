@@ -141,13 +141,14 @@ def test_seeded_results_are_reproducible_and_marked_not_private():
 def test_rows_come_out_in_key_order_whatever_order_the_engine_returns():
     """Without ORDER BY the released rows follow the groups' keys, never the engine's order
     (which can depend on the data) nor the exact statistics; seeded noise follows them too."""
+    from dpsql.compile import seeded_salt
     from dpsql.mechanisms import Sampler
     from dpsql.release import add_noise, release_groups
 
     con = pums_con()
-    plan, bounded = con._prepared("SELECT educ, COUNT(*) AS n, SUM(age) AS s FROM pums "
-                                  "GROUP BY educ", 50.0, 1e-6)
-    exact = con._bounded_aggregates(bounded, seed=0)
+    compiled = con.compile("SELECT educ, COUNT(*) AS n, SUM(age) AS s FROM pums GROUP BY educ",
+                           epsilon=50.0, delta=1e-6)
+    plan, exact = compiled.plan, con.backend.execute(compiled, salt=seeded_salt(0))
     outputs = []
     for order in (np.arange(exact.num_rows), np.argsort(exact.column("__dp_s0").to_numpy())):
         groups = add_noise(plan, release_groups(plan, exact.take(pa.array(order))),

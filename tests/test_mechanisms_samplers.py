@@ -103,7 +103,7 @@ def test_below_is_uniform(n):
 @pytest.mark.parametrize(("whole", "num", "den"), [(0, 1, 3), (0, 5, 5), (2, 1, 2), (0, 0, 7)])
 def test_bernoulli_exp(whole, num, den):
     s = Sampler(seed=9)
-    hits = s._bern_exp(np.full(N, whole, dtype=np.int64), np.full(N, num, dtype=np.uint64), den)
+    hits = s.bernoulli_exp(np.full(N, whole, dtype=np.int64), np.full(N, num, dtype=np.uint64), den)
     expected = math.exp(-(whole + num / den))
     if expected == 1.0:
         assert hits.all()

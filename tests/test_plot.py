@@ -123,7 +123,7 @@ def test_draws_on_a_given_axes(con):
 ])
 def test_nothing_or_the_wrong_thing_to_plot_is_refused(con, sql, call, message):
     res = con.sql(sql, epsilon=1.0)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(dpsql.ProgrammingError, match=message):
         res.plot(**call)
     assert plt.get_fignums() == []  # refused before a figure was opened
 

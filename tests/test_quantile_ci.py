@@ -18,7 +18,7 @@ import dpsql
 from dpsql import datasets
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.exponential import ExponentialQuantile
-from tests.test_quantiles import neighbours
+from tests.support import neighbours
 
 B = 32
 
@@ -101,12 +101,12 @@ SQL = "SELECT region, MEDIAN(cost) AS m, QUANTILE_CONT(age, 0.9) AS a, COUNT(*) 
 
 
 def test_the_plan_spends_three_equal_shares_per_quantile(con):
-    plan = con._plan(SQL, 1.4, None, quantile_ci=0.9)
+    plan = con.compile(SQL, epsilon=1.4, quantile_ci=0.9).plan
     exponential = [p for p in plan.spend if p.mechanism.startswith("exponential")]
     assert len(exponential) == 6 and len({p.epsilon for p in exponential}) == 1
     assert plan.noise.epsilon == exponential[0].epsilon == pytest.approx(1.4 / 7)
     plan.verify_cost()
-    without = con._plan(SQL, 1.4, None)
+    without = con.compile(SQL, epsilon=1.4).plan
     assert [p.mechanism for p in without.spend].count("exponential MEDIAN(cost)") == 1
 
 

@@ -22,25 +22,16 @@ from scipy.stats import chisquare
 import dpsql
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
+from dpsql.compile import CompiledQuery
 from dpsql.datasets import pums_path
 from dpsql.errors import PrivacyError, UnsupportedQueryError
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.plan import WEIGHT_SCALE, epsilon_share
 from dpsql.release import bounded_quantiles, dense_histograms
-from dpsql.rewrite import rewrite
-from tests.test_rewrite_bounds import BACKEND, hostile_table, make_plan, run_bounded
+from tests.support import BACKEND, hostile_table, make_plan, neighbours, run_bounded
 
 # -- the mechanism ------------------------------------------------------------------------
-
-
-def neighbours(rng: np.random.Generator, buckets: int, weight: int):
-    """A histogram and the same histogram minus one unit's weights (total ≤ ``weight``)."""
-    h = rng.integers(0, 6, size=buckets) * rng.integers(1, 4)
-    unit = np.zeros(buckets, dtype=np.int64)
-    for _ in range(int(rng.integers(1, weight + 1))):
-        unit[rng.integers(0, buckets)] += 1
-    return h + unit, h
 
 
 @pytest.mark.parametrize("q", [Fraction(0), Fraction(1, 10), Fraction(1, 2), Fraction(1)])
@@ -192,7 +183,7 @@ LIMITS = [
 
 def histograms(table: pa.Table, plan) -> dict[tuple, np.ndarray]:
     BACKEND.load("t", table)
-    out = BACKEND.execute(rewrite(plan, salt="fixed"))
+    out = BACKEND.execute(CompiledQuery.of(plan), salt="fixed")
     keys = [k.name for k in plan.keys]
     spec = plan.histograms[0]
     dense = dense_histograms(out.column(spec.name), spec)
@@ -252,7 +243,7 @@ def test_bounded_quantiles_give_the_noiseless_bucket():
     plan = make_plan("SELECT MEDIAN(x), QUANTILE(x, 0.9) FROM t")
     BACKEND.load("t", pa.table({"pid": [1, 2, 3, 4, 5], "k": ["a"] * 5, "x": [1.0, 2, 3, 4, 9],
                                 "flag": [0] * 5}))
-    values = bounded_quantiles(plan, BACKEND.execute(rewrite(plan, salt="s")))
+    values = bounded_quantiles(plan, BACKEND.execute(CompiledQuery.of(plan), salt="s"))
     width = plan.histograms[0].width
     assert [abs(v[0] - t) <= width / 2 for v, t in zip(values.values(), (3, 9), strict=True)] \
         == [True, True]

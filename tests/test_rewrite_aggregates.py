@@ -17,7 +17,7 @@ import pytest
 
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
-from tests.test_rewrite_bounds import assert_within_plan, hostile_table, run_bounded
+from tests.support import assert_within_plan, hostile_table, run_bounded
 
 
 def hostile_with_text(seed: int = 0) -> pa.Table:

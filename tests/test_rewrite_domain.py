@@ -15,7 +15,7 @@ import pytest
 
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
-from tests.test_rewrite_bounds import hostile_table, run_bounded
+from tests.support import hostile_table, run_bounded
 
 DOMAIN_K = [f"k{i}" for i in range(7)]  # the hostile table has k0..k11: some lie outside
 DOMAIN_FLAG = [0, 2]

@@ -18,11 +18,9 @@ from sqlglot import exp
 
 import dpsql
 from dpsql.backends import DuckDBBackend
-from dpsql.connection import SALT_PLACEHOLDER
-from dpsql.rewrite import rewrite
-from dpsql.rewrite.digest import keyed_hash
+from dpsql.rewrite.digest import SALT, keyed_hash
+from grammar_tests.cases import ACCEPTED, compile_case
 from grammar_tests.catalog import connect
-from grammar_tests.test_grammar import ACCEPTED
 
 
 def md5(text: str) -> str:
@@ -33,8 +31,9 @@ def test_the_digest_is_the_md5_of_salt_unit_and_keys_joined_by_bars():
     backend = DuckDBBackend()
     backend.load("t", pa.table({"u": pa.array([7, 8], pa.int64()), "k": ["a", None],
                                 "d": pa.array([0, 1], pa.date32())}))
-    sql = keyed_hash("salt", [("u", "BIGINT"), ("k", "VARCHAR"), ("d", "DATE")]).sql("duckdb")
-    got = backend.run_sql(f"SELECT {sql} AS h FROM t ORDER BY u").column("h").to_pylist()
+    sql = keyed_hash([("u", "BIGINT"), ("k", "VARCHAR"), ("d", "DATE")]).sql("duckdb")
+    got = backend.run_sql(f"SELECT {sql} AS h FROM t ORDER BY u", {SALT: "salt"})
+    got = got.column("h").to_pylist()
     assert got == [md5("salt|7|a|1970-01-01"), md5("salt|8|1970-01-02")]  # NULL adds nothing
 
 
@@ -47,16 +46,16 @@ def test_floating_point_keys_hash_as_scaled_integers(value, text):
     """Engines print doubles differently (1e+20 vs 1.0E20): hash FLOOR(x·10⁶) instead."""
     backend = DuckDBBackend()
     backend.load("t", pa.table({"x": pa.array([value], pa.float64())}))
-    sql = keyed_hash("s", [("x", "DOUBLE")]).sql("duckdb")
-    assert backend.run_sql(f"SELECT {sql} AS h FROM t").column("h").to_pylist() == \
-        [md5(f"s|{text}")]
+    sql = keyed_hash([("x", "DOUBLE")]).sql("duckdb")
+    assert backend.run_sql(f"SELECT {sql} AS h FROM t", {SALT: "s"}).column("h").to_pylist() \
+        == [md5(f"s|{text}")]
 
 
 def test_no_engine_hash_function_is_used():
     """DuckDB's HASH and Spark's HASH (murmur3) have the same name and different values."""
-    tree = keyed_hash("s", [("u", "BIGINT"), ("k", "VARCHAR")])
-    for dialect in ("duckdb", "spark"):
-        assert tree.sql(dialect).startswith("MD5(CONCAT_WS('|', 's', CAST(u AS ")
+    tree = keyed_hash([("u", "BIGINT"), ("k", "VARCHAR")])
+    for dialect, salt in (("duckdb", "$__dp_salt"), ("spark", ":__dp_salt")):
+        assert tree.sql(dialect).startswith(f"MD5(CONCAT_WS('|', {salt}, CAST(u AS ")
     assert not list(tree.find_all(exp.Anonymous))
 
 
@@ -74,8 +73,8 @@ def test_bounded_sql_avoids_constructs_that_change_meaning_in_spark(con, case):
     """No QUALIFY (sqlglot moves a LIMIT inside it for Spark), no LIMIT/ORDER BY (the driver
     post-processes), no engine quantiles (their definitions differ; dpsql builds histograms),
     no engine-specific functions, and FROM reads only registered tables, never a file path."""
-    plan, _ = con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
-    tree = rewrite(plan, salt=SALT_PLACEHOLDER).ast
+    compiled = compile_case(con, case)
+    plan, tree = compiled.plan, compiled.bounded.ast
     for node in (exp.Qualify, exp.Limit, *ENGINE_QUANTILES, exp.Anonymous, exp.Trunc):
         if node is not exp.Trunc or not plan.contribution.caps_total:
             assert not list(tree.find_all(node)), node.__name__

@@ -18,8 +18,8 @@ import dpsql
 from dpsql.analysis import analyze
 from dpsql.backends import DuckDBBackend
 from dpsql.catalog import Catalog, TableInfo
-from dpsql.rewrite import rewrite
-from tests.test_rewrite_bounds import assert_within_plan, hostile_table
+from dpsql.compile import CompiledQuery
+from tests.support import assert_within_plan, hostile_table
 
 
 def second_table(seed: int = 1) -> pa.Table:
@@ -57,7 +57,7 @@ def run(plan, t: pa.Table, p: pa.Table) -> dict:
     BACKEND.load("t", t)
     BACKEND.load("p", p)
     BACKEND.load("lookup", LOOKUP)
-    out = BACKEND.execute(rewrite(plan, salt="fixed")).to_pylist()
+    out = BACKEND.execute(CompiledQuery.of(plan), salt="fixed").to_pylist()
     keys = [k.name for k in plan.keys]
     return {tuple(r[k] for k in keys): {s.name: float(r[s.name]) for s in plan.statistics}
             for r in out}
@@ -113,7 +113,7 @@ def test_a_join_that_is_not_on_the_unit_is_refused():
 def test_the_unit_is_traced_through_a_subquery_that_drops_it():
     plan = analyze("SELECT SUM(x) FROM (SELECT x FROM t) AS s", catalog(), epsilon=1, delta=0)
     assert plan.privacy_unit == "__dp_unit_of" and plan.private_tables == ("t",)
-    assert "__dp_unit_of" in rewrite(plan, salt="s").sql()
+    assert "__dp_unit_of" in CompiledQuery.of(plan).bounded_sql()
 
 
 def test_a_private_join_charges_both_datasets(tmp_path):

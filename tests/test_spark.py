@@ -25,12 +25,12 @@ import pytest
 
 import dpsql
 from dpsql.backends import DuckDBBackend
-from dpsql.connection import SALT_PLACEHOLDER
+from dpsql.compile import CompiledQuery, seeded_salt
 from dpsql.datasets import pums_path, visits
 from dpsql.plan import BoundedQuery
-from dpsql.rewrite import rewrite
-from dpsql.rewrite.digest import keyed_hash
-from tests.test_rewrite_bounds import LIMITS, QUERIES, hostile_table, make_plan
+from dpsql.rewrite.digest import SALT, keyed_hash
+from grammar_tests.cases import compile_case
+from tests.support import LIMITS, QUERIES, hostile_table, make_plan
 
 pytestmark = pytest.mark.spark
 
@@ -59,7 +59,7 @@ def both(backends, name: str, table: pa.Table, plan, salt: str) -> tuple[list, l
     out = []
     for backend in (duck, spark):
         backend.load(name, table)
-        out.append(canonical_rows(backend.execute(rewrite(plan, salt=salt))))
+        out.append(canonical_rows(backend.execute(CompiledQuery.of(plan), salt=salt)))
     return out[0], out[1]
 
 
@@ -140,12 +140,12 @@ TYPED = pa.table({
 
 def digests(backend, types: dict[str, str]) -> list[dict]:
     columns = [c for c in TYPED.column_names if c != "id"]
-    items = ", ".join(f"{keyed_hash('salt', [(c, types[c])]).sql(backend.dialect)} AS {c}"
+    items = ", ".join(f"{keyed_hash([(c, types[c])]).sql(backend.dialect)} AS {c}"
                       for c in columns)
-    both_keys = keyed_hash("salt", [(c, types[c]) for c in columns]).sql(backend.dialect)
+    both_keys = keyed_hash([(c, types[c]) for c in columns]).sql(backend.dialect)
     sql = f"SELECT id, {items}, {both_keys} AS all_keys "
     sql += f"FROM {backend.identifier('typed')} ORDER BY id"
-    return backend.run_sql(sql).to_pylist()
+    return backend.run_sql(sql, {SALT: "salt"}).to_pylist()
 
 
 def test_keyed_hash_is_identical_on_both_engines_for_every_type(backends):
@@ -211,7 +211,7 @@ def test_day_of_week_means_what_it_means_in_duckdb(backends):
         backend.load("week", week)
         tree = parse_one("SELECT DAYOFWEEK(d) AS dow, ISODOW(d) AS iso FROM week ORDER BY d",
                          read="duckdb")
-        outs.append(backend.run_sql(backend.sql(BoundedQuery(tree))).to_pylist())
+        outs.append(backend.run_sql(backend.spark_sql(BoundedQuery(tree))).to_pylist())
     assert outs[1] == outs[0]
     assert [r["dow"] for r in outs[0]] == [0, 1, 2, 3, 4, 5, 6]
     assert [r["iso"] for r in outs[0]] == [7, 1, 2, 3, 4, 5, 6]
@@ -288,8 +288,8 @@ def test_connections_sharing_a_session_keep_their_own_tables(spark):
         con.register("t", table, privacy_unit="pid", bounds={"x": (0, 1)})
 
     def bounded_sum(con):
-        bounded = con._prepared("SELECT SUM(x) AS s FROM t", 1.0, None)[1]
-        return con._bounded_aggregates(bounded, seed=0).column(0).to_pylist()
+        compiled = con.compile("SELECT SUM(x) AS s FROM t", epsilon=1.0)
+        return con.backend.execute(compiled, salt=seeded_salt(0)).column(0).to_pylist()
 
     assert bounded_sum(first) == bounded_sum(duck) != [0]
     assert bounded_sum(second) == [0]
@@ -321,7 +321,7 @@ def test_engine_failures_are_generic_execution_errors_and_charged(spark, tmp_pat
 
 
 def _corpus():
-    from grammar_tests.test_grammar import ACCEPTED
+    from grammar_tests.cases import ACCEPTED
 
     return ACCEPTED
 
@@ -347,13 +347,12 @@ def _marked(case):
 def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con, duck_con,
                                                                        case):
     """The same plan, and with the same salt (seed) exactly the same noise-free aggregates."""
-    duck_plan, duck_sql = duck_con._prepared(case.sql, case.epsilon, case.delta, case.dialect)
-    spark_plan, spark_sql = spark_con._prepared(case.sql, case.epsilon, case.delta,
-                                                case.dialect)
-    assert str(spark_plan) == str(duck_plan)
-    assert spark_sql == spark_con.backend.sql(rewrite(duck_plan, salt=SALT_PLACEHOLDER))
-    duck = canonical_rows(duck_con._bounded_aggregates(duck_sql, seed=0))
-    assert canonical_rows(spark_con._bounded_aggregates(spark_sql, seed=0)) == duck
+    duck_query, spark_query = (compile_case(con, case) for con in (duck_con, spark_con))
+    assert str(spark_query.plan) == str(duck_query.plan)
+    assert spark_query.bounded_sql() == duck_query.bounded_sql()
+    salt = seeded_salt(0)
+    duck = canonical_rows(duck_con.backend.execute(duck_query, salt=salt))
+    assert canonical_rows(spark_con.backend.execute(spark_query, salt=salt)) == duck
 
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "spark.md"

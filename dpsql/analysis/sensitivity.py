@@ -104,7 +104,7 @@ def normalised_norms(groups: int, rows_per_group: int, rows_total: int | None
     return q, math.sqrt(whole + (q - whole) ** 2)
 
 
-def _statistic(spec: StatSpec, limits: Contribution) -> Statistic:
+def statistic_of(spec: StatSpec, limits: Contribution) -> Statistic:
     """Per-cell bound and normalised norms; sums are integers counted in quanta.
 
     A per-group-bounded statistic moves each of a unit's g cells by at most its group
@@ -137,7 +137,7 @@ def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
     if draft.contribution.caps_total:
         stats = tuple(replace(s, quantum=COUNT_QUANTUM) if s.kind in ("rows", "count") else s
                       for s in stats)
-    statistics = tuple(_statistic(s, draft.contribution) for s in stats)
+    statistics = tuple(statistic_of(s, draft.contribution) for s in stats)
     return replace(draft, stats=stats, statistics=statistics)
 
 

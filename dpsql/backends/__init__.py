@@ -1,5 +1,41 @@
-"""Backends execute a BoundedQuery and return Arrow; they know nothing of privacy."""
+"""Backends run a compiled query's bounded query and return Arrow; they know nothing of privacy.
+
+Every backend has the same shape (``Backend``): DuckDB, embedded and the default
+(``DuckDBBackend``), and Spark for data that outgrows one machine (``dpsql.backends.spark``,
+imported only when asked for). The secret salt is a query parameter, never SQL text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+import pyarrow as pa
 
 from dpsql.backends.duckdb import DuckDBBackend
 
-__all__ = ["DuckDBBackend"]
+if TYPE_CHECKING:
+    from dpsql.compile import CompiledQuery
+
+
+class Backend(Protocol):
+    """What the connection needs of an engine."""
+
+    closed: bool
+
+    def load(self, name: str, source: Any) -> dict[str, str]:
+        """Make ``source`` queryable as ``name``; return its column types."""
+
+    def public_values(self, table: str, column: str) -> tuple[Any, ...]:
+        """The distinct values of a public table's column."""
+
+    def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
+        """Run the bounded query with ``salt`` bound as its parameter; every row, as Arrow."""
+
+    def interrupt(self) -> None:
+        """Cancel the running query (from another thread); it then raises QueryCancelled."""
+
+    def close(self) -> None:
+        """Release the engine (or, for one the caller owns, what dpsql registered on it)."""
+
+
+__all__ = ["Backend", "DuckDBBackend"]

@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
 from dpsql.errors import CatalogError, ExecutionError, QueryCancelled
-from dpsql.plan import BoundedQuery
+
+if TYPE_CHECKING:
+    from dpsql.compile import CompiledQuery
 
 FILE_READERS = {
     ".parquet": "read_parquet", ".pq": "read_parquet", ".csv": "read_csv_auto",
@@ -115,22 +117,23 @@ class DuckDBBackend:
         """How DuckDB SQL names the table registered as ``name`` (quoted)."""
         return _quote(name)
 
-    def sql(self, query: BoundedQuery) -> str:
-        """The bounded query as DuckDB SQL."""
-        return query.sql(self.dialect)
+    def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
+        """Run a compiled query's bounded query, its salt bound as a parameter; every row."""
+        return self.run_sql(compiled.bounded_sql(self.dialect), compiled.parameters(salt))
 
-    def execute(self, query: BoundedQuery) -> pa.Table:
-        """Run a bounded query to completion and return every row as Arrow."""
-        return self.run_sql(self.sql(query))
-
-    def run_sql(self, sql: str) -> pa.Table:
+    def run_sql(self, sql: str, parameters: dict[str, Any] | None = None) -> pa.Table:
+        """Run SQL (with named ``$parameters``) to completion and return every row."""
         with self._lock:
             try:
-                return self.con.sql(sql).to_arrow_table()
+                return self.con.sql(sql, params=parameters or None).to_arrow_table()
             except duckdb.InterruptException:
                 raise QueryCancelled("the query was cancelled; nothing was spent") from None
             except duckdb.Error as err:
                 raise execution_failed("DuckDB", err) from None
+
+    def interrupt(self) -> None:
+        """Cancel the query running now, if any (from another thread)."""
+        self.con.interrupt()
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """Distinct values of a public table's column (public data: no noise needed)."""

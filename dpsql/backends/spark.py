@@ -23,15 +23,18 @@ from __future__ import annotations
 import secrets
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
-from dpsql.errors import CatalogError, InterfaceError
+from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
 from dpsql.expr.nodes import ExactSum
 from dpsql.plan import BoundedQuery
+
+if TYPE_CHECKING:
+    from dpsql.compile import CompiledQuery
 
 SCALAR_TYPES = {
     "tinyint": "TINYINT", "smallint": "SMALLINT", "int": "INTEGER", "bigint": "BIGINT",
@@ -93,6 +96,8 @@ class SparkBackend:
         self.closed = False
         self._lock = threading.Lock()
         self._prefix = f"dpsql_{secrets.token_hex(4)}_"
+        self._group = self._prefix + "jobs"
+        self._cancelled = threading.Event()
         self._views: dict[str, str] = {}
 
     def load(self, name: str, source: Any) -> dict[str, str]:
@@ -154,9 +159,9 @@ class SparkBackend:
         """How Spark SQL names the table registered as ``name`` (quoted)."""
         return _quote(self._views.get(name.lower(), name))
 
-    def sql(self, query: BoundedQuery) -> str:
+    def spark_sql(self, query: BoundedQuery) -> str:
         """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
-        where a namesake function differs."""
+        where a namesake function differs (the salt stays the parameter ``:__dp_salt``)."""
         return query.ast.transform(self._spark_meaning).sql("spark")
 
     def _spark_meaning(self, node: exp.Expression) -> exp.Expression:
@@ -171,16 +176,28 @@ class SparkBackend:
                 return renamed
         return _duckdb_meaning(node)
 
-    def execute(self, query: BoundedQuery) -> pa.Table:
-        """Run a bounded query to completion and return every row as Arrow."""
-        return self.run_sql(self.sql(query))
+    def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
+        """Run a compiled query's bounded query, its salt bound as a parameter; every row."""
+        return self.run_sql(self.spark_sql(compiled.bounded), compiled.parameters(salt))
 
-    def run_sql(self, sql: str) -> pa.Table:
+    def run_sql(self, sql: str, parameters: dict[str, Any] | None = None) -> pa.Table:
+        """Run Spark SQL (with named ``:parameters``) in this backend's job group."""
         with self._lock:
+            context = self.spark.sparkContext
+            context.setJobGroup(self._group, "dpsql bounded query", interruptOnCancel=True)
             try:
-                return self.spark.sql(sql).toArrow()
+                return self.spark.sql(sql, args=parameters or None).toArrow()
             except Exception as err:
+                if self._cancelled.is_set():
+                    raise QueryCancelled("the query was cancelled; nothing was spent") from None
                 raise execution_failed("Spark", err) from None
+            finally:
+                self._cancelled.clear()
+
+    def interrupt(self) -> None:
+        """Cancel this backend's running Spark jobs (its job group), not the session's."""
+        self._cancelled.set()
+        self.spark.sparkContext.cancelJobGroup(self._group)
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """Distinct values of a public table's column (public data: no noise needed)."""

@@ -111,7 +111,7 @@ _BY_ERROR = (
 """dpsql errors to exit codes, most specific class first."""
 
 
-class UsageError(Exception):
+class UsageError(InterfaceError):
     """The command line (or a shell dot-command) is wrong."""
 
 
@@ -174,7 +174,8 @@ DEFAULTS = {"catalog": None, "epsilon": None, "delta": None, "budget_epsilon": N
 _TAKES_VALUE = {"-c", "--command", *(flag for flags, _ in QUERY_OPTIONS for flag in flags)}
 
 
-def _parser() -> argparse.ArgumentParser:
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser (its subcommands: ``subcommands(parser())``)."""
     parser = _Parser(
         prog="dpsql", description="Differentially private SQL on DuckDB.",
         usage="dpsql [OPTIONS] [DATABASE] (-c SQL | shell | explain SQL | budget | demo)",
@@ -332,6 +333,18 @@ def _query_progress(engine) -> float:
         return -1.0
 
 
+def subcommands(main: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The parsers of ``main``'s subcommands, by name (argparse keeps them private; this is
+    the one place that reads them, for the docs check)."""
+    actions = [a for a in main._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(actions[0].choices) if actions else {}
+
+
+def options(command: argparse.ArgumentParser) -> list[tuple[list[str], str | None]]:
+    """Each argument of a parser: its flags (empty for a positional) and its help text."""
+    return [(list(a.option_strings), a.help) for a in command._actions]
+
+
 def _query(args: argparse.Namespace) -> int:
     from dpsql.frontends.output import render
 
@@ -407,7 +420,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _dispatch(argv: Sequence[str]) -> int:
     database, rest = split_database(argv)
-    args = _parser().parse_args(rest)
+    args = parser().parse_args(rest)
     args.database = database
     if args.cmd is not None and args.command is not None:
         raise UsageError(f"-c runs one query; it cannot be combined with {args.cmd}")

@@ -207,7 +207,7 @@ def _rejection(whole: np.ndarray, frac: np.ndarray, den: int, sampler: Sampler) 
             proposal = sampler.below(buckets, chunk.size * buckets).astype(np.int64)
             owner = np.repeat(chunk, buckets)
             # CKS Alg. 1 for the fractional part, then one Bernoulli(e⁻¹) per whole unit.
-            accept = sampler._bern_exp(whole[owner, proposal], frac[owner, proposal], den)
+            accept = sampler.bernoulli_exp(whole[owner, proposal], frac[owner, proposal], den)
             accept = accept.reshape(chunk.size, buckets)
             done = accept.any(axis=1)
             first = accept.argmax(axis=1)

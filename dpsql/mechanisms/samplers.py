@@ -108,7 +108,7 @@ class Sampler:
         """Bernoulli(exp(−1)) (CKS Alg. 1 with γ = 1)."""
         return self._bern_exp_frac(np.ones(size, dtype=np.uint64), 1)
 
-    def _bern_exp(self, whole: np.ndarray, num: np.ndarray, den: int) -> np.ndarray:
+    def bernoulli_exp(self, whole: np.ndarray, num: np.ndarray, den: int) -> np.ndarray:
         """Bernoulli(exp(−(whole + num/den))): ``whole`` Bernoulli(e⁻¹) and one fraction."""
         out = self._bern_exp_frac(num, den)
         rounds = 0
@@ -187,7 +187,7 @@ class Sampler:
             want = size - filled
             y = self._dlap(t, 1, want)
             whole, rest = _exponent_parts(np.abs(y), j, big_u, den)
-            y = y[self._bern_exp(whole, rest, den)]
+            y = y[self.bernoulli_exp(whole, rest, den)]
             out[filled:filled + y.size] = y
             filled += y.size
         return out

@@ -13,7 +13,7 @@ The tree is dialect-neutral sqlglot; backends print it in their dialect.
 >>> cat = Catalog()
 >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "x": "INT"}, row_privacy=True,
 ...                               bounds={"x": (0, 5)}))
->>> sql = rewrite(analyze("SELECT SUM(x) FROM t", cat, epsilon=1, delta=0), salt="s")
+>>> sql = rewrite(analyze("SELECT SUM(x) FROM t", cat, epsilon=1, delta=0))
 >>> print(sql.ast.sql(pretty=True, max_text_width=40))
 SELECT
   CAST(COALESCE(
@@ -59,11 +59,12 @@ HEAVY = "__dp_heavy"
 KEPT = "__dp_kept"
 
 
-def rewrite(plan: PrivacyPlan, *, salt: str) -> BoundedQuery:
-    """Build the bounded aggregate query for ``plan``, salting the group choice with ``salt``."""
+def rewrite(plan: PrivacyPlan) -> BoundedQuery:
+    """Build the bounded aggregate query for ``plan``; the group choice reads the salt from
+    the query parameter ``digest.SALT`` (bound by the backend for each run)."""
     if plan.row_level:
         return BoundedQuery(_row_level(plan))
-    return BoundedQuery(_unit_level(plan, salt))
+    return BoundedQuery(_unit_level(plan))
 
 
 def _keys(plan: PrivacyPlan) -> list[exp.Column]:
@@ -142,7 +143,7 @@ def _one_row() -> exp.Select:
     return exp.select(exp.alias_(number(1), "__dp_one"))
 
 
-def _pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
+def pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
     """One unit's contribution to one group, clamped to the per-group bound (in quanta)."""
     if spec.per_group:
         return group_partial(spec, values)
@@ -154,7 +155,7 @@ def _pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
     return weighted_partial(spec, value, c)
 
 
-def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
+def _unit_level(plan: PrivacyPlan) -> exp.Select:
     limits = plan.contribution
     c = limits.rows_per_group
     unit = exp.column(plan.privacy_unit)
@@ -166,7 +167,7 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     if where is not None:
         rows = rows.where(where, copy=False)
     group = [exp.column(UNIT), *_keys(plan)]
-    partials = [exp.alias_(_pair_partial(s, c, values), s.name) for s in pair_stats]
+    partials = [exp.alias_(pair_partial(s, c, values), s.name) for s in pair_stats]
     pairs = _over(rows, "__dp_r", *group, *partials).group_by(*group, copy=False)
     if limits.caps_total:
         pairs = pairs.select(exp.alias_(exp.Count(this=exp.Star()), ROWS), copy=False)
@@ -175,9 +176,9 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
         # Filtering whole pairs is the same as filtering their rows, and far cheaper.
         names = [item.alias_or_name for item in pairs.expressions]
         pairs = _over(pairs, "__dp_a", *names).where(domain, copy=False)
-    kept = _keep_groups(plan, pairs, salt)
+    kept = _keep_groups(plan, pairs)
     if limits.caps_total:
-        kept = _cap_total(plan, kept)
+        kept = cap_total(plan, kept)
     if not plan.histograms and not distinct.specs(plan):
         return _per_group(plan, kept)
     # Histograms and distinct values join the same kept pairs (so the same groups per unit).
@@ -187,7 +188,7 @@ def _unit_level(plan: PrivacyPlan, salt: str) -> exp.Select:
     query = quantiles.attach(plan, spine, None, KEPT, _filter(plan, unit)) \
         if plan.histograms else spine
     if distinct.specs(plan):
-        query = distinct.attach(plan, query, KEPT, _filter(plan, unit), salt)
+        query = distinct.attach(plan, query, KEPT, _filter(plan, unit))
     return query.with_(KEPT, as_=kept, copy=False)
 
 
@@ -196,7 +197,7 @@ def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Se
     return exp.select(*items, copy=False).from_(inner.subquery(alias, copy=False), copy=False)
 
 
-def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
+def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
     """At most g groups per unit, chosen by a salted hash of (unit, keys): value-blind.
 
     Only units with more than g groups are ranked ("heavy" units): ranking is
@@ -206,7 +207,7 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select, salt: str) -> exp.Select:
     g = plan.contribution.groups_per_unit
     if not plan.keys or _public_domain_size(plan) <= g:
         return pairs
-    digest = keyed_hash(salt, [(UNIT, plan.column_types.get(plan.privacy_unit, "")),
+    digest = keyed_hash([(UNIT, plan.column_types.get(plan.privacy_unit, "")),
                                *((k.name, plan.column_types.get(k.column, "")) for k in plan.keys)])
     names = [item.alias_or_name for item in pairs.expressions]
     heavy = (exp.select(UNIT).from_(PAIRS, copy=False).group_by(UNIT, copy=False)
@@ -234,7 +235,7 @@ def _public_domain_size(plan: PrivacyPlan) -> float:
     return math.prod(len(k.domain) for k in plan.keys)
 
 
-def _cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
+def cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     """Scale each unit's partials by min(1, r / its total clamped rows)."""
     limits = plan.contribution
     clamped = limit(exp.column(ROWS), 0, limits.rows_per_group)

@@ -13,7 +13,7 @@ other units:
 Removing a unit u then leaves every other unit's kept values unchanged and removes from the
 union at most the values only u contributed: at most c per group, in at most g groups
 (adding u is symmetric). So the statistic has per-cell bound c, L1 ≤ g·c and L2 ≤ c·√g;
-``max_rows_per_unit`` is not used to tighten it (see ``analysis.sensitivity._statistic``).
+``max_rows_per_unit`` is not used to tighten it (see ``analysis.sensitivity.statistic_of``).
 A unit with 40 rows of 40 different values in a group still adds at most c values.
 
 >>> from dpsql.analysis import analyze
@@ -48,7 +48,7 @@ def specs(plan: PrivacyPlan) -> tuple[StatSpec, ...]:
 
 
 def attach(plan: PrivacyPlan, spine: exp.Select, kept: str,
-           filters: exp.Expression | None, salt: str) -> exp.Select:
+           filters: exp.Expression | None) -> exp.Select:
     """``spine`` (one row per group) with one BIGINT column per distinct count (0 if none)."""
     keys = [k.name for k in plan.keys]
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_d")))
@@ -60,7 +60,7 @@ def attach(plan: PrivacyPlan, spine: exp.Select, kept: str,
         on = exp.and_(*(exp.NullSafeEQ(this=exp.column(k, table="__dp_d"),
                                        expression=exp.column(k, table=alias)) for k in keys)) \
             if keys else exp.true()
-        counts = _counts(plan, spec, kept, filters, salt)
+        counts = distinct_counts(plan, spec, kept, filters)
         query = query.join(counts.subquery(alias, copy=False), on=on, join_type="left",
                            copy=False)
     return query
@@ -80,13 +80,13 @@ def _values(plan: PrivacyPlan, spec: StatSpec, filters: exp.Expression | None) -
                          copy=False)
 
 
-def _counts(plan: PrivacyPlan, spec: StatSpec, kept: str, filters: exp.Expression | None,
-            salt: str) -> exp.Select:
+def distinct_counts(plan: PrivacyPlan, spec: StatSpec, kept: str,
+            filters: exp.Expression | None) -> exp.Select:
     """Per group, the distinct values of the first c per kept (unit, group) pair."""
     keys = [k.name for k in plan.keys]
     # Numbers of any type are hashed like floating-point values: the same text in every engine.
     value_type = "DOUBLE" if type_class(spec.expr, plan.column_types) == "numeric" else "VARCHAR"
-    digest = keyed_hash(salt, [(UNIT, plan.column_types.get(plan.privacy_unit, "")),
+    digest = keyed_hash([(UNIT, plan.column_types.get(plan.privacy_unit, "")),
                                (VALUE, value_type)])
     window = exp.Window(this=exp.RowNumber(),
                         partition_by=[exp.column(UNIT), *(exp.column(k) for k in keys)],

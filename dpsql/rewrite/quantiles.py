@@ -77,7 +77,7 @@ def attach(plan: PrivacyPlan, spine: exp.Select, cells: exp.Select | None,
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_s")))
     query = query.from_(spine.subquery("__dp_s", copy=False), copy=False)
     for spec in plan.histograms:
-        weights = (_unit_weights(plan, spec, kept, filters) if kept is not None
+        weights = (unit_weights(plan, spec, kept, filters) if kept is not None
                    else _row_weights(plan, spec, filters))
         lists = exp.select(*keys, exp.alias_(_entries(), spec.name)).from_(
             weights.subquery("__dp_hw", copy=False), copy=False)
@@ -131,7 +131,7 @@ def per_value_weight(c: int, values: exp.Expression) -> exp.Expression:
                      expressions=[exp.IntDiv(this=number(c * WEIGHT_SCALE), expression=values)])
 
 
-def _unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
+def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
                   filters: exp.Expression | None) -> exp.Select:
     """Σ over kept (unit, group) pairs of count × per-value weight, per (group, bucket)."""
     keys = [k.name for k in plan.keys]

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import dpsql
+from dpsql.accounting import Accountant
 from tests.privacy.audit import AuditResult, epsilon_lower_bound
 
 
@@ -44,3 +46,31 @@ def largest(results: Mapping[str, AuditResult]) -> float:
 
 def describe(results: Mapping[str, AuditResult]) -> str:
     return "; ".join(f"{name}: {r}" for name, r in results.items())
+
+
+# Shared by the audits of whole queries with public keys and Laplace noise.
+EPSILON = 1.0
+TARGET = 10_000
+"""The privacy unit of the person removed in the neighbouring database."""
+UNLIMITED = dpsql.Budget(epsilon=1e9, delta=0.9)
+Events = dict[str, Callable[[list[tuple]], bool]]
+
+
+def runner(con: dpsql.Connection, query: str, delta: float) -> Callable[[int], list[tuple]]:
+    def run(seed: int) -> list[tuple]:
+        con.budget = Accountant(UNLIMITED)  # thousands of runs: spending is not under test
+        return con.sql(query, epsilon=EPSILON, delta=delta, seed=seed).fetchall()
+    return run
+
+
+def run_audit(make_connection: Callable[[bool], dpsql.Connection], query: str, events: Events,
+              trials: int, delta: float = 0.0) -> float:
+    d, neighbour = make_connection(True), make_connection(False)
+    # The audited query must be what the comments say: Laplace noise, public keys.
+    plan = d.explain(query, epsilon=EPSILON, delta=delta).data
+    assert plan["mechanism"]["kind"] == "laplace" and plan["partition_selection"] == "public"
+    results = audit_events(runner(d, query, delta), runner(neighbour, query, delta), events,
+                           trials=trials, delta=delta)
+    print(describe(results))
+    assert all(r.hits_neighbour + r.hits_d > 0 for r in results.values())  # not degenerate
+    return largest(results)

@@ -33,7 +33,6 @@ About 70 s in all on one core (a query costs 9–13 ms here).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import replace
 
 import pyarrow as pa
@@ -43,46 +42,26 @@ import dpsql
 import dpsql.analysis.sensitivity as sensitivity_module
 import dpsql.rewrite as rewrite_module
 import dpsql.rewrite.values as values_module
-from dpsql.accounting import Accountant
-from tests.privacy.events import audit_events, describe, largest
+from tests.privacy.events import (
+    EPSILON,
+    TARGET,
+    UNLIMITED,
+    Events,
+    run_audit,
+)
 
 pytestmark = pytest.mark.slow
 
-EPSILON = 1.0
-TARGET = 10_000
 TRIALS = 600           # per side, honest audits
 CONTROL_TRIALS = 200   # per side, negative controls
 MILD_CONTROL_TRIALS = 250
-UNLIMITED = dpsql.Budget(epsilon=1e9, delta=0.9)
 HUGE = 1e6             # the target's values: far outside every bound below
 C = 3                  # max_rows_per_group
-
-Events = dict[str, Callable[[list[tuple]], bool]]
 
 
 def hostile_values(rows: int = 30) -> list[float | None]:
     """The target's values: ``rows`` huge values, plus a NULL and a NaN (both ignored)."""
     return [HUGE] * rows + [None, math.nan]
-
-
-def runner(con: dpsql.Connection, query: str, delta: float) -> Callable[[int], list[tuple]]:
-    def run(seed: int) -> list[tuple]:
-        con.budget = Accountant(UNLIMITED)  # thousands of runs: spending is not under test
-        return con.sql(query, epsilon=EPSILON, delta=delta, seed=seed).fetchall()
-    return run
-
-
-def run_audit(make_connection: Callable[[bool], dpsql.Connection], query: str, events: Events,
-              trials: int, delta: float = 0.0) -> float:
-    d, neighbour = make_connection(True), make_connection(False)
-    # The audited query must be what the comments say: Laplace noise, public keys.
-    plan = d.explain(query, epsilon=EPSILON, delta=delta).data
-    assert plan["mechanism"]["kind"] == "laplace" and plan["partition_selection"] == "public"
-    results = audit_events(runner(d, query, delta), runner(neighbour, query, delta), events,
-                           trials=trials, delta=delta)
-    print(describe(results))
-    assert all(r.hits_neighbour + r.hits_d > 0 for r in results.values())  # not degenerate
-    return largest(results)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,8 +145,8 @@ def test_avg_keeps_its_epsilon():
 
 def test_negative_control_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
     """A rewrite that trusts max_rows_per_group (no per-group clamp of the partials)."""
-    enforce = rewrite_module._pair_partial
-    monkeypatch.setattr(rewrite_module, "_pair_partial",
+    enforce = rewrite_module.pair_partial
+    monkeypatch.setattr(rewrite_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
     epsilon_lower = run_audit(avg_connection, AVG_QUERY, AVG_EVENTS, CONTROL_TRIALS)
     assert epsilon_lower > EPSILON
@@ -212,8 +191,8 @@ def test_negative_control_sensitivity_forgetting_groups_is_flagged(monkeypatch):
     The noise is then calibrated for L1 = 1 instead of 3: the target's three cells cost 3ε. No
     cell moves far (the loss is only multiplied by g), hence a few more trials.
     """
-    honest = sensitivity_module._statistic
-    monkeypatch.setattr(sensitivity_module, "_statistic", lambda spec, limits: honest(
+    honest = sensitivity_module.statistic_of
+    monkeypatch.setattr(sensitivity_module, "statistic_of", lambda spec, limits: honest(
         spec, replace(limits, max_groups_per_unit=1)))
     epsilon_lower = run_audit(distinct_connection, DISTINCT_QUERY, DISTINCT_EVENTS,
                               MILD_CONTROL_TRIALS)

@@ -71,8 +71,8 @@ def test_group_by_count_with_private_keys_keeps_its_epsilon():
 
 def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
     """A rewrite that trusts max_rows_per_group instead of enforcing it must be caught."""
-    enforce = rewrite_module._pair_partial
-    monkeypatch.setattr(rewrite_module, "_pair_partial",
+    enforce = rewrite_module.pair_partial
+    monkeypatch.setattr(rewrite_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
     result = count_audit(TRIALS // 3)
     print(result)

@@ -25,7 +25,7 @@ import pytest
 
 import dpsql
 import dpsql.rewrite.distinct as distinct_module
-from tests.privacy.test_audit_aggregates import EPSILON, TARGET, run_audit
+from tests.privacy.events import EPSILON, TARGET, run_audit
 
 pytestmark = pytest.mark.slow
 
@@ -59,12 +59,12 @@ def test_count_distinct_of_a_value_keeps_its_epsilon():
 
 def test_negative_control_distinct_values_without_a_per_unit_limit_is_flagged(monkeypatch):
     """A rewrite that lets a unit add all its distinct values (c ignored) must be caught."""
-    honest = distinct_module._counts
+    honest = distinct_module.distinct_counts
 
     def unlimited(plan, spec, kept, filters, salt):
         loose = replace(plan, contribution=replace(plan.contribution, max_rows_per_group=10**6))
         return honest(loose, spec, kept, filters, salt)
 
-    monkeypatch.setattr(distinct_module, "_counts", unlimited)
+    monkeypatch.setattr(distinct_module, "distinct_counts", unlimited)
     epsilon_lower = run_audit(distinct_connection, QUERY, EVENTS, CONTROL_TRIALS)
     assert epsilon_lower > EPSILON

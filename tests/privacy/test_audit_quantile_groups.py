@@ -13,7 +13,7 @@ probabilities`` of the group histograms, and binomial sums over groups (draws ar
 1. ``max_rows_per_unit``: QUANTILE_CONT(x, 0.9) BY 16 public keys, ε = 2, g = c = r = 16, so
    W_tot = min(g·c, r) = 16 rows and a = 1/16. The target has 20 rows in every key, each valued
    c/20 of a row, and the cap scales those by r/T (T = 256 clamped rows): 1 row per key, 16 in
-   all. Without the cap (control: ``_unit_weights`` that ignores r) it weighs 16 rows per key.
+   all. Without the cap (control: ``unit_weights`` that ignores r) it weighs 16 rows per key.
    q = 0.9 rather than the median: weight at the top moves rank 0.9·N by 0.9·W, not W/2, which
    nearly doubles the control's power. E: "at least 6 of the 16 keys release a value ≥ 929";
    F: its complement. Per key, P(≥ 929) = 0.314 on D', 0.333 on D and 0.677 without the cap,
@@ -148,13 +148,13 @@ def test_quantile_under_rows_per_unit_keeps_its_epsilon():
 
 def test_negative_control_quantile_weights_without_the_total_cap_are_flagged(monkeypatch):
     """Histogram weights not scaled down to r rows per unit, while W_tot still assumes r."""
-    honest = quantiles_module._unit_weights
+    honest = quantiles_module.unit_weights
 
     def uncapped(plan, spec, kept, filters):
         loose = replace(plan.contribution, max_rows_per_unit=None)
         return honest(replace(plan, contribution=loose), spec, kept, filters)
 
-    monkeypatch.setattr(quantiles_module, "_unit_weights", uncapped)
+    monkeypatch.setattr(quantiles_module, "unit_weights", uncapped)
     assert cap_audit(CAP_CONTROL_TRIALS) > CAP_EPSILON
 
 

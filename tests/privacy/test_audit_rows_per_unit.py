@@ -8,7 +8,7 @@ bound *in total*, however many groups it touches.
 D': 30 one-row units per key with x = 2 (per key COUNT(*) = 30, SUM(x) = 60). D adds a target
 unit with 18 rows in every key: 16 of x = 1e6 (clamped to 10), a NULL and a NaN. Per key its
 partials are clamped to c = 16 rows (COUNT 16, SUM 160); over its 16 groups that is T = 256
-clamped rows, so ``_cap_total`` scales every partial by r/T = 1/16: the target adds exactly 1 row
+clamped rows, so ``cap_total`` scales every partial by r/T = 1/16: the target adds exactly 1 row
 and 10 to each key, 16 rows and 160 in all: the whole L1 the noise is calibrated for, spread
 thin. A rewrite that skipped the scaling (the negative control) adds 16 and 160 per key: 16×.
 
@@ -152,12 +152,12 @@ def test_rows_per_unit_cap_keeps_its_epsilon(name):
 def test_negative_control_uncapped_rows_per_unit_is_flagged(monkeypatch, name):
     """A rewrite that never scales a unit's partials down to r rows (factor 1), while the plan's
     sensitivity still counts on the cap, must be caught."""
-    honest = rewrite_module._cap_total
+    honest = rewrite_module.cap_total
 
     def uncapped(plan, kept):
         loose = replace(plan.contribution, max_rows_per_unit=10**9)
         return honest(replace(plan, contribution=loose), kept)
 
-    monkeypatch.setattr(rewrite_module, "_cap_total", uncapped)
+    monkeypatch.setattr(rewrite_module, "cap_total", uncapped)
     case = CASES[name]
     assert cap_audit(case, case.control_trials) > EPSILON

@@ -1,0 +1,131 @@
+"""The compile stage: SQL text to a ``CompiledQuery`` — the plan, the bounded query, the cost.
+
+A compiled query carries everything that does not depend on the data: the frozen
+``PrivacyPlan`` (what each person can change and which noise releases it), the bounded
+query that enforces the plan in any engine (its secret salt a query parameter, bound per
+run), its cost, and the mechanism events the accountant composes (its *privacy map*, in
+OpenDP's words). Building one checks that the cost is exactly what the mechanisms spend.
+Nothing here reads data or spends budget; ``explain()`` is a printed ``CompiledQuery``.
+
+>>> from dpsql.catalog import Catalog, TableInfo
+>>> cat = Catalog()
+>>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "VARCHAR"}, privacy_unit="pid",
+...                               max_groups_per_unit=2))
+>>> q = compile_query("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1, delta=1e-6)
+>>> q.cost, q.salted, [e.kind for e in q.events]
+(Cost(epsilon=1.0, delta=1e-06), True, ['laplace', 'approx'])
+>>> "$__dp_salt" in q.bounded_sql("duckdb"), ":__dp_salt" in q.bounded_sql("spark")
+(True, True)
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from dpsql.accounting import Cost
+from dpsql.accounting.composition import MechanismEvent, approx, laplace
+from dpsql.accounting.ledger import DATASETS_SEPARATOR
+from dpsql.accounting.report import query_events
+from dpsql.analysis import analyze
+from dpsql.catalog import Catalog
+from dpsql.plan import BoundedQuery, PrivacyPlan
+from dpsql.rewrite import rewrite
+from dpsql.rewrite.digest import SALT
+
+
+@dataclass(frozen=True)
+class CompiledQuery:
+    """A query ready to run: plan, bounded query, cost and accounting events (frozen)."""
+
+    sql: str
+    plan: PrivacyPlan
+    bounded: BoundedQuery
+    events: tuple[MechanismEvent, ...]
+
+    def __post_init__(self) -> None:
+        self.plan.verify_cost()  # the charge must be exactly what the mechanisms use
+
+    @classmethod
+    def of(cls, plan: PrivacyPlan) -> CompiledQuery:
+        """The compiled form of an analysed plan: its bounded query and its events."""
+        return cls(sql=plan.sql, plan=plan, bounded=rewrite(plan), events=privacy_events(plan))
+
+    @property
+    def cost(self) -> Cost:
+        return self.plan.cost
+
+    @property
+    def dataset(self) -> str:
+        """The ledger's name for the private tables the query reads (their budgets)."""
+        return DATASETS_SEPARATOR.join(self.plan.private_tables)
+
+    @functools.cached_property
+    def salted(self) -> bool:
+        """Whether the bounded query reads the salt parameter (it chooses groups by hash)."""
+        return any(p.name == SALT for p in self.bounded.ast.find_all(exp.Placeholder))
+
+    def bounded_sql(self, dialect: str = "duckdb", *, pretty: bool = False) -> str:
+        """The bounded query as ``dialect`` SQL; the salt is the parameter ``SALT``."""
+        if dialect == "duckdb" and not pretty:
+            return self._duckdb_sql
+        return self.bounded.sql(dialect, pretty=pretty)
+
+    @functools.cached_property
+    def _duckdb_sql(self) -> str:
+        return self.bounded.sql("duckdb")
+
+    def parameters(self, salt: str) -> dict[str, Any]:
+        """The query parameters to bind when the bounded query runs."""
+        return {SALT: salt} if self.salted else {}
+
+
+def compile_query(sql: str, catalog: Catalog, *, epsilon: float | None = None,
+                  delta: float | None = None, default_epsilon: float = 1.0,
+                  default_delta: float = 0.0, dialect: str = "duckdb",
+                  public_values: Callable[[str, str], tuple[Any, ...]] | None = None,
+                  quantile_ci: float | None = None) -> CompiledQuery:
+    """Analyse ``sql`` against ``catalog`` and build its bounded query (no data read).
+
+    ε and δ come from the call, else from the query's WITH DIFFERENTIAL_PRIVACY OPTIONS,
+    else from the defaults. ``public_values(table, column)`` reads public key lists.
+    """
+    options = {} if public_values is None else {"public_values": public_values}
+    plan = analyze(sql, catalog, epsilon=epsilon, delta=delta, default_epsilon=default_epsilon,
+                   default_delta=default_delta, dialect=dialect, quantile_ci=quantile_ci,
+                   **options)
+    return CompiledQuery.of(plan)
+
+
+def privacy_events(plan: PrivacyPlan) -> tuple[MechanismEvent, ...]:
+    """The mechanisms a query releases, as the accountant composes them.
+
+    Each quantile is an exponential mechanism, pure ε-DP: the generic ``laplace(ε)`` event
+    (steps=1 is valid for any ε-DP mechanism).
+    """
+    events: list[MechanismEvent] = []
+    noise, selection = plan.noise, plan.selection
+    geometric = selection is not None and selection.truncated_geometric
+    if noise is not None:
+        multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
+        threshold_delta = selection.delta if selection is not None and not geometric else 0.0
+        events += query_events(noise.kind, noise.epsilon, multiplier, threshold_delta)
+    if geometric:
+        events.append(approx(selection.epsilon, selection.delta))
+    events += [laplace(m.epsilon) for agg in plan.quantiles for m in agg.quantile.mechanisms]
+    return tuple(events)
+
+
+def fresh_salt() -> str:
+    """A secret salt for one run: 128 bits from the OS CSPRNG."""
+    return secrets.token_hex(16)
+
+
+def seeded_salt(seed: int) -> str:
+    """The predictable salt of a seeded (not private) run, the same on every backend."""
+    return f"seed{seed}"
