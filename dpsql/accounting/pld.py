@@ -291,11 +291,12 @@ def event_loss(event: MechanismEvent, grid: float, *, bound_discrete: bool = Fal
 @lru_cache(maxsize=16)
 def _composed(history: tuple[MechanismEvent, ...], grid: float, bound_discrete: bool
               ) -> PrivacyLoss:
-    result = _certain(grid)
-    for event, count in Counter(history).items():
-        loss = event_loss(event, grid, bound_discrete=bound_discrete)
-        result = result.compose(loss.self_compose(count))
-    return result
+    losses = [event_loss(event, grid, bound_discrete=bound_discrete).self_compose(count)
+              for event, count in Counter(history).items()] or [_certain(grid)]
+    while len(losses) > 1:  # pairwise, so each FFT is about as long as its inputs
+        losses = [a.compose(b) for a, b in zip(losses[::2], losses[1::2], strict=False)] + \
+            losses[len(losses) - len(losses) % 2:]
+    return losses[0]
 
 
 def compose(events: Iterable[MechanismEvent], *, grid: float = GRID,
