@@ -119,11 +119,11 @@ def _render(result: Result, max_rows: int = 20) -> str:
         cells = []
         for col in result.plan.columns:
             value = bounds.column(col.name)[i].as_py()
-            text = _fmt(value)
+            text = format_value(value)
             lo = bounds.column(f"{col.name}_lower")[i].as_py() if col.aggregate else None
             hi = bounds.column(f"{col.name}_upper")[i].as_py() if col.aggregate else None
             if lo is not None:
-                text += f" [{_fmt(lo)}, {_fmt(hi)}]"
+                text += f" [{format_value(lo)}, {format_value(hi)}]"
             cells.append(text)
         rows.append(cells)
     header = [c.name for c in result.plan.columns]
@@ -138,7 +138,12 @@ def _render(result: Result, max_rows: int = 20) -> str:
     return "\n".join([line, *body, *tail, note])
 
 
-def _fmt(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A cell as text: 6 significant digits (scientific from 1e6), NULL for None.
+
+    >>> format_value(1234.56789), format_value(12345678.0), format_value(None)
+    ('1234.57', '1.2346e+07', 'NULL')
+    """
     if isinstance(value, float):
         return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.4e}"
     return "NULL" if value is None else str(value)

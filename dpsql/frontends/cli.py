@@ -30,15 +30,14 @@ import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from dpsql.errors import (
-    BudgetExceededError,
-    Error,
-    InterfaceError,
-    InternalError,
-    NotSupportedError,
-    OperationalError,
-    PrivacyError,
-    ProgrammingError,
+from dpsql.errors import OperationalError
+from dpsql.frontends.common import (
+    EXIT_CODES,
+    FORMATS,
+    INTERRUPTED,
+    UsageError,
+    answer,
+    describe,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
@@ -46,9 +45,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
     from dpsql.connection import Connection
-    from dpsql.result import Result
 
-FORMATS = ("table", "markdown", "csv", "json")
 COMMANDS = ("shell", "explain", "budget", "demo")
 DUCKDB_MAGIC = b"DUCK"
 """Bytes 8-11 of every DuckDB database file."""
@@ -68,66 +65,6 @@ DEMO_QUERIES = (
      "SELECT region, SUM(cost) AS total_cost, AVG(cost) AS mean_cost FROM visits "
      "GROUP BY region ORDER BY total_cost DESC"),
 )
-
-
-class ExitCode:
-    """What a ``dpsql`` exit status means to a script (no dataclass: start-up time)."""
-
-    __slots__ = ("code", "meaning")
-
-    def __init__(self, code: int, meaning: str) -> None:
-        self.code = code
-        self.meaning = meaning
-
-
-EXIT_CODES = {
-    "ok": ExitCode(0, "success"),
-    "execution": ExitCode(1, "the engine failed: the DATABASE file cannot be opened, or the "
-                             "query failed while reading the data (ExecutionError; its cost "
-                             "was charged)"),
-    "usage": ExitCode(2, "wrong command line or dot-command, or the DATABASE file does not "
-                         "exist or is not a DuckDB database"),
-    "invalid": ExitCode(3, "the SQL does not parse or names an unknown table or column, or the "
-                           "catalog is wrong (ParseError, CatalogError)"),
-    "refused": ExitCode(4, "valid SQL that dpsql cannot prove private (UnsupportedQueryError); "
-                           "nothing was spent"),
-    "budget": ExitCode(5, "the query would overdraw the privacy budget (BudgetExceededError); "
-                          "nothing was spent"),
-    "privacy": ExitCode(6, "invalid privacy parameters, e.g. ε <= 0 or δ >= 1 (PrivacyError)"),
-    "internal": ExitCode(7, "a bug in dpsql (InternalError or an unexpected exception): "
-                            "please report it"),
-    "interrupted": ExitCode(130, "Ctrl-C: the query was cancelled and nothing was spent, "
-                                 "unless it had already finished"),
-    "broken_pipe": ExitCode(141, "the reader closed stdout early (e.g. `| head`); later "
-                                 "statements did not run"),
-}
-"""Exit statuses, in the order docs/cli.md lists them (tests check that it does)."""
-
-_BY_ERROR = (
-    (BudgetExceededError, "budget"), (PrivacyError, "privacy"), (NotSupportedError, "refused"),
-    (ProgrammingError, "invalid"), (InterfaceError, "invalid"), (InternalError, "internal"),
-    (OperationalError, "execution"), (Error, "execution"),
-)
-"""dpsql errors to exit codes, most specific class first."""
-
-
-class UsageError(InterfaceError):
-    """The command line (or a shell dot-command) is wrong."""
-
-
-def describe(error: BaseException) -> tuple[int, str]:
-    """The exit code for ``error`` and its one-line message (without ``error: ``)."""
-    text = " ".join(str(error).split())
-    if isinstance(error, UsageError):
-        return EXIT_CODES["usage"].code, f"usage: {text}"
-    for cls, name in _BY_ERROR:
-        if isinstance(error, cls):
-            return EXIT_CODES[name].code, f"{type(error).__name__}: {text}"
-    return (EXIT_CODES["internal"].code,
-            f"internal error, please report it: {type(error).__name__}: {text}")
-
-
-INTERRUPTED = "interrupted: the query was cancelled (nothing spent unless it had finished)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -307,30 +244,6 @@ def _attach_read_only(engine, database: str) -> None:
         raise OperationalError(f"cannot open the DuckDB database {database}: "
                                f"{' '.join(str(err).split())}") from None
     engine.execute(f"SET search_path = 'memory.main,{SOURCE_ALIAS}.main'")
-
-
-def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | None) -> Result:
-    """``con.sql(sql)``, cancelled by Ctrl-C, with a progress line when stderr is a terminal."""
-    import duckdb
-
-    from dpsql.frontends.progress import run_with_progress
-
-    engine = getattr(con.backend, "con", None)
-    if not isinstance(engine, duckdb.DuckDBPyConnection):  # another backend: no probe
-        engine = None
-    return run_with_progress(
-        lambda: con.sql(sql, epsilon=epsilon, delta=delta), stream=sys.stderr,
-        probe=None if engine is None else lambda: _query_progress(engine),
-        cancel=None if engine is None else engine.interrupt)
-
-
-def _query_progress(engine) -> float:
-    import duckdb
-
-    try:
-        return engine.query_progress()
-    except duckdb.Error:  # between statements: progress unknown
-        return -1.0
 
 
 def subcommands(main: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

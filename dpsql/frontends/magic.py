@@ -31,7 +31,7 @@ from typing import Any
 from dpsql.accounting import Cost
 from dpsql.connection import Connection
 from dpsql.errors import Error, InternalError
-from dpsql.result import Result, _fmt
+from dpsql.result import Result, format_value
 
 MAX_ROWS = 50
 LEVEL = 0.95
@@ -166,10 +166,10 @@ class Cell:
     @classmethod
     def of(cls, value: Any, lower: float | None = None, upper: float | None = None) -> Cell:
         if value is None or lower is None or upper is None:
-            return cls(_fmt(value))
+            return cls(format_value(value))
         half = max(float(value) - lower, upper - float(value))
-        return cls(f"{_fmt(value)} ± {_fmt(half)}",
-                   f"{LEVEL:.0%} CI [{_fmt(lower)}, {_fmt(upper)}]")
+        return cls(f"{format_value(value)} ± {format_value(half)}",
+                   f"{LEVEL:.0%} CI [{format_value(lower)}, {format_value(upper)}]")
 
     def html(self) -> str:
         title = "" if self.interval is None else f' title="{html.escape(self.interval)}"'

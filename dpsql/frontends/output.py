@@ -28,7 +28,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from dpsql.result import _fmt
+from dpsql.result import format_value
 
 if TYPE_CHECKING:
     from dpsql.result import Result
@@ -71,11 +71,11 @@ def markdown(result: Result) -> str:
     for i in range(bounds.num_rows):
         cells = []
         for col in result.plan.columns:
-            cells.append(_fmt(bounds.column(col.name)[i].as_py()))
+            cells.append(format_value(bounds.column(col.name)[i].as_py()))
             if col.aggregate is not None:
                 lo = bounds.column(f"{col.name}_lower")[i].as_py()
                 hi = bounds.column(f"{col.name}_upper")[i].as_py()
-                cells.append("" if lo is None else f"[{_fmt(lo)}, {_fmt(hi)}]")
+                cells.append("" if lo is None else f"[{format_value(lo)}, {format_value(hi)}]")
         lines.append(_row(cells))
     private = "" if result.private else "; SEEDED, NOT PRIVATE"
     lines += ["", f"_{bounds.num_rows} rows; cost {result.cost}{private}_"]

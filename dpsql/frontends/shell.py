@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
 from dpsql.errors import Error
-from dpsql.frontends.cli import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
+from dpsql.frontends.common import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
 
 if TYPE_CHECKING:
     from dpsql.connection import Connection
@@ -163,7 +163,7 @@ class Session:
         self.print(f"delta per query: {_setting(self.delta, self.con.default_delta)}")
 
     def _format(self, value: str) -> None:
-        from dpsql.frontends.cli import FORMATS
+        from dpsql.frontends.common import FORMATS
 
         if value:
             if value not in FORMATS:

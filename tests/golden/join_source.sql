@@ -1,0 +1,53 @@
+-- SELECT SUM(LEAST(GREATEST(l.w, 0), 5)) FROM t JOIN lookup l ON t.k = l.k
+SELECT
+  CAST(COALESCE(SUM(__dp_s0), 0) AS DOUBLE) AS __dp_s0
+FROM (
+  SELECT
+    __dp_unit,
+    LEAST(
+      GREATEST(
+        CASE
+          WHEN COUNT(__dp_v0) <= 3
+          THEN COALESCE(SUM(__dp_v0), 0)
+          ELSE CAST(ROUND(CAST(COALESCE(SUM(__dp_v0), 0) AS DOUBLE) * 3 / COUNT(__dp_v0)) AS BIGINT)
+        END,
+        0
+      ),
+      4026531840
+    ) AS __dp_s0
+  FROM (
+    SELECT
+      pid AS __dp_unit,
+      CASE
+        WHEN CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE) IS NULL
+        OR ISNAN(CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE))
+        THEN NULL
+        ELSE CAST(LEAST(
+          GREATEST(
+            ROUND(
+              CAST(CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE) AS DOUBLE) / 3.725290298461914e-09
+            ),
+            0
+          ),
+          1342177280
+        ) AS BIGINT)
+      END AS __dp_v0
+    FROM (
+      SELECT
+        "t"."pid" AS "pid",
+        "t"."k" AS "__dp_j0_k",
+        "t"."region" AS "region",
+        "t"."x" AS "x",
+        "t"."n" AS "n",
+        "l"."k" AS "__dp_j1_k",
+        "l"."w" AS "w"
+      FROM t AS "t"
+      INNER JOIN lookup AS "l"
+        ON t.k = l.k
+    ) AS __dp_q0
+    WHERE
+      NOT pid IS NULL
+  ) AS __dp_r
+  GROUP BY
+    __dp_unit
+) AS __dp_b

@@ -1,0 +1,18 @@
+-- SELECT k, SUM(x), COUNT(*) FROM rows GROUP BY k
+SELECT
+  k,
+  CAST(COALESCE(
+    SUM(
+      CASE
+        WHEN x IS NULL OR ISNAN(x)
+        THEN NULL
+        ELSE CAST(LEAST(GREATEST(ROUND(CAST(x AS DOUBLE) / 7.450580596923828e-09), 0), 1342177280) AS BIGINT)
+      END
+    ),
+    0
+  ) AS DOUBLE) AS __dp_s0,
+  CAST(COUNT(*) AS BIGINT) AS __dp_s1,
+  CAST(COUNT(*) AS BIGINT) AS __dp_s2
+FROM rows
+GROUP BY
+  k
