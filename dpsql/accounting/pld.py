@@ -16,6 +16,10 @@ Every pair used here is symmetric (swapping P and Q gives the same PLD: Laplace,
 randomised response and Gaussian are symmetric about the midpoint of their two means), so
 one neighbouring direction covers both add and remove.
 
+A discrete Gaussian event has no single PLD (it depends on how the change spreads over cells
+of different σ); ``bound_discrete=True`` composes it through the worst pair of a privacy profile
+proved for all of them (:func:`discrete_gaussian_loss`, :func:`profile_loss`).
+
 >>> from dpsql.accounting.composition import gaussian, laplace
 >>> round(pld([laplace(0.1)] * 50, 1e-6), 3)
 3.173
