@@ -1,9 +1,10 @@
 """FROM clauses for generated queries, and the columns each makes visible.
 
-A relation is a table (aliased, or with a column alias list ``t AS a(x, y)``), a row-level
-derived table (``SELECT *`` or columns and named expressions), a per-unit aggregation
-(``GROUP BY pid``), a CTE (chained, read under its name), a join (private ⋈ public, INNER
-or LEFT; private ⋈ private on the unit) or a UNION ALL, as in grammar_tests/relations.sql.
+A relation is a table (aliased, or with a column alias list ``t AS a(x, y)``, ``t a(x)``),
+a row-level derived table (``SELECT *``, ``alias.*``, or columns and named expressions), a
+per-unit aggregation (``GROUP BY pid``), a CTE (chained, with a column list or not), a
+join (private ⋈ public, INNER or LEFT; private ⋈ private on the unit) or a UNION ALL, as
+in grammar_tests/relations.sql.
 
 Names are drawn to collide: aliases and alias lists reuse column names (``x``, ``pid``),
 join renamings (``a_pid``, ``b_k``), registered table names (``FROM u AS t``), names that
@@ -93,18 +94,27 @@ def tables(draw: st.DrawFn, choices: tuple[str, ...] = ("t", "t", "t", "u", "r")
     scope = _qualified(scope, alias)
     if style < 7:
         return Relation(f"{table} AS {ident(alias)}", scope)
+    aliases, scope = draw(_alias_list(scope))
+    written = draw(st.sampled_from(("AS ", "")))
+    return Relation(f"{table} {written}{ident(alias)}{aliases}", scope)
+
+
+@st.composite
+def _alias_list(draw: st.DrawFn, scope: Scope) -> tuple[str, Scope]:
+    """``(a, b)`` renaming the first columns (the unit among them), and the renamed scope."""
     renamed = draw(st.lists(ROW_NAMES, min_size=1, max_size=3))
     columns = tuple(replace(c, name=renamed[i].lower()) if i < len(renamed) else c
                     for i, c in enumerate(scope.columns))
-    aliases = ", ".join(map(ident, renamed))
-    return Relation(f"{table} AS {ident(alias)}({aliases})", Scope(columns))
+    return f"({', '.join(map(ident, renamed))})", Scope(columns)
 
 
 @st.composite
 def _row_items(draw: st.DrawFn, scope: Scope) -> tuple[str, tuple[Col, ...]]:
-    """A derived table's SELECT list: ``*``, or columns and named expressions."""
+    """A derived table's SELECT list: ``*`` or ``alias.*``, or columns and named expressions."""
     if draw(st.integers(0, 3)) == 3:
-        return "*", scope.columns
+        qualifier = scope.columns[0].qualifier
+        star = draw(st.sampled_from(("*", f"{ident(qualifier)}.*" if qualifier else "*")))
+        return star, scope.columns
     items, columns = [], []
     if scope.unit is not None and draw(st.integers(0, 4)) < 4:
         items.append(draw(column(scope, scope.unit)))
@@ -201,7 +211,10 @@ def _cte(draw: st.DrawFn) -> Relation:
     """WITH c AS (...) [, d AS (SELECT * FROM c WHERE ...)], read by name."""
     body, scope = draw(_bodies())
     name = draw(CTE_NAMES)
-    ctes = [f"{ident(name)} AS ({body})"]
+    aliases = ""
+    if draw(st.integers(0, 3)) == 3:
+        aliases, scope = draw(_alias_list(scope))
+    ctes = [f"{ident(name)}{aliases} AS ({body})"]
     scope = _qualified(scope, name)
     if draw(st.integers(0, 2)) == 2:
         ctes.append(f"d AS (SELECT * FROM {ident(name)}{where_clause(draw, scope, 0)})")
