@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from dpsql.accounting import Cost
+from dpsql.accounting.values import Cost
 from dpsql.estimators import NoisyGroups
 from dpsql.plan import PrivacyPlan
 from dpsql.result import Result

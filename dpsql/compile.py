@@ -28,10 +28,10 @@ from typing import Any
 
 from sqlglot import exp
 
-from dpsql.accounting import Cost
 from dpsql.accounting.composition import MechanismEvent, approx, laplace
 from dpsql.accounting.ledger import DATASETS_SEPARATOR
 from dpsql.accounting.report import query_events
+from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog
 from dpsql.plan import BoundedQuery, PrivacyPlan

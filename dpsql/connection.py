@@ -20,7 +20,6 @@ import duckdb
 import pyarrow as pa
 
 from dpsql.accounting import Accountant, Budget
-from dpsql.accounting.exact import real_number
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
@@ -40,6 +39,7 @@ from dpsql.errors import (
     RoleError,
 )
 from dpsql.evaluate import UtilityReport, evaluate_utility
+from dpsql.exact import real_number
 from dpsql.explain import Explanation
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan

@@ -19,8 +19,9 @@ from typing import Any, Literal
 import numpy as np
 from sqlglot import exp
 
-from dpsql.accounting import Cost, as_fraction, float_at_most
+from dpsql.accounting.values import Cost
 from dpsql.errors import Error, InternalError, PrivacyError
+from dpsql.exact import as_fraction, float_at_most
 from dpsql.mechanisms import Noise, NoisePlan, Statistic
 from dpsql.mechanisms.calibration import finite_scale
 from dpsql.mechanisms.exponential import ExponentialQuantile

@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from dpsql.accounting import Cost
+from dpsql.accounting.values import Cost
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import Sampler

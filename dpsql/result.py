@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from dpsql import plot as charts
-from dpsql.accounting import Cost
+from dpsql.accounting.values import Cost
 from dpsql.compile import CompiledQuery
 from dpsql.errors import ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from dpsql.accounting.budget import as_fraction
 from dpsql.accounting.ledger import Ledger
+from dpsql.exact import as_fraction
 from tests.ledger_workers import workers
 
 

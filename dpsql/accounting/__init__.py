@@ -1,5 +1,45 @@
-"""Privacy budgets and their spending (basic composition for now)."""
+"""Privacy budgets and their spending.
 
-from dpsql.accounting.budget import Accountant, Budget, Charge, Cost, as_fraction, float_at_most
+Values (``values``: Budget, Cost, Charge) apart from what keeps them: the in-memory
+``Accountant`` and the durable ``Ledger`` (``ledger``), which share one protocol,
+``BudgetKeeper``; composition methods (``composition``, ``pld``, ``gdp``) and the report
+that compares them (``report``) sit between.
+"""
 
-__all__ = ["Accountant", "Budget", "Charge", "Cost", "as_fraction", "float_at_most"]
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from dpsql.accounting.accountant import Accountant
+from dpsql.accounting.values import Budget, Charge, Cost
+
+
+class BudgetKeeper(Protocol):
+    """What the connection needs of a budget's keeper (Accountant, Ledger)."""
+
+    @property
+    def total(self) -> Budget: ...
+
+    @property
+    def spent(self) -> Cost: ...
+
+    @property
+    def remaining(self) -> Cost: ...
+
+    @property
+    def charges(self) -> tuple[Any, ...]: ...
+
+    def check(self, epsilon: float, delta: float, events: tuple = (), *,
+              dataset: str = "") -> None:
+        """Raise BudgetExceededError unless the spend fits (nothing is recorded)."""
+
+    def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",
+               plan: str = "", mechanism: str = "", rho: float | None = None,
+               events: tuple = ()) -> Any:
+        """Check and record a spend atomically (durably, for the ledger)."""
+
+    def report(self) -> Any:
+        """Spending under every composition method."""
+
+
+__all__ = ["Accountant", "Budget", "BudgetKeeper", "Charge", "Cost"]

@@ -1,4 +1,4 @@
-"""A privacy budget and the accountant that spends it, with exact arithmetic.
+"""The accountant: spends a Budget in memory, with exact arithmetic.
 
 Spending is compared exactly: every ε and δ is taken as the decimal the user
 wrote (``0.1`` is exactly 1/10, via its shortest repr), summed as Fractions and
@@ -16,88 +16,14 @@ Basic composition: ε's and δ's add up.
 from __future__ import annotations
 
 import math
-import reprlib
 import threading
-import time
-from dataclasses import dataclass, field
 from fractions import Fraction
 
-from dpsql.accounting.exact import as_fraction, float_at_most, nearest_float, real_number
-from dpsql.errors import BudgetExceededError, PrivacyError
-
-__all__ = ["Accountant", "Budget", "Charge", "Cost", "as_fraction", "float_at_most"]
-
-
-def _check(name: str, value: object, *, upper: float = math.inf, zero_ok: bool = False) -> float:
-    """``value`` as a float if it is a number in range (see :func:`real_number`)."""
-    bound = f"0 <= {name} < {upper:g}" if zero_ok else f"0 < {name} < {upper:g}"
-    number = real_number(name, value, f"Fix: need a finite number with {bound}")
-    low_ok = number >= 0 if zero_ok else number > 0
-    if not low_ok or number >= upper or math.isinf(number):
-        raise PrivacyError(f"{name}={reprlib.repr(value)} is out of range: need {bound}")
-    return number
-
-
-@dataclass(frozen=True)
-class Budget:
-    """A total privacy budget: pure ε (δ = 0), (ε, δ), or ρ-zCDP.
-
-    A ρ-zCDP budget (``Budget(rho=0.5)``) limits the sum of the queries' ρ (a
-    Gaussian with noise multiplier m costs 1/(2m²), a pure ε-DP query ε²/2) and,
-    separately, the δ that partition selection spends.
-
-    >>> Budget(epsilon=0.0)
-    Traceback (most recent call last):
-    ...
-    dpsql.errors.PrivacyError: epsilon=0.0 is out of range: need 0 < epsilon < inf
-    >>> str(Budget(rho=0.5, delta=1e-6))
-    'ρ=0.5, δ=1e-06'
-    """
-
-    epsilon: float | None = None
-    delta: float = 0.0
-    rho: float | None = None
-
-    def __post_init__(self) -> None:
-        if (self.epsilon is None) == (self.rho is None):
-            raise PrivacyError("give a budget as epsilon=... (with optional delta=...) or as "
-                               "rho=... for zCDP, not both and not neither")
-        # Stored as floats: ints, numpy numbers, Fractions and Decimals are accepted.
-        if self.epsilon is not None:
-            object.__setattr__(self, "epsilon", _check("epsilon", self.epsilon))
-        if self.rho is not None:
-            object.__setattr__(self, "rho", _check("rho", self.rho))
-        object.__setattr__(self, "delta", _check("delta", self.delta, upper=1.0, zero_ok=True))
-
-    def __str__(self) -> str:
-        head = f"ε={self.epsilon:g}" if self.rho is None else f"ρ={self.rho:g}"
-        return f"{head}, δ={self.delta:g}"
-
-
-@dataclass(frozen=True)
-class Cost:
-    """An amount of (ε, δ): what a query spends, or what is spent or left."""
-
-    epsilon: float
-    delta: float
-
-    def __str__(self) -> str:
-        return f"ε={self.epsilon:g}, δ={self.delta:g}"
-
-
-@dataclass(frozen=True)
-class Charge:
-    """One recorded spend, with what was released (for reports and the audit log)."""
-
-    epsilon: float
-    delta: float
-    query: str
-    dataset: str = ""
-    plan: str = ""
-    mechanism: str = ""
-    rho: float | None = None
-    events: tuple = ()
-    at: float = field(default_factory=time.time)
+from dpsql.accounting.composition import zcdp
+from dpsql.accounting.report import build_report, zcdp_epsilon
+from dpsql.accounting.values import Budget, Charge, Cost
+from dpsql.errors import BudgetExceededError
+from dpsql.exact import as_fraction, nearest_float
 
 
 class Accountant:
@@ -120,14 +46,10 @@ class Accountant:
     @property
     def rho_spent(self) -> float:
         """Total ρ of the noise so far (zCDP composition: ρ's add up)."""
-        from dpsql.accounting.composition import zcdp
-
         value = zcdp([e for c in self._charges for e in c.events if e.kind != "approx"])
         return 0.0 if value is None else value
 
     def _check_rho(self, delta: float, events: tuple) -> None:
-        from dpsql.accounting.composition import zcdp
-
         new = zcdp([e for e in events if e.kind != "approx"]) or 0.0
         _, dlt = self._sums()
         if not events:
@@ -158,8 +80,6 @@ class Accountant:
                     max(float(as_fraction(self.total.delta) - as_fraction(spent.delta)), 0.0))
 
     def _zcdp_spent(self, extra: tuple = ()) -> float:
-        from dpsql.accounting.report import zcdp_epsilon
-
         events = [e for c in self._charges for e in c.events] + list(extra)
         if self.total.delta == 0 or not events or any(not c.events for c in self._charges):
             return math.inf
@@ -211,8 +131,6 @@ class Accountant:
 
     def report(self):
         """Spending under every composition method (see :mod:`dpsql.accounting.report`)."""
-        from dpsql.accounting.report import build_report
-
         events = [e for c in self._charges for e in c.events]
         costs = [(c.epsilon, c.delta) for c in self._charges]
         total = math.inf if self.total.epsilon is None else self.total.epsilon

@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from dpsql.accounting.budget import as_fraction
-from dpsql.accounting.exact import nearest_float, real_number
 from dpsql.errors import PrivacyError
+from dpsql.exact import as_fraction, nearest_float, real_number
 
 Kind = Literal["laplace", "gaussian", "approx"]
 
@@ -51,7 +50,9 @@ class MechanismEvent:
     valid whatever the noise; None means one coordinate of *continuous* Laplace noise.
     ``discrete`` (Gaussian only) marks a discrete Gaussian: zCDP covers it exactly (Canonne,
     Kamath & Steinke 2020, Thm 14) but the continuous Gaussian's PLD/GDP do not (one cell can
-    have a slightly larger δ(ε)), so :mod:`pld` and :mod:`gdp` refuse it.
+    have a slightly larger δ(ε)): :mod:`pld` composes it with a profile that dominates every
+    multivariate discrete Gaussian of its multiplier (``pld(..., bound_discrete=True)``, as
+    the report does), and :mod:`gdp` refuses it.
     """
 
     kind: Kind

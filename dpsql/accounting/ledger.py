@@ -1,6 +1,6 @@
 """A durable privacy ledger in one SQLite file, shared by every process that opens it.
 
-Same interface as :class:`~dpsql.accounting.budget.Accountant` (``total``, ``spent``,
+Same interface as :class:`~dpsql.accounting.accountant.Accountant` (``total``, ``spent``,
 ``remaining``, ``charges``, ``check``, ``charge``), so a connection can use either, but
 every spend is a committed row of a file. ``charge`` checks and records in one
 ``BEGIN IMMEDIATE`` transaction (SQLite's write lock), so processes racing for the
@@ -30,7 +30,7 @@ one Ledger may be shared by threads.
 
 >>> import tempfile
 >>> from pathlib import Path
->>> from dpsql.accounting.budget import Budget
+>>> from dpsql.accounting.values import Budget
 >>> tmp = tempfile.TemporaryDirectory()
 >>> path = Path(tmp.name) / "ledger.db"
 >>> with Ledger(path, budget=Budget(epsilon=0.3), analyst="alice") as ledger:
@@ -61,10 +61,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dpsql.accounting.budget import Budget, Cost, as_fraction
 from dpsql.accounting.composition import MechanismEvent
-from dpsql.accounting.exact import nearest_float
+from dpsql.accounting.values import Budget, Cost
 from dpsql.errors import BudgetExceededError, PrivacyError
+from dpsql.exact import as_fraction, nearest_float
 
 SCHEMA_VERSION = 1
 SCHEMA = (
@@ -117,7 +117,7 @@ class LedgerCharge:
 
     @property
     def at(self) -> float:
-        """When it was charged (the name :class:`~dpsql.accounting.budget.Charge` uses)."""
+        """When it was charged (the name :class:`~dpsql.accounting.accountant.Charge` uses)."""
         return self.created_at
 
 

@@ -27,7 +27,6 @@ from fractions import Fraction
 
 import numpy as np
 
-from dpsql.accounting.budget import as_fraction
 from dpsql.accounting.composition import (
     MechanismEvent,
     advanced,
@@ -38,8 +37,8 @@ from dpsql.accounting.composition import (
     zcdp,
     zcdp_to_dp,
 )
-from dpsql.accounting.exact import nearest_float
 from dpsql.errors import PrivacyError
+from dpsql.exact import as_fraction, nearest_float
 
 
 def query_events(kind: str, epsilon: float, noise_multiplier: float,

@@ -21,10 +21,9 @@ import sys
 from dataclasses import replace
 from fractions import Fraction
 
-from dpsql.accounting import float_at_most
-from dpsql.accounting.exact import float_at_least
 from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.errors import PrivacyError
+from dpsql.exact import float_at_least, float_at_most
 from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers

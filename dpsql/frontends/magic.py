@@ -28,7 +28,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from dpsql.accounting import Cost
+from dpsql.accounting.values import Cost
 from dpsql.connection import Connection
 from dpsql.errors import Error, InternalError
 from dpsql.result import Result, format_value

@@ -19,8 +19,8 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import erfcx, log_ndtr
 
-from dpsql.accounting.exact import real_number
 from dpsql.errors import PrivacyError
+from dpsql.exact import real_number
 
 REL_TOL = 1e-10
 

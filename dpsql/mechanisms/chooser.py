@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
 
-from dpsql.accounting.exact import float_at_least, sqrt_at_least
 from dpsql.errors import InternalError, PrivacyError
+from dpsql.exact import float_at_least, sqrt_at_least
 from dpsql.mechanisms.calibration import finite_scale, laplace_scale, validate_privacy
 from dpsql.mechanisms.discrete_calibration import discrete_gaussian_sigma
 from dpsql.mechanisms.noise import MIN_GRID_SCALE, Noise, grid_granularity

@@ -13,7 +13,7 @@ from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
-from dpsql.accounting.budget import Budget
+from dpsql.accounting import Budget
 from dpsql.accounting.ledger import Ledger
 from dpsql.errors import BudgetExceededError
 

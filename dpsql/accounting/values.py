@@ -1,0 +1,90 @@
+"""Privacy amounts as values: a total Budget, a Cost, a recorded Charge.
+
+Plain frozen values that every part of dpsql passes around; the accountant (in memory)
+and the ledger (on disk) keep them, behind one protocol (``dpsql.accounting.BudgetKeeper``).
+
+>>> Budget(epsilon=1, delta=1e-6), Cost(0.5, 0.0)
+(Budget(epsilon=1.0, delta=1e-06, rho=None), Cost(epsilon=0.5, delta=0.0))
+"""
+
+from __future__ import annotations
+
+import math
+import reprlib
+import time
+from dataclasses import dataclass, field
+
+from dpsql.errors import PrivacyError
+from dpsql.exact import real_number
+
+
+def _check(name: str, value: object, *, upper: float = math.inf, zero_ok: bool = False) -> float:
+    """``value`` as a float if it is a number in range (see :func:`real_number`)."""
+    bound = f"0 <= {name} < {upper:g}" if zero_ok else f"0 < {name} < {upper:g}"
+    number = real_number(name, value, f"Fix: need a finite number with {bound}")
+    low_ok = number >= 0 if zero_ok else number > 0
+    if not low_ok or number >= upper or math.isinf(number):
+        raise PrivacyError(f"{name}={reprlib.repr(value)} is out of range: need {bound}")
+    return number
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A total privacy budget: pure ε (δ = 0), (ε, δ), or ρ-zCDP.
+
+    A ρ-zCDP budget (``Budget(rho=0.5)``) limits the sum of the queries' ρ (a
+    Gaussian with noise multiplier m costs 1/(2m²), a pure ε-DP query ε²/2) and,
+    separately, the δ that partition selection spends.
+
+    >>> Budget(epsilon=0.0)
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.PrivacyError: epsilon=0.0 is out of range: need 0 < epsilon < inf
+    >>> str(Budget(rho=0.5, delta=1e-6))
+    'ρ=0.5, δ=1e-06'
+    """
+
+    epsilon: float | None = None
+    delta: float = 0.0
+    rho: float | None = None
+
+    def __post_init__(self) -> None:
+        if (self.epsilon is None) == (self.rho is None):
+            raise PrivacyError("give a budget as epsilon=... (with optional delta=...) or as "
+                               "rho=... for zCDP, not both and not neither")
+        # Stored as floats: ints, numpy numbers, Fractions and Decimals are accepted.
+        if self.epsilon is not None:
+            object.__setattr__(self, "epsilon", _check("epsilon", self.epsilon))
+        if self.rho is not None:
+            object.__setattr__(self, "rho", _check("rho", self.rho))
+        object.__setattr__(self, "delta", _check("delta", self.delta, upper=1.0, zero_ok=True))
+
+    def __str__(self) -> str:
+        head = f"ε={self.epsilon:g}" if self.rho is None else f"ρ={self.rho:g}"
+        return f"{head}, δ={self.delta:g}"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """An amount of (ε, δ): what a query spends, or what is spent or left."""
+
+    epsilon: float
+    delta: float
+
+    def __str__(self) -> str:
+        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+
+
+@dataclass(frozen=True)
+class Charge:
+    """One recorded spend, with what was released (for reports and the audit log)."""
+
+    epsilon: float
+    delta: float
+    query: str
+    dataset: str = ""
+    plan: str = ""
+    mechanism: str = ""
+    rho: float | None = None
+    events: tuple = ()
+    at: float = field(default_factory=time.time)
