@@ -211,7 +211,7 @@ def test_day_of_week_means_what_it_means_in_duckdb(backends):
         backend.load("week", week)
         tree = parse_one("SELECT DAYOFWEEK(d) AS dow, ISODOW(d) AS iso FROM week ORDER BY d",
                          read="duckdb")
-        outs.append(backend.run_sql(backend.spark_sql(BoundedQuery(tree))).to_pylist())
+        outs.append(backend.run_sql(backend.render(BoundedQuery(tree))).to_pylist())
     assert outs[1] == outs[0]
     assert [r["dow"] for r in outs[0]] == [0, 1, 2, 3, 4, 5, 6]
     assert [r["iso"] for r in outs[0]] == [7, 1, 2, 3, 4, 5, 6]

@@ -15,6 +15,7 @@ from dpsql.backends.duckdb import DuckDBBackend
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
+    from dpsql.plan import BoundedQuery
 
 
 class Backend(Protocol):
@@ -27,6 +28,9 @@ class Backend(Protocol):
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """The distinct values of a public table's column."""
+
+    def render(self, query: BoundedQuery) -> str:
+        """The SQL this engine runs for a bounded query (its salt still a parameter)."""
 
     def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
         """Run the bounded query with ``salt`` bound as its parameter; every row, as Arrow."""

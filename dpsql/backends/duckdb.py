@@ -26,6 +26,7 @@ from dpsql.errors import CatalogError, ExecutionError, QueryCancelled
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
+    from dpsql.plan import BoundedQuery
 
 FILE_READERS = {
     ".parquet": "read_parquet", ".pq": "read_parquet", ".csv": "read_csv_auto",
@@ -116,6 +117,10 @@ class DuckDBBackend:
     def identifier(name: str) -> str:
         """How DuckDB SQL names the table registered as ``name`` (quoted)."""
         return _quote(name)
+
+    def render(self, query: BoundedQuery) -> str:
+        """The SQL DuckDB runs for a bounded query (the salt stays the parameter)."""
+        return query.sql(self.dialect)
 
     def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
         """Run a compiled query's bounded query, its salt bound as a parameter; every row."""
