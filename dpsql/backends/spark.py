@@ -159,7 +159,7 @@ class SparkBackend:
         """How Spark SQL names the table registered as ``name`` (quoted)."""
         return _quote(self._views.get(name.lower(), name))
 
-    def spark_sql(self, query: BoundedQuery) -> str:
+    def render(self, query: BoundedQuery) -> str:
         """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
         where a namesake function differs (the salt stays the parameter ``:__dp_salt``)."""
         return query.ast.transform(self._spark_meaning).sql("spark")
@@ -178,7 +178,7 @@ class SparkBackend:
 
     def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
         """Run a compiled query's bounded query, its salt bound as a parameter; every row."""
-        return self.run_sql(self.spark_sql(compiled.bounded), compiled.parameters(salt))
+        return self.run_sql(self.render(compiled.bounded), compiled.parameters(salt))
 
     def run_sql(self, sql: str, parameters: dict[str, Any] | None = None) -> pa.Table:
         """Run Spark SQL (with named ``:parameters``) in this backend's job group."""
@@ -232,7 +232,26 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - The rewrite's exact integer sums (``ExactSum``) are summed as DECIMAL(38, 0), which
       cannot overflow on any table that fits a cluster; Spark's BIGINT sum can.
     - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
+    - DuckDB's CONCAT reads NULL as '' and any value as text; sqlglot prints it for Spark as
+      ``CONCAT(COALESCE(i, ''), …)``, which casts '' to ``i``'s type and raises on the rows
+      where ``i`` is NULL, so each argument is made text first.
+    - A tuple ``IN`` is the OR of field-wise equalities (Spark compares structs only when
+      their field names agree).
+    - A NULL literal where a condition goes is a NULL BOOLEAN (Spark refuses type VOID there).
     """
+    if isinstance(node, exp.Concat) and node.args.get("coalesce"):
+        text = exp.DataType.build("STRING")
+        return exp.Concat(expressions=[
+            exp.Coalesce(this=exp.Cast(this=arg.copy(), to=text.copy()),
+                         expressions=[exp.Literal.string("")]) for arg in node.expressions])
+    if isinstance(node, exp.In) and isinstance(node.this, exp.Tuple) and node.expressions:
+        fields = node.this.expressions
+        return exp.paren(exp.or_(*(
+            exp.and_(*(exp.EQ(this=f.copy(), expression=v.copy())
+                       for f, v in zip(fields, row.expressions, strict=True)))
+            for row in node.expressions)))
+    if isinstance(node, exp.Null) and _is_condition(node):
+        return exp.Cast(this=exp.Null(), to=exp.DataType.build("BOOLEAN"))
     if type(node) is ExactSum:
         decimal = exp.DataType.build("DECIMAL(38, 0)")
         return exp.Sum(this=exp.Cast(this=node.this, to=decimal))
@@ -249,6 +268,12 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.DayOfWeek):
         return exp.paren(exp.Sub(this=node.copy(), expression=exp.Literal.number(1)))
     return node
+
+
+def _is_condition(node: exp.Expression) -> bool:
+    parent = node.parent
+    return (isinstance(parent, exp.If) and node.arg_key == "this") or \
+        isinstance(parent, exp.Where | exp.Having | exp.And | exp.Or | exp.Not)
 
 
 def _quote(name: str) -> str:

@@ -27,6 +27,7 @@ dpsql.errors.UnsupportedQueryError: `CAST(name AS INT)` can fail on some rows...
 from __future__ import annotations
 
 import datetime
+import decimal
 import math
 from collections.abc import Mapping
 
@@ -173,7 +174,7 @@ def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
               "boolean, date or timestamp")
     if isinstance(node, exp.TryCast):
         return target
-    if isinstance(node.this, exp.Literal | exp.Null):
+    if _literal_text(node.this) is not None or isinstance(node.this, exp.Null):
         _check_literal_cast(node, target)
         return target
     safe = (target == "string" or (target, source) in {("numeric", "boolean"),
@@ -191,17 +192,59 @@ def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
 
 def _check_literal_cast(node: exp.Cast, target: str) -> None:
     """A literal is converted once, here, so a bad literal fails before any data is read."""
-    if isinstance(node.this, exp.Null) or target == "string":
+    text = _literal_text(node.this)
+    if text is None or target == "string":
         return
-    text = node.this.name
     if target in TEMPORAL_PARSERS:
         valid = temporal_literal(text, target) is not None
     elif target == "numeric":
-        valid = _finite_number(text)
+        valid = _finite_number(text) and _fits(decimal.Decimal(text), node.to)
     else:
         valid = target == "boolean" and text.lower() in ("true", "false")
     if not valid:
         _fail(node, f"is not a valid {target} literal")
+
+
+def _literal_text(node: exp.Expression) -> str | None:
+    """The text of a literal, a negated number literal included (``-0.5``); else None."""
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and \
+            not node.this.is_string:
+        return "-" + node.this.name
+    return node.name if isinstance(node, exp.Literal) else None
+
+
+_T = exp.DataType.Type
+INTEGER_RANGES = {
+    _T.TINYINT: 8, _T.SMALLINT: 16, _T.INT: 32, _T.BIGINT: 64, _T.INT128: 128,
+    _T.UTINYINT: -8, _T.USMALLINT: -16, _T.UINT: -32, _T.UBIGINT: -64, _T.UINT128: -128,
+}
+"""Integer types by bit width; negative for unsigned."""
+
+
+def _fits(value: decimal.Decimal, to: exp.DataType) -> bool:
+    """Whether a finite number converts to ``to`` without overflow (integers and decimals
+    round half away from zero first, as DuckDB does).
+
+    >>> _fits(decimal.Decimal("70000"), exp.DataType.build("SMALLINT"))
+    False
+    >>> _fits(decimal.Decimal("99.994"), exp.DataType.build("DECIMAL(4, 2)"))
+    True
+    """
+    if to.this in INTEGER_RANGES:
+        bits = INTEGER_RANGES[to.this]
+        low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if bits > 0 else (0, 2 ** -bits - 1)
+        return low <= value.to_integral_value(decimal.ROUND_HALF_UP) <= high
+    if to.this == _T.DECIMAL:
+        precision, scale = ([int(e.name) for e in to.expressions] + [18, 3])[:2] \
+            if to.expressions else (18, 3)
+        if len(to.expressions) == 1:
+            scale = 0
+        rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), decimal.ROUND_HALF_UP,
+                                 context=decimal.Context(prec=80))
+        return abs(rounded) < decimal.Decimal(10) ** (precision - scale)
+    if to.this == _T.FLOAT:
+        return abs(value) <= decimal.Decimal("3.4028234663852886e38")
+    return to.this == _T.DOUBLE
 
 
 def _finite_number(text: str) -> bool:

@@ -71,6 +71,12 @@ def _keys(plan: PrivacyPlan) -> list[exp.Column]:
     return [exp.column(k.name) for k in plan.keys]
 
 
+def _output_columns(query: exp.Select) -> list[exp.Column]:
+    """Columns naming each output of ``query`` — as identifiers, never re-parsed as SQL
+    (a key named "a b" or "x, pid" stays one column)."""
+    return [exp.column(item.alias_or_name) for item in query.expressions]
+
+
 def _filter(plan: PrivacyPlan, unit: exp.Expression | None) -> exp.Expression | None:
     """WHERE of the query, plus unit IS NOT NULL."""
     parts = [exp.paren(error_free(plan.where, plan.column_types))] if plan.where is not None else []
@@ -174,8 +180,7 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     domain = _pairs_in_domain(plan)
     if domain is not None:
         # Filtering whole pairs is the same as filtering their rows, and far cheaper.
-        names = [item.alias_or_name for item in pairs.expressions]
-        pairs = _over(pairs, "__dp_a", *names).where(domain, copy=False)
+        pairs = _over(pairs, "__dp_a", *_output_columns(pairs)).where(domain, copy=False)
     kept = _keep_groups(plan, pairs)
     if limits.caps_total:
         kept = cap_total(plan, kept)
@@ -209,7 +214,7 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
         return pairs
     digest = keyed_hash([(UNIT, plan.column_types.get(plan.privacy_unit, "")),
                                *((k.name, plan.column_types.get(k.column, "")) for k in plan.keys)])
-    names = [item.alias_or_name for item in pairs.expressions]
+    names = _output_columns(pairs)
     heavy = (exp.select(UNIT).from_(PAIRS, copy=False).group_by(UNIT, copy=False)
              .having(exp.GT(this=exp.Count(this=exp.Star()), expression=number(g)), copy=False))
     heavy_units = exp.select(UNIT).from_(HEAVY, copy=False).subquery(copy=False)

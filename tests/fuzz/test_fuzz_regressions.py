@@ -1,8 +1,9 @@
-"""Minimal failing cases the fuzzer found, each a focused test until dpsql is fixed.
+"""Minimal failing cases the fuzzer found, each kept as a focused regression test.
 
 Each is the shrunk query with the smallest table that shows the failure, checked with the
 fuzzer's own properties (``harness.check_query``, ``harness.check_engines``): a fix makes
-them pass unchanged, whether it refuses the query or runs it correctly.
+them pass unchanged, whether it refuses the query or runs it correctly (each docstring says
+what was wrong).
 """
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ def engine() -> Engine:
 
 @pytest.mark.parametrize("name", ['"a b"', '"Mixed Case"', '"pid + 1"', '"x, pid"'])
 def test_a_group_key_whose_name_reads_as_sql_is_grouped_by_name(engine, name):
-    """The group choice re-parses key names as SQL (``rewrite._keep_groups`` selects
-    ``item.alias_or_name``): "a b" becomes ``a AS b`` and the engine fails to bind it;
-    "x, pid" makes the rewrite raise sqlglot's ParseError (not a dpsql.Error)."""
+    """The group choice re-parsed key names as SQL: "a b" became ``a AS b`` and the engine
+    failed to bind it; "x, pid" made the rewrite raise sqlglot's ParseError (not a
+    dpsql.Error). Output columns are now identifiers."""
     sql = f"SELECT {name}, COUNT(*) FROM (SELECT pid, s AS {name} FROM t) AS q GROUP BY {name}"
     check_query(engine, small(TWO_GROUPS), NO_LIMITS, sql)
 
 
 def test_a_literal_cast_out_of_range_is_refused_before_reading_data(engine):
-    """A literal's CAST is checked only for parsing as a number, not for fitting the type:
-    the engine then raises (ConversionException) on every table."""
+    """A literal's CAST was checked only for parsing as a number, not for fitting the type:
+    the engine then raised (ConversionException). Now refused at analysis."""
     sql = "SELECT COUNT(*) FROM t WHERE CAST(70000 AS SMALLINT) > 0"
     check_query(engine, small(ONE_ROW), NO_LIMITS, sql)
 
@@ -49,7 +50,7 @@ def engines(spark) -> tuple[Engine, Engine]:
 @pytest.mark.parametrize("value", [None, 5])
 def test_concat_of_a_null_number_runs_on_spark(engines, value):
     """sqlglot prints DuckDB's ``CONCAT(i, 'x')`` for Spark as ``CONCAT(COALESCE(i, ''), ...)``;
-    Spark casts '' to BIGINT and raises NumberFormatException, only on rows where i is NULL:
+    Spark cast '' to BIGINT and raised NumberFormatException, only on rows where i is NULL:
     an engine error that depends on the data (a yes/no answer about the rows)."""
     sql = "SELECT COUNT(*) FROM t WHERE CONCAT(i, 'x') = 'a'"
     check_engines(*engines, small([{"pid": 1, "i": value}], spark=True), NO_LIMITS, sql)
@@ -59,7 +60,7 @@ def test_concat_of_a_null_number_runs_on_spark(engines, value):
 @pytest.mark.parametrize("condition", ["(s, i) IN (('a', 1), ('b', 2))",
                                        "CASE WHEN NULL THEN 'a' ELSE k END = 'a'"])
 def test_accepted_conditions_run_on_spark(engines, condition):
-    """Accepted, and run on DuckDB; Spark refuses to analyse them (AnalysisException): a
+    """Accepted, and run on DuckDB; Spark refused to analyse them (AnalysisException): a
     tuple's struct and the list's differ in field names and types, and a CASE condition
     of type NULL (VOID) is not BOOLEAN."""
     sql = f"SELECT COUNT(*) FROM t WHERE {condition}"
