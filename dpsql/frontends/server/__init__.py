@@ -1,0 +1,13 @@
+"""``dpsql serve``: the PostgreSQL wire protocol in front of analyst-role connections.
+
+Modules, from the socket inwards: :mod:`.server` (listener, TLS, login, cancel),
+:mod:`.channel` (framing and limits), :mod:`.protocol` (messages), :mod:`.auth`
+(SCRAM-SHA-256), :mod:`.conversation` (simple and extended query protocols),
+:mod:`.session` (statements: settings, EXPLAIN, private queries, audit), :mod:`.settings`,
+:mod:`.metadata` (tools' catalog probes), :mod:`.types` (Arrow to PostgreSQL types) and
+:mod:`.sqlstates`. docs/server.md is the guide.
+"""
+
+from dpsql.frontends.server.server import Server, ServerConfig
+
+__all__ = ["Server", "ServerConfig"]

@@ -1,0 +1,83 @@
+"""A client's socket with the protocol's framing and hard limits on what it may send.
+
+>>> import socket
+>>> a, b = socket.socketpair()
+>>> _ = a.sendall(b"Q\\x00\\x00\\x00\\x0dSELECT 1\\x00")
+>>> Channel(b).read_message()
+(b'Q', b'SELECT 1\\x00')
+>>> a.close(); b.close()
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+
+from dpsql.frontends.server.protocol import MAX_MESSAGE, ProtocolError
+
+MAX_STARTUP = 10_000
+"""The largest startup packet accepted (PostgreSQL allows 10,000 bytes too)."""
+
+
+class Closed(Exception):
+    """The client went away (or the socket failed)."""
+
+
+class Channel:
+    """Reads framed messages and buffers replies until :meth:`flush`."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._out: list[bytes] = []
+
+    @property
+    def encrypted(self) -> bool:
+        return isinstance(self.sock, ssl.SSLSocket)
+
+    def _exactly(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            try:
+                chunk = self.sock.recv(min(left, 65536))
+            except (OSError, ssl.SSLError) as error:
+                raise Closed(str(error)) from None
+            if not chunk:
+                raise Closed("the client closed the connection")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def read_startup(self) -> bytes:
+        """The body of a startup packet (SSLRequest, CancelRequest or StartupMessage)."""
+        (length,) = struct.unpack("!i", self._exactly(4))
+        if not 8 <= length <= MAX_STARTUP:
+            raise ProtocolError(f"invalid startup packet length {length}")
+        return self._exactly(length - 4)
+
+    def read_message(self) -> tuple[bytes, bytes]:
+        """A message's type byte and body; ProtocolError if its length is out of bounds."""
+        kind = self._exactly(1)
+        (length,) = struct.unpack("!i", self._exactly(4))
+        if not 4 <= length <= MAX_MESSAGE:
+            raise ProtocolError(f"invalid message length {length} (at most {MAX_MESSAGE} "
+                                "bytes are accepted)")
+        return kind, self._exactly(length - 4)
+
+    def send(self, data: bytes) -> None:
+        self._out.append(data)
+
+    def flush(self) -> None:
+        data, self._out = b"".join(self._out), []
+        if not data:
+            return
+        try:
+            self.sock.sendall(data)
+        except (OSError, ssl.SSLError) as error:
+            raise Closed(str(error)) from None
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass

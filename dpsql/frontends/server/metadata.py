@@ -1,0 +1,166 @@
+"""Catalog queries from tools (psql's ``\\dt``, JDBC's ``getTables``), answered from public
+metadata only.
+
+A tool's probe is a SELECT that reads only ``pg_catalog`` / ``information_schema`` relations
+(or no relation at all: ``SELECT version()``, ``SELECT 1``). Such a statement runs on a
+*metadata database*: a separate in-memory DuckDB holding, for every catalog table, an
+**empty** table of the same name and column types, and nothing else. It cannot reach the
+data (it has none), files (external access is off and its configuration locked) or table
+functions (only named system relations may appear in FROM). Functions of PostgreSQL's
+catalog that DuckDB lacks are replaced by constants first (``version()``,
+``pg_get_userbyid``, ``pg_table_is_visible``...). Any other statement goes to dpsql.
+
+>>> from dpsql.parse import parse
+>>> is_probe(parse("SELECT c.relname FROM pg_catalog.pg_class c", dialect="postgres"), set())
+True
+>>> is_probe(parse("SELECT COUNT(*) FROM pums", dialect="postgres"), {"pums"})
+False
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
+SCHEMA = "public"
+"""The schema the catalog's tables appear in, for tools."""
+SERVER_VERSION = "15.0"
+TIMEOUT = 5.0
+"""Seconds a probe may run before it is interrupted."""
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What the constant functions answer: who is connected, to what, and from which pid."""
+
+    user: str
+    database: str
+    pid: int
+    version: str
+
+
+def is_probe(tree: exp.Expression, tables: set[str]) -> bool:
+    """True if ``tree`` is a SELECT reading only system relations (or none) and no catalog
+    table: a tool's probe, answered from the metadata database."""
+    if not isinstance(tree, exp.Select | exp.Union) or any(
+            w.args.get("recursive") for w in tree.find_all(exp.With)):
+        return False
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            return False  # a table function: read_csv(...), generate_series(...)
+        name, schema = table.name.lower(), table.db.lower()
+        if table.catalog or name in tables:
+            return False
+        if schema not in SYSTEM_SCHEMAS and not (not schema and (
+                name in ctes or name.startswith("pg_"))):
+            return False
+    return not any(isinstance(node, exp.Anonymous) and node.name.lower() in FORBIDDEN
+                   for node in tree.walk())
+
+
+FORBIDDEN = frozenset({"current_setting", "getenv", "query", "query_table"})
+"""Scalar functions that read the engine's state rather than metadata."""
+
+
+def _constant(value: object) -> Callable[[Identity], exp.Expression]:
+    return lambda _: exp.convert(value)
+
+
+CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
+    "version": lambda who: exp.Literal.string(who.version),
+    "current_database": lambda who: exp.Literal.string(who.database),
+    "current_catalog": lambda who: exp.Literal.string(who.database),
+    "pg_backend_pid": lambda who: exp.Literal.number(who.pid),
+    "pg_get_userbyid": _constant("dpsql"),
+    "pg_table_is_visible": _constant(True),
+    "pg_type_is_visible": _constant(True),
+    "pg_function_is_visible": _constant(True),
+    "has_table_privilege": _constant(True),
+    "has_schema_privilege": _constant(True),
+    "has_database_privilege": _constant(True),
+    "obj_description": _constant(None),
+    "col_description": _constant(None),
+    "shobj_description": _constant(None),
+    "pg_encoding_to_char": _constant("UTF8"),
+    "pg_is_in_recovery": _constant(False),
+}
+"""PostgreSQL functions DuckDB lacks (or answers about itself), as constants."""
+
+
+def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func) and \
+            node.this.name.lower() == "pg_catalog":
+        return node.expression
+    if isinstance(node, exp.CurrentUser | exp.SessionUser):
+        return exp.Literal.string(who.user)
+    if isinstance(node, exp.CurrentSchema):
+        return exp.Literal.string(SCHEMA)
+    if isinstance(node, exp.Func) and (name := _name(node)) in CONSTANTS:
+        return CONSTANTS[name](who)
+    if isinstance(node, exp.Operator):
+        operator = node.text("operator").lower().removeprefix("pg_catalog.")
+        if operator in ("~", "!~"):
+            match = exp.RegexpLike(this=node.this, expression=node.expression)
+            return match if operator == "~" else exp.Not(this=match)
+    if isinstance(node, exp.Collate):
+        return node.this
+    return node
+
+
+def _name(node: exp.Func) -> str:
+    return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+
+
+def rewrite(tree: exp.Expression, who: Identity) -> str:
+    """``tree`` as DuckDB SQL, PostgreSQL-only functions replaced by constants."""
+    return tree.copy().transform(lambda node: _replace(node, who)).sql("duckdb")
+
+
+class MetadataDatabase:
+    """The empty tables of a catalog, in a locked-down in-memory DuckDB (see the module)."""
+
+    def __init__(self, columns: Mapping[str, Mapping[str, str]]) -> None:
+        self.con = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
+        self.con.execute(f"CREATE SCHEMA {SCHEMA}")
+        self.con.execute(f"USE {SCHEMA}")
+        for table, types in columns.items():
+            body = ", ".join(f"{_quote(c)} {t}" for c, t in types.items())
+            self.con.execute(f"CREATE TABLE {SCHEMA}.{_quote(table)} ({body})")
+        self.con.execute("SET enable_external_access = false")
+        self.con.execute("SET lock_configuration = true")
+        self.tables = {t.lower() for t in columns}
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor for one session (interruptible on its own)."""
+        cursor = self.con.cursor()
+        cursor.execute(f"USE {SCHEMA}")
+        return cursor
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def run_probe(cursor: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
+    """Run a rewritten probe; interrupted after TIMEOUT seconds."""
+    timer = threading.Timer(TIMEOUT, cursor.interrupt)
+    timer.start()
+    try:
+        return cursor.sql(sql).to_arrow_table()
+    finally:
+        timer.cancel()
+
+
+def catalog_columns(tables: Iterable) -> dict[str, dict[str, str]]:
+    """Column types per table, from dpsql's catalog entries (``TableInfo``)."""
+    return {info.name: dict(info.columns) for info in tables}

@@ -1,0 +1,290 @@
+"""``dpsql serve``: a PostgreSQL-protocol server whose every client is an analyst.
+
+One thread per client. A client first negotiates TLS (SSLRequest: 'S' and a TLS handshake
+when the server has a certificate, else 'N'), then logs in with SCRAM-SHA-256 against the
+users in the ledger, then gets an analyst-role dpsql connection on the owner's catalog whose
+budget is its own. Clients from other hosts must use TLS. A CancelRequest carrying a
+session's process id and secret key interrupts that session's query (it spends nothing).
+
+>>> ServerConfig(catalog="c.toml", ledger="l.db").port
+5433
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import secrets
+import socket
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import dpsql
+from dpsql.accounting.users import Users
+from dpsql.frontends.server import protocol as pg
+from dpsql.frontends.server.auth import MECHANISM, AuthFailed, Exchange, decoy_verifier
+from dpsql.frontends.server.channel import Channel, Closed
+from dpsql.frontends.server.conversation import Conversation
+from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
+from dpsql.frontends.server.session import Session
+from dpsql.frontends.server.sqlstates import message, sqlstate
+
+LOG = logging.getLogger("dpsql.server")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Where the data, the ledger and the listener are, and the server's limits."""
+
+    catalog: str | Path
+    ledger: str | Path
+    host: str = "127.0.0.1"
+    port: int = 5433
+    tls_cert: str | Path | None = None
+    tls_key: str | Path | None = None
+    login_timeout: float = 10.0
+    """Seconds a client has from connecting to being logged in."""
+    failure_delay: float = 1.0
+    """Seconds before a failed login is answered (slows down password guessing)."""
+    max_connections: int = 64
+
+
+def _tls(config: ServerConfig) -> ssl.SSLContext | None:
+    if config.tls_cert is None and config.tls_key is None:
+        return None
+    if config.tls_cert is None or config.tls_key is None:
+        raise dpsql.InterfaceError("TLS needs both --tls-cert and --tls-key")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    try:
+        context.load_cert_chain(str(config.tls_cert), str(config.tls_key))
+    except (OSError, ssl.SSLError) as error:
+        raise dpsql.InterfaceError(f"cannot load the TLS certificate {config.tls_cert} and key "
+                                   f"{config.tls_key}: {error}") from None
+    return context
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and IPv4-mapped loopback addresses.
+
+    >>> is_loopback("127.0.0.1"), is_loopback("::ffff:127.0.0.1"), is_loopback("10.0.0.1")
+    (True, True, False)
+    """
+    address = ipaddress.ip_address(host.split("%")[0])
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
+
+
+class LoginFailed(Exception):
+    """Why a client is turned away before its session starts (sent with its SQLSTATE)."""
+
+    def __init__(self, sqlstate: str, message: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
+
+
+class Server:
+    """The listener, the registry of sessions (for cancel requests) and the shared state."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.tls = _tls(config)
+        self.users = Users(config.ledger)
+        with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
+            self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
+        self._key = secrets.token_bytes(32)
+        self._sessions: dict[int, tuple[bytes, Session | None]] = {}
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._stopped = threading.Event()
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The host and port the server listens on (the port is chosen when 0 was asked)."""
+        assert self._listener is not None, "start() the server first"
+        host, port = self._listener.getsockname()[:2]
+        return host, port
+
+    def start(self) -> Server:
+        """Listen and accept clients in a background thread."""
+        family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
+        listener = socket.socket(family, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((self.config.host, self.config.port))
+        listener.listen(128)
+        self._listener = listener
+        threading.Thread(target=self._accept, name="dpsql-accept", daemon=True).start()
+        return self
+
+    def _accept(self) -> None:
+        assert self._listener is not None
+        while not self._stopped.is_set():
+            try:
+                sock, peer = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(sock, peer[0]), daemon=True,
+                             name=f"dpsql-client-{peer[0]}").start()
+
+    def stop(self) -> None:
+        """Stop accepting; sessions end when their clients leave."""
+        self._stopped.set()
+        if self._listener is not None:
+            self._listener.close()
+
+    def close(self) -> None:
+        self.stop()
+        self.metadata.close()
+        self.users.close()
+
+    def __enter__(self) -> Server:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _serve(self, sock: socket.socket, peer: str) -> None:
+        channel = Channel(sock)
+        try:
+            sock.settimeout(self.config.login_timeout)
+            self._converse(channel, peer)
+        except (Closed, TimeoutError):
+            pass
+        except pg.ProtocolError as error:
+            _goodbye(channel, "08P01", f"protocol violation: {error}")
+        except LoginFailed as error:
+            _goodbye(channel, error.sqlstate, str(error))
+        except Exception:
+            LOG.exception("internal error in a client connection")
+            _goodbye(channel, "XX000", message(RuntimeError()))
+        finally:
+            channel.close()
+
+    def _converse(self, channel: Channel, peer: str) -> None:
+        startup = self._startup(channel, peer)
+        if startup is None:
+            return
+        user = startup.parameters.get("user", "")
+        self._login(channel, user)
+        session, pid, secret = self._open(user, startup.parameters, peer)
+        try:
+            self._welcome(channel, session, pid, secret)
+            channel.sock.settimeout(None)
+            conversation = Conversation(channel, session)
+            while conversation.handle(pg.decode(*channel.read_message())):
+                pass
+        finally:
+            with self._lock:
+                self._sessions.pop(pid, None)
+            session.close()
+
+    def _startup(self, channel: Channel, peer: str) -> pg.Startup | None:
+        """The StartupMessage after any TLS negotiation; None after a cancel request."""
+        negotiated = False
+        while True:
+            first = pg.decode_startup(channel.read_startup())
+            if isinstance(first, pg.CancelRequest):
+                self._cancel(first)
+                return None
+            if isinstance(first, pg.Startup):
+                break
+            if negotiated:
+                raise pg.ProtocolError("TLS negotiation requested twice")
+            negotiated = True
+            channel.sock.sendall(b"S" if self.tls and isinstance(first, pg.SSLRequest) else b"N")
+            if self.tls and isinstance(first, pg.SSLRequest):
+                channel.sock = self.tls.wrap_socket(channel.sock, server_side=True)
+        if not channel.encrypted and not is_loopback(peer):
+            raise LoginFailed("28000", "dpsql serve accepts connections from other hosts over "
+                              "TLS only: connect with sslmode=require (the server needs "
+                              "--tls-cert and --tls-key)")
+        return first
+
+    def _login(self, channel: Channel, user: str) -> None:
+        """SCRAM-SHA-256; the same failure for an unknown user and a wrong password."""
+        verifier = self.users.verifier(user) if user else None
+        exchange = Exchange(verifier or decoy_verifier(user, self._key))
+        channel.send(pg.encode_auth(10, pg.cstring(MECHANISM) + b"\x00"))
+        channel.flush()
+        try:
+            mechanism, first = _initial_response(channel)
+            if mechanism != MECHANISM:
+                raise AuthFailed("mechanism")
+            channel.send(pg.encode_auth(11, exchange.start(first)))
+            channel.flush()
+            final = exchange.finish(_password(channel).data)
+            if verifier is None:
+                raise AuthFailed("no such user")
+        except AuthFailed:
+            time.sleep(self.config.failure_delay)
+            raise LoginFailed("28P01", f'password authentication failed for user "{user}"')
+        channel.send(pg.encode_auth(12, final) + pg.encode_auth(0))
+
+    def _open(self, user: str, parameters: dict[str, str],
+              peer: str) -> tuple[Session, int, bytes]:
+        with self._lock:
+            if len(self._sessions) >= self.config.max_connections:
+                raise LoginFailed("53300", "too many connections: the server's limit is "
+                                  f"{self.config.max_connections}")
+            pid = secrets.randbelow(2**31 - 1) + 1
+            while pid in self._sessions:
+                pid = secrets.randbelow(2**31 - 1) + 1
+            secret = secrets.token_bytes(4)
+            self._sessions[pid] = (secret, None)  # reserved while the connection opens
+        try:
+            con = dpsql.connect(catalog=self.config.catalog, ledger=self.config.ledger,
+                                analyst=user, role="analyst")
+        except dpsql.Error as error:
+            with self._lock:
+                self._sessions.pop(pid, None)
+            raise LoginFailed(sqlstate(error), message(error)) from None
+        session = Session(con, user=user, database=parameters.get("database", user), pid=pid,
+                          client=peer, users=self.users, probes=self.metadata,
+                          startup=parameters)
+        with self._lock:
+            self._sessions[pid] = (secret, session)
+        return session, pid, secret
+
+    def _welcome(self, channel: Channel, session: Session, pid: int, secret: bytes) -> None:
+        for name, value in session.settings.reported():
+            channel.send(pg.encode_parameter_status(name, value))
+        channel.send(pg.encode_backend_key(pid, int.from_bytes(secret, "big", signed=True)))
+        channel.send(pg.encode_ready("I"))
+        channel.flush()
+
+    def _cancel(self, request: pg.CancelRequest) -> None:
+        secret = request.secret.to_bytes(4, "big", signed=True)
+        with self._lock:
+            known = self._sessions.get(request.pid)
+        if known is not None and known[1] is not None and secrets.compare_digest(known[0],
+                                                                                 secret):
+            known[1].cancel()
+
+
+def _initial_response(channel: Channel) -> tuple[str, bytes]:
+    """SASLInitialResponse: the mechanism's name and the client-first message."""
+    reader = pg.Reader(_password(channel).data)
+    mechanism = reader.string()
+    length = reader.int32()
+    first = reader.take(length) if length >= 0 else b""
+    reader.done()
+    return mechanism, first
+
+
+def _password(channel: Channel) -> pg.Password:
+    message = pg.decode(*channel.read_message())
+    if not isinstance(message, pg.Password):
+        raise AuthFailed("expected a password message")
+    return message
+
+
+def _goodbye(channel: Channel, code: str, text: str) -> None:
+    """Send a FATAL error and let the caller close (errors while sending are moot)."""
+    try:
+        channel.send(pg.encode_error(code, text, severity="FATAL"))
+        channel.flush()
+    except Closed:
+        pass

@@ -1,0 +1,309 @@
+"""One analyst's session: statements in, answers out, each one audited.
+
+A statement is one of: a session command (``SET``, ``SHOW``, ``RESET``, ``BEGIN``/``COMMIT``/
+``ROLLBACK``, ``DEALLOCATE``, ``DISCARD``), ``EXPLAIN <query>`` (the plan, no data, no
+charge), a tool's catalog probe (:mod:`.metadata`), or a private query, answered by dpsql on
+the session's analyst-role connection and charged to the analyst's budget. Parameters are
+bound by dpsql as literal nodes of the parsed query (:func:`dpsql.dbapi.bind`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from dpsql.accounting.users import AuditEntry, Users
+from dpsql.accounting.values import Cost
+from dpsql.connection import Connection
+from dpsql.dbapi import bind, placeholders
+from dpsql.errors import Error, ExecutionError, QueryCancelled
+from dpsql.frontends.server import metadata
+from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
+from dpsql.frontends.server.sqlstates import SessionError, sqlstate
+from dpsql.frontends.server.types import TYPES, PgType, pg_type
+from dpsql.parse import parse
+
+DIALECT = "postgres"
+NOTHING = Cost(0.0, 0.0)
+TEXT = TYPES["text"]
+FLOAT8 = TYPES["float8"]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: PgType
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one statement returns: columns (None: no result set), rows, the command tag."""
+
+    columns: tuple[Column, ...] | None
+    rows: list[tuple] = field(default_factory=list)
+    tag: str = ""
+    charged: Cost = NOTHING
+
+    @classmethod
+    def of_table(cls, table: pa.Table, tag: str = "SELECT", charged: Cost = NOTHING) -> Answer:
+        columns = tuple(Column(f.name, pg_type(f.type)) for f in table.schema)
+        names = table.column_names
+        rows = [tuple(row[n] for n in names) for row in table.to_pylist()] if len(
+            set(names)) == len(names) else list(zip(*(c.to_pylist() for c in table.columns),
+                                                     strict=True))
+        return cls(columns, rows, f"{tag} {len(rows)}" if tag == "SELECT" else tag, charged)
+
+    @classmethod
+    def of_text(cls, name: str, lines: Sequence[str], tag: str) -> Answer:
+        return cls((Column(name, TEXT),), [(line,) for line in lines], tag)
+
+
+def _first_words(sql: str, n: int = 2) -> list[str]:
+    return re.sub(r"^(\s|--[^\n]*\n|/\*.*?\*/)+", "", sql, flags=re.S).upper().split(None, n)[:n]
+
+
+TRANSACTION = {"BEGIN": "BEGIN", "START": "BEGIN", "COMMIT": "COMMIT", "END": "COMMIT",
+               "ROLLBACK": "ROLLBACK", "ABORT": "ROLLBACK"}
+EXPLAIN = re.compile(r"^\s*EXPLAIN\s*(?:\((?P<options>[^)]*)\))?\s*(?P<query>.*)$",
+                     re.IGNORECASE | re.DOTALL)
+
+
+class Session:
+    """The state of one connection: its dpsql connection, settings and transaction status."""
+
+    def __init__(self, con: Connection, *, user: str, database: str, pid: int, client: str,
+                 users: Users, probes: metadata.MetadataDatabase,
+                 startup: dict[str, str] | None = None) -> None:
+        self.con = con
+        self.user, self.client, self.users = user, client, users
+        self.settings = Settings(startup)
+        self.status = "I"
+        self.identity = metadata.Identity(user, database, pid, version_text())
+        self.probes = probes.cursor()
+        self._catalog_tables = probes.tables
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Answer:
+        """Answer one statement (audited); a refusal raises with its SQLSTATE."""
+        shown = sql if not params else self._bound_text(sql, params)
+        try:
+            answer = self._dispatch(sql, params)
+        except BaseException as error:
+            if self.status == "T":
+                self.status = "E"
+            charged = self._charged_for(sql, params) if isinstance(error, ExecutionError) and \
+                not isinstance(error, QueryCancelled) else NOTHING
+            self._audit(shown, f"error: {type(error).__name__}", sqlstate(error), charged)
+            raise
+        self._audit(shown, "ok", "00000", answer.charged)
+        return answer
+
+    def _bound_text(self, sql: str, params: Sequence[Any]) -> str:
+        try:
+            return bind(sql, list(params), dialect=DIALECT)
+        except Error:
+            return sql
+
+    def _dispatch(self, sql: str, params: Sequence[Any] | None) -> Answer:
+        words = _first_words(sql)
+        head = words[0] if words else ""
+        if head in TRANSACTION:
+            return self._transaction(TRANSACTION[head])
+        if self.status == "E":
+            raise SessionError("25P02", "current transaction is aborted, commands ignored until "
+                               "end of transaction block: send ROLLBACK")
+        commands: dict[str, Callable[[str], Answer]] = {
+            "SET": self._set, "SHOW": self._show, "RESET": self._reset,
+            "DEALLOCATE": lambda _: Answer(None, tag="DEALLOCATE"),
+            "DISCARD": self._discard, "SAVEPOINT": lambda _: Answer(None, tag="SAVEPOINT"),
+            "RELEASE": lambda _: Answer(None, tag="RELEASE"),
+        }
+        if head in commands and not params:
+            return commands[head](sql)
+        if head == "EXPLAIN":
+            return self._explain(sql, params)
+        return self._select(sql, params)
+
+    def _transaction(self, tag: str) -> Answer:
+        if tag == "BEGIN":
+            self.status = "T"
+        else:
+            tag = "ROLLBACK" if self.status == "E" else tag
+            self.status = "I"
+        return Answer(None, tag=tag)
+
+    def _set(self, sql: str) -> Answer:
+        text = sql.strip().rstrip(";")
+        if SET_TRANSACTION.match(text):
+            return Answer(None, tag="SET")
+        names = SET_NAMES.match(text)
+        match = SET.match(text)
+        if names:
+            self.settings.set("timezone" if names[1].upper().startswith("TIME") else
+                              "client_encoding", names[2])
+        elif match:
+            self.settings.set(match[1], match[2])
+        else:
+            raise SessionError("42601", f"cannot read {text!r}: write SET name = value")
+        return Answer(None, tag="SET")
+
+    def _reset(self, sql: str) -> Answer:
+        words = sql.strip().rstrip(";").split()
+        if len(words) != 2:
+            raise SessionError("42601", "write RESET name or RESET ALL")
+        self.settings.reset(words[1])
+        return Answer(None, tag="RESET")
+
+    def _discard(self, sql: str) -> Answer:
+        self.settings.reset("all")
+        return Answer(None, tag="DISCARD ALL")
+
+    def _show(self, sql: str) -> Answer:
+        name = sql.strip().rstrip(";")[4:].strip().strip('"')
+        special = {"dpsql.budget": self._budget, "dpsql.catalog": self._catalog}
+        if name.lower() in special:
+            return special[name.lower()]()
+        value = self.settings.show(name)
+        column = name.lower().replace("transaction isolation level", "transaction_isolation")
+        return Answer.of_text(column, [value], "SHOW")
+
+    def _budget(self) -> Answer:
+        total, spent, left = (self.con.budget.total, self.con.budget.spent,
+                              self.con.budget.remaining)
+        names = ("epsilon_total", "epsilon_spent", "epsilon_remaining", "delta_total",
+                 "delta_spent", "delta_remaining")
+        row = (total.epsilon, spent.epsilon, left.epsilon, total.delta, spent.delta, left.delta)
+        return Answer(tuple(Column(n, FLOAT8) for n in names), [row], "SHOW")
+
+    def _catalog(self) -> Answer:
+        names = ("table_name", "column_name", "data_type", "kind", "lower_bound",
+                 "upper_bound", "public_keys")
+        rows = [_catalog_row(info, column, kind)
+                for info in self.con.catalog for column, kind in info.columns.items()]
+        types = (TEXT, TEXT, TEXT, TEXT, FLOAT8, FLOAT8, TEXT)
+        return Answer(tuple(Column(n, t) for n, t in zip(names, types, strict=True)), rows,
+                      "SHOW")
+
+    def _explain(self, sql: str, params: Sequence[Any] | None) -> Answer:
+        match = EXPLAIN.match(sql.strip().rstrip(";"))
+        options = (match["options"] or "").lower() if match else ""
+        query = match["query"] if match else ""
+        if "analyze" in options or query.upper().startswith("ANALYZE"):
+            raise SessionError("0A000", "EXPLAIN ANALYZE would run the query and show exact "
+                               "row counts: use EXPLAIN <query> for the plan, or run the query")
+        query = bind(query, list(params), dialect=DIALECT) if params else query
+        info = self.con.explain(query, epsilon=self.settings.epsilon,
+                                delta=self.settings.delta, dialect=DIALECT)
+        if "json" in options:
+            return Answer.of_text("QUERY PLAN", [json.dumps(info.to_dict(), indent=2)],
+                                  "EXPLAIN")
+        return Answer.of_text("QUERY PLAN", str(info).splitlines(), "EXPLAIN")
+
+    def _select(self, sql: str, params: Sequence[Any] | None) -> Answer:
+        bound = sql if params is None else bind(sql, list(params), dialect=DIALECT)
+        tree = _parsed(bound)
+        if tree is not None and metadata.is_probe(tree, self._catalog_tables):
+            return self._probe(tree)
+        before = self.users.last_charge()
+        result = self.con.sql(bound, epsilon=self.settings.epsilon, delta=self.settings.delta,
+                              dialect=DIALECT)
+        table = result.ci(self.settings.interval_level) if self.settings.intervals else \
+            result.arrow()
+        return Answer.of_table(table, charged=self.users.charged_since(self.user, before,
+                                                                       (bound,)))
+
+    def _probe(self, tree) -> Answer:
+        try:
+            table = metadata.run_probe(self.probes, metadata.rewrite(tree, self.identity))
+        except Exception as error:
+            raise SessionError("0A000", "dpsql serve answers catalog queries from public "
+                               "metadata only, and this one failed there: "
+                               f"{' '.join(str(error).split())[:300]}. SHOW dpsql.catalog "
+                               "lists every table and column") from None
+        return Answer.of_table(table)
+
+    def _charged_for(self, sql: str, params: Sequence[Any] | None) -> Cost:
+        """What a query that failed while reading data was charged (its full cost)."""
+        try:
+            bound = bind(sql, list(params) if params is not None else None, dialect=DIALECT)
+            compiled = self.con.compile(bound, epsilon=self.settings.epsilon,
+                                        delta=self.settings.delta, dialect=DIALECT)
+        except Error:
+            return NOTHING
+        return compiled.cost
+
+    def describe(self, sql: str) -> tuple[tuple[Column, ...] | None, int]:
+        """The columns a prepared statement returns (None: no result set) and how many
+        parameters it takes, without side effects beyond a query's own (a private query
+        without parameters is answered now and replayed free from the answer cache)."""
+        count = parameter_count(sql)
+        words = _first_words(sql, 1)
+        head = words[0] if words else ""
+        if head in ("SET", "RESET", "DEALLOCATE", "DISCARD", "SAVEPOINT", "RELEASE",
+                    *TRANSACTION):
+            return None, count
+        if count == 0:
+            return self.execute(sql).columns, 0
+        return self._names_only(sql, count), count
+
+    def _names_only(self, sql: str, count: int) -> tuple[Column, ...] | None:
+        """A parameterised query's column names, typed text (its types may depend on the
+        values): compiled with NULLs for the parameters, nothing run."""
+        try:
+            compiled = self.con.compile(bind(sql, [None] * count, dialect=DIALECT),
+                                        dialect=DIALECT)
+        except Error:
+            return None
+        return tuple(Column(c.name, TEXT) for c in compiled.plan.columns)
+
+    def cancel(self) -> None:
+        """Interrupt what this session is running (from another thread)."""
+        self.con.backend.interrupt()
+        self.probes.interrupt()
+
+    def close(self) -> None:
+        self.probes.close()
+        self.con.close()
+
+    def _audit(self, statement: str, outcome: str, state: str, charged: Cost) -> None:
+        self.users.record(AuditEntry(self.user, self.client, statement, outcome, state,
+                                     charged.epsilon, charged.delta, time.time()))
+
+
+def _parsed(sql: str):
+    try:
+        return parse(sql, dialect=DIALECT)
+    except Error:
+        return None
+
+
+def parameter_count(sql: str) -> int:
+    """The highest ``$n`` of ``sql`` (0 when it has none, or does not parse)."""
+    try:
+        slots = placeholders(parse(sql, dialect=DIALECT), sql)
+    except Error:
+        return 0
+    return max((s.key for s in slots if isinstance(s.key, int)), default=0)
+
+
+def _catalog_row(info, column: str, kind: str) -> tuple:
+    bounds = info.bounds.get(column)
+    keys = info.public_keys.get(column)
+    role = "public table" if info.public else (
+        "privacy unit" if column == info.privacy_unit else "private")
+    return (info.name, column, kind, role, None if bounds is None else float(bounds[0]),
+            None if bounds is None else float(bounds[1]),
+            None if keys is None else (keys if isinstance(keys, str) else
+                                       ", ".join(map(str, keys))))
+
+
+def version_text() -> str:
+    from dpsql import __version__
+
+    return f"PostgreSQL {metadata.SERVER_VERSION} (dpsql serve {__version__}, differentially " \
+           "private answers)"
