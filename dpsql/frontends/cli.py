@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from dpsql.connection import Connection
 
-COMMANDS = ("shell", "explain", "budget", "demo")
+COMMANDS = ("shell", "explain", "budget", "demo", "serve", "users", "audit")
 DUCKDB_MAGIC = b"DUCK"
 """Bytes 8-11 of every DuckDB database file."""
 SOURCE_ALIAS = "source_database"
@@ -115,7 +115,8 @@ def parser() -> argparse.ArgumentParser:
     """The command line's parser (its subcommands: ``subcommands(parser())``)."""
     parser = _Parser(
         prog="dpsql", description="Differentially private SQL on DuckDB.",
-        usage="dpsql [OPTIONS] [DATABASE] (-c SQL | shell | explain SQL | budget | demo)",
+        usage="dpsql [OPTIONS] [DATABASE] (-c SQL | shell | explain SQL | budget | demo) | "
+              "dpsql (serve | users | audit) ...",
         epilog="DATABASE is a catalog.toml (as --catalog) or a DuckDB database file. "
                "Example: dpsql catalog.toml -c \"SELECT COUNT(*) FROM visits\". "
                "Exit codes and every option: docs/cli.md.")
@@ -143,7 +144,53 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--epsilon", type=float, metavar="E",
                       help=f"ε per demo query (default {DEMO_EPSILON})")
     demo.add_argument("--seed", type=int, metavar="N", help="fixed noise seed (NOT private)")
+    _add_server_commands(sub)
     return parser
+
+
+def _add_server_commands(sub) -> None:
+    """``serve``, ``users`` and ``audit``: the PostgreSQL-protocol server (docs/server.md)."""
+    serve = sub.add_parser("serve", help="serve analysts over the PostgreSQL protocol",
+                           description="Example: dpsql serve catalog.toml --ledger ledger.db "
+                                       "--port 5433")
+    serve.add_argument("catalog_file", metavar="CATALOG", nargs="?",
+                       help="the catalog.toml of the tables to serve")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=5433, help="port to listen on")
+    serve.add_argument("--tls-cert", metavar="PEM", help="TLS certificate (with --tls-key)")
+    serve.add_argument("--tls-key", metavar="PEM", help="TLS private key")
+    users = sub.add_parser("users", help="the server's analysts: add, list, remove, "
+                                         "reset-password",
+                           description="Example: dpsql users add alice --ledger ledger.db "
+                                       "--epsilon 3 --delta 1e-6")
+    actions = users.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
+                                   required=True, help="add, list, remove or reset-password")
+    for name, text in (("add", "add an analyst with a budget and a password"),
+                       ("list", "every analyst with budget and spend"),
+                       ("remove", "remove a login (spends stay in the ledger)"),
+                       ("reset-password", "set a new password")):
+        action = actions.add_parser(name, help=text, description=f"{text}. Example: dpsql "
+                                    f"users {name}{'' if name == 'list' else ' alice'} "
+                                    "--ledger ledger.db")
+        if name != "list":
+            action.add_argument("name", metavar="NAME", help="the analyst's login name")
+        action.add_argument("--ledger", metavar="FILE", required=True,
+                            help="the ledger file the server uses")
+        if name in ("add", "reset-password"):
+            action.add_argument("--password-stdin", action="store_true",
+                                help="read the password from standard input's first line")
+        if name == "add":
+            action.add_argument("--epsilon", type=float, required=True, metavar="E",
+                                help="the analyst's total ε budget")
+            action.add_argument("--delta", type=float, default=1e-6, metavar="D",
+                                help="the analyst's total δ budget (default 1e-6)")
+    audit = sub.add_parser("audit", help="the server's audit log: who asked what, and its cost",
+                           description="Example: dpsql audit --ledger ledger.db --last 20")
+    audit.add_argument("--user", metavar="NAME", help="only this analyst's statements")
+    audit.add_argument("--last", type=int, metavar="N", help="only the last N statements")
+    for command in (serve, audit):
+        command.add_argument("--ledger", metavar="FILE", required=True,
+                             help="the ledger file holding users, budgets and the audit log")
 
 
 def _add_query_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
@@ -331,6 +378,39 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from dpsql.frontends.server.admin import serve
+    from dpsql.frontends.server.server import ServerConfig
+
+    catalog = args.catalog_file or args.database or args.catalog
+    if catalog is None:
+        raise UsageError("serve needs a catalog: dpsql serve catalog.toml --ledger ledger.db")
+    return serve(ServerConfig(catalog=catalog, ledger=args.ledger, host=args.host,
+                              port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key))
+
+
+def _users(args: argparse.Namespace) -> int:
+    from dpsql.frontends.server import admin
+
+    if args.action == "list":
+        print(admin.users_list(args.ledger))
+    elif args.action == "remove":
+        print(admin.users_remove(args.ledger, args.name))
+    else:
+        password = admin.read_password(args.password_stdin)
+        print(admin.users_add(args.ledger, args.name, epsilon=args.epsilon, delta=args.delta,
+                              password=password) if args.action == "add" else
+              admin.users_reset_password(args.ledger, args.name, password))
+    return 0
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from dpsql.frontends.server.admin import audit
+
+    print(audit(args.ledger, user=args.user, last=args.last))
+    return 0
+
+
 def _dispatch(argv: Sequence[str]) -> int:
     database, rest = split_database(argv)
     args = parser().parse_args(rest)
@@ -340,6 +420,7 @@ def _dispatch(argv: Sequence[str]) -> int:
     if args.cmd == "demo" and database is not None:
         raise UsageError("demo uses the shipped data; it takes no DATABASE")
     handler = {"demo": _demo, "shell": _shell, "explain": _explain, "budget": _budget,
+               "serve": _serve, "users": _users, "audit": _audit,
                None: _query if args.command is not None else None}[args.cmd]
     if handler is None:
         raise UsageError("give -c SQL or a command: shell, explain SQL, budget or demo")

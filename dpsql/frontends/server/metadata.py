@@ -97,21 +97,32 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
 def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func) and \
             node.this.name.lower() == "pg_catalog":
-        return node.expression
+        return _replace(node.expression, who)
+    if isinstance(node, exp.CurrentVersion):
+        return exp.Literal.string(who.version)
     if isinstance(node, exp.CurrentUser | exp.SessionUser):
         return exp.Literal.string(who.user)
     if isinstance(node, exp.CurrentSchema):
         return exp.Literal.string(SCHEMA)
     if isinstance(node, exp.Func) and (name := _name(node)) in CONSTANTS:
         return CONSTANTS[name](who)
+    if isinstance(node, exp.Cast) and isinstance(node.to.this, str) and \
+            node.to.this.lower().startswith("reg"):
+        return _object_identifier(node)
     if isinstance(node, exp.Operator):
         operator = node.text("operator").lower().removeprefix("pg_catalog.")
         if operator in ("~", "!~"):
             match = exp.RegexpLike(this=node.this, expression=node.expression)
             return match if operator == "~" else exp.Not(this=match)
-    if isinstance(node, exp.Collate):
-        return node.this
     return node
+
+
+def _object_identifier(cast: exp.Cast) -> exp.Expression:
+    """``'pg_class'::regclass`` names a system object: an OID that matches nothing here
+    (no comments, no system relations to point at); ``oid::regtype`` stays the number."""
+    if isinstance(cast.this, exp.Literal) and cast.this.is_string:
+        return exp.Literal.number(0)
+    return cast.this
 
 
 def _name(node: exp.Func) -> str:
@@ -119,8 +130,28 @@ def _name(node: exp.Func) -> str:
 
 
 def rewrite(tree: exp.Expression, who: Identity) -> str:
-    """``tree`` as DuckDB SQL, PostgreSQL-only functions replaced by constants."""
-    return tree.copy().transform(lambda node: _replace(node, who)).sql("duckdb")
+    """``tree`` as DuckDB SQL, PostgreSQL-only functions replaced by constants (named as
+    PostgreSQL names them: ``SELECT version()`` has a column ``version``)."""
+    tree = tree.copy()
+    if isinstance(tree, exp.Select):
+        for column in tree.expressions:
+            name = _output_name(column)
+            if name:
+                column.replace(exp.alias_(column.copy(), name))
+    tree = tree.transform(lambda node: node.this if isinstance(node, exp.Collate) else node)
+    return tree.transform(lambda node: _replace(node, who)).sql("duckdb")
+
+
+def _output_name(node: exp.Expression) -> str | None:
+    """The column name PostgreSQL gives an unaliased function call."""
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func):
+        node = node.expression
+    named = {exp.CurrentUser: "current_user", exp.SessionUser: "session_user",
+             exp.CurrentSchema: "current_schema", exp.CurrentVersion: "version"}
+    for cls, name in named.items():
+        if isinstance(node, cls):
+            return name
+    return _name(node) if isinstance(node, exp.Func) and _name(node) in CONSTANTS else None
 
 
 class MetadataDatabase:

@@ -1,0 +1,106 @@
+"""The owner's commands around the server: ``dpsql serve``, ``dpsql users``, ``dpsql audit``.
+
+The command line (:mod:`dpsql.frontends.cli`) parses the options and calls these.
+"""
+
+from __future__ import annotations
+
+import getpass
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from dpsql.accounting.users import Users
+from dpsql.accounting.values import Budget
+from dpsql.errors import InterfaceError
+from dpsql.frontends.server.auth import make_verifier
+from dpsql.frontends.server.server import Server, ServerConfig
+
+MIN_PASSWORD = 8
+
+
+def serve(config: ServerConfig, *, out: TextIO = sys.stdout,
+          until: threading.Event | None = None) -> int:
+    """Run the server until Ctrl-C, SIGTERM, or ``until`` is set."""
+    stop = until or threading.Event()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with Server(config) as server:
+        host, port = server.address
+        tls = "TLS" if server.tls else "no TLS: loopback clients only"
+        print(f"dpsql serve: listening on {host}:{port} ({tls}); catalog {config.catalog}, "
+              f"ledger {config.ledger}. Connect with: psql -h {host} -p {port} -U <user> "
+              "dpsql", file=out, flush=True)
+        try:
+            while not stop.wait(0.5):
+                pass
+        except KeyboardInterrupt:
+            pass
+    print("dpsql serve: stopped", file=out, flush=True)
+    return 0
+
+
+def read_password(from_stdin: bool, stdin: TextIO = sys.stdin,
+                  ask: Callable[[str], str] = getpass.getpass) -> str:
+    """The new password: the first line of standard input, or typed twice at the terminal."""
+    if from_stdin:
+        password = stdin.readline().rstrip("\r\n")
+    elif not stdin.isatty():
+        raise InterfaceError("standard input is not a terminal: pass --password-stdin and "
+                             "pipe the password in")
+    else:
+        password = ask("Password: ")
+        if ask("Password again: ") != password:
+            raise InterfaceError("the two passwords differ; nothing was changed")
+    if len(password) < MIN_PASSWORD:
+        raise InterfaceError(f"the password is shorter than {MIN_PASSWORD} characters; "
+                             "choose a longer one")
+    return password
+
+
+def users_add(ledger: str, name: str, *, epsilon: float, delta: float, password: str) -> str:
+    """Add a login with its budget; the line to print."""
+    with Users(ledger) as users:
+        users.add(name, make_verifier(password), Budget(epsilon=epsilon, delta=delta))
+    return f"added user {name!r} with budget ε={epsilon:g} δ={delta:g} to {ledger}"
+
+
+def _existing(ledger: str) -> str:
+    if not Path(ledger).is_file():
+        raise InterfaceError(f"no ledger file {ledger}: `dpsql users add NAME --ledger "
+                             f"{ledger}` creates it")
+    return ledger
+
+
+def users_list(ledger: str) -> str:
+    """Every user with budget, spend and what is left."""
+    with Users(_existing(ledger)) as users:
+        rows = users.list()
+    if not rows:
+        return f"no users in {ledger}: add one with `dpsql users add NAME --ledger {ledger}`"
+    lines = [f"{'user':<16} {'ε total':>9} {'ε spent':>9} {'δ total':>9} {'δ spent':>9}"]
+    lines += [f"{u.name:<16} {u.budget.epsilon:>9.4g} {u.spent.epsilon:>9.4g} "
+              f"{u.budget.delta:>9.3g} {u.spent.delta:>9.3g}" for u in rows]
+    return "\n".join(lines)
+
+
+def users_remove(ledger: str, name: str) -> str:
+    with Users(_existing(ledger)) as users:
+        users.remove(name)
+    return f"removed user {name!r} (their spends stay in the ledger)"
+
+
+def users_reset_password(ledger: str, name: str, password: str) -> str:
+    with Users(_existing(ledger)) as users:
+        users.set_verifier(name, make_verifier(password))
+    return f"new password set for user {name!r}"
+
+
+def audit(ledger: str, *, user: str | None = None, last: int | None = None) -> str:
+    """The audit log as text, oldest first."""
+    with Users(_existing(ledger)) as users:
+        entries = users.audit(user, last=last)
+    return "\n".join(map(str, entries)) if entries else "the audit log is empty"
