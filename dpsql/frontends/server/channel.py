@@ -1,6 +1,7 @@
 """A client's socket with the protocol's framing and hard limits on what it may send.
 
->>> import socket
+>>> import contextlib
+import socket
 >>> a, b = socket.socketpair()
 >>> _ = a.sendall(b"Q\\x00\\x00\\x00\\x0dSELECT 1\\x00")
 >>> Channel(b).read_message()
@@ -10,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import ssl
 import struct
@@ -77,7 +79,5 @@ class Channel:
             raise Closed(str(error)) from None
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError):
             self.sock.close()
-        except OSError:
-            pass

@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
+
 import dpsql
 from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
@@ -194,8 +196,9 @@ class Server:
             if negotiated:
                 raise pg.ProtocolError("TLS negotiation requested twice")
             negotiated = True
-            channel.sock.sendall(b"S" if self.tls and isinstance(first, pg.SSLRequest) else b"N")
-            if self.tls and isinstance(first, pg.SSLRequest):
+            accept = self.tls is not None and isinstance(first, pg.SSLRequest)
+            channel.sock.sendall(b"S" if accept else b"N")
+            if accept:
                 channel.sock = self.tls.wrap_socket(channel.sock, server_side=True)
         if not channel.encrypted and not is_loopback(peer):
             raise LoginFailed("28000", "dpsql serve accepts connections from other hosts over "
@@ -220,7 +223,8 @@ class Server:
                 raise AuthFailed("no such user")
         except AuthFailed:
             time.sleep(self.config.failure_delay)
-            raise LoginFailed("28P01", f'password authentication failed for user "{user}"')
+            raise LoginFailed("28P01",
+                              f'password authentication failed for user "{user}"') from None
         channel.send(pg.encode_auth(12, final) + pg.encode_auth(0))
 
     def _open(self, user: str, parameters: dict[str, str],
@@ -234,16 +238,19 @@ class Server:
                 pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.token_bytes(4)
             self._sessions[pid] = (secret, None)  # reserved while the connection opens
+        engine = duckdb.connect()
+        engine.execute("SET enable_progress_bar = false")  # it would print on the server
         try:
-            con = dpsql.connect(catalog=self.config.catalog, ledger=self.config.ledger,
+            con = dpsql.connect(engine, catalog=self.config.catalog, ledger=self.config.ledger,
                                 analyst=user, role="analyst")
         except dpsql.Error as error:
+            engine.close()
             with self._lock:
                 self._sessions.pop(pid, None)
             raise LoginFailed(sqlstate(error), message(error)) from None
-        session = Session(con, user=user, database=parameters.get("database", user), pid=pid,
-                          client=peer, users=self.users, probes=self.metadata,
-                          startup=parameters)
+        session = Session(con, engine=engine, user=user, pid=pid, client=peer,
+                          database=parameters.get("database", user), users=self.users,
+                          probes=self.metadata, startup=parameters)
         with self._lock:
             self._sessions[pid] = (secret, session)
         return session, pid, secret

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 
 from dpsql.accounting.users import AuditEntry, Users
@@ -64,8 +65,12 @@ class Answer:
         return cls((Column(name, TEXT),), [(line,) for line in lines], tag)
 
 
+LEADING_COMMENTS = re.compile(r"^(\s|--[^\n]*\n|/\*.*?\*/)+", re.S)
+
+
 def _first_words(sql: str, n: int = 2) -> list[str]:
-    return re.sub(r"^(\s|--[^\n]*\n|/\*.*?\*/)+", "", sql, flags=re.S).upper().split(None, n)[:n]
+    """The first ``n`` words of ``sql`` in upper case, after any comments."""
+    return LEADING_COMMENTS.sub("", sql).upper().split(None, n)[:n]
 
 
 TRANSACTION = {"BEGIN": "BEGIN", "START": "BEGIN", "COMMIT": "COMMIT", "END": "COMMIT",
@@ -77,10 +82,10 @@ EXPLAIN = re.compile(r"^\s*EXPLAIN\s*(?:\((?P<options>[^)]*)\))?\s*(?P<query>.*)
 class Session:
     """The state of one connection: its dpsql connection, settings and transaction status."""
 
-    def __init__(self, con: Connection, *, user: str, database: str, pid: int, client: str,
-                 users: Users, probes: metadata.MetadataDatabase,
-                 startup: dict[str, str] | None = None) -> None:
-        self.con = con
+    def __init__(self, con: Connection, *, engine: duckdb.DuckDBPyConnection, user: str,
+                 database: str, pid: int, client: str, users: Users,
+                 probes: metadata.MetadataDatabase, startup: dict[str, str] | None = None) -> None:
+        self.con, self.engine = con, engine
         self.user, self.client, self.users = user, client, users
         self.settings = Settings(startup)
         self.status = "I"
@@ -269,6 +274,7 @@ class Session:
     def close(self) -> None:
         self.probes.close()
         self.con.close()
+        self.engine.close()  # dpsql leaves an engine it was given open
 
     def _audit(self, statement: str, outcome: str, state: str, charged: Cost) -> None:
         self.users.record(AuditEntry(self.user, self.client, statement, outcome, state,

@@ -26,6 +26,7 @@ from dpsql.errors import (
     RoleError,
 )
 
+
 class SessionError(Exception):
     """A statement the server itself refuses (a setting, a transaction state), with its
     SQLSTATE."""
