@@ -90,6 +90,9 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "shobj_description": _constant(None),
     "pg_encoding_to_char": _constant("UTF8"),
     "pg_is_in_recovery": _constant(False),
+    "to_regtype": _constant(None),
+    "to_regclass": _constant(None),
+    "to_regnamespace": _constant(None),
 }
 """PostgreSQL functions DuckDB lacks (or answers about itself), as constants."""
 

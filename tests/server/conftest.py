@@ -1,0 +1,81 @@
+"""A real ``dpsql serve`` in this process, on a free loopback port, over the PUMS sample.
+
+``served`` is shared by the tests of this folder; each test makes its own analysts with
+``served.new_user(...)`` so budgets never leak between tests.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dpsql.accounting.users import Users
+from dpsql.accounting.values import Budget
+from dpsql.datasets import pums_path
+from dpsql.frontends.server import Server, ServerConfig
+from dpsql.frontends.server.auth import make_verifier
+
+PASSWORD = "correct horse battery"
+CATALOG = """
+[tables.pums]
+source = "{source}"
+privacy_unit = "pid"
+bounds = {{ age = [0, 100], income = [0, 500000] }}
+max_rows_per_group = 2
+public_keys = {{ sex = [0, 1] }}
+"""
+
+
+def write_catalog(folder: Path) -> Path:
+    path = folder / "catalog.toml"
+    path.write_text(CATALOG.format(source=pums_path("PUMS_dup")))
+    return path
+
+
+@dataclass
+class Served:
+    server: Server
+    host: str
+    port: int
+    ledger: Path
+    folder: Path
+    names = itertools.count()
+
+    def new_user(self, epsilon: float = 5.0, delta: float = 1e-6,
+                 password: str = PASSWORD) -> str:
+        name = f"analyst{next(self.names)}"
+        with Users(self.ledger) as users:
+            users.add(name, make_verifier(password), Budget(epsilon=epsilon, delta=delta))
+        return name
+
+    def connect(self, user: str, password: str = PASSWORD, **options):
+        import psycopg
+
+        return psycopg.connect(host=self.host, port=self.port, user=user, password=password,
+                               dbname="dpsql", autocommit=options.pop("autocommit", True),
+                               connect_timeout=10, **options)
+
+    def audit(self, user: str):
+        with Users(self.ledger) as users:
+            return users.audit(user)
+
+
+def start(folder: Path, **config) -> Served:
+    catalog = config.pop("catalog", None) or write_catalog(folder)
+    ledger = folder / "ledger.db"
+    server = Server(ServerConfig(catalog=catalog, ledger=ledger, port=0, failure_delay=0.05,
+                                 **config)).start()
+    host, port = server.address
+    return Served(server, host, port, ledger, folder)
+
+
+@pytest.fixture(scope="session")
+def served(tmp_path_factory):
+    pytest.importorskip("psycopg", reason="the server tests use psycopg: pip install "
+                        "'dpsql[test]'")
+    running = start(tmp_path_factory.mktemp("served"))
+    yield running
+    running.server.close()
