@@ -1,7 +1,6 @@
 """A client's socket with the protocol's framing and hard limits on what it may send.
 
->>> import contextlib
-import socket
+>>> import socket
 >>> a, b = socket.socketpair()
 >>> _ = a.sendall(b"Q\\x00\\x00\\x00\\x0dSELECT 1\\x00")
 >>> Channel(b).read_message()

@@ -3,8 +3,8 @@
 >>> import pyarrow as pa
 >>> [pg_type(t).name for t in (pa.int64(), pa.float64(), pa.string(), pa.bool_(), pa.date32())]
 ['int8', 'float8', 'text', 'bool', 'date']
->>> pg_type(pa.float64()).text(0.1), pg_type(pa.bool_()).text(True)
-(b'0.1', b't')
+>>> pg_type(pa.float64()).text(0.1), pg_type(pa.float64()).text(2.0), pg_type(pa.bool_()).text(1)
+(b'0.1', b'2', b't')
 >>> decode_parameter(b"42", INT8, 0), decode_parameter(b"2024-02-29", DATE, 0)
 (42, datetime.date(2024, 2, 29))
 """
@@ -37,7 +37,8 @@ def _text_float(value: float) -> bytes:
         return b"NaN"
     if math.isinf(value):
         return b"Infinity" if value > 0 else b"-Infinity"
-    return repr(float(value)).encode()
+    text = repr(float(value))
+    return (text[:-2] if text.endswith(".0") else text).encode()  # PostgreSQL writes 2, not 2.0
 
 
 def _text_time(value: dt.date | dt.time) -> bytes:
