@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ DIALECT = "postgres"
 NOTHING = Cost(0.0, 0.0)
 TEXT = TYPES["text"]
 FLOAT8 = TYPES["float8"]
+CANCEL_WINDOW = 30.0
+"""Seconds a cancel request keeps trying to interrupt its statement."""
 
 
 @dataclass(frozen=True)
@@ -92,19 +95,26 @@ class Session:
         self.identity = metadata.Identity(user, database, pid, version_text())
         self.probes = probes.cursor()
         self._catalog_tables = probes.tables
+        self._running = 0
+        """The number of the statement being answered (0: idle), for cancel requests."""
+        self._count = 0
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Answer:
         """Answer one statement (audited); a refusal raises with its SQLSTATE."""
         shown = sql if not params else self._bound_text(sql, params)
+        self._count += 1
+        self._running = self._count
         try:
             answer = self._dispatch(sql, params)
         except BaseException as error:
+            self._running = 0
             if self.status == "T":
                 self.status = "E"
             charged = self._charged_for(sql, params) if isinstance(error, ExecutionError) and \
                 not isinstance(error, QueryCancelled) else NOTHING
             self._audit(shown, f"error: {type(error).__name__}", sqlstate(error), charged)
             raise
+        self._running = 0
         self._audit(shown, "ok", "00000", answer.charged)
         return answer
 
@@ -267,9 +277,21 @@ class Session:
         return tuple(Column(c.name, TEXT) for c in compiled.plan.columns)
 
     def cancel(self) -> None:
-        """Interrupt what this session is running (from another thread)."""
-        self.con.backend.interrupt()
-        self.probes.interrupt()
+        """Interrupt the statement this session is answering, if any (from another thread).
+
+        The engine can only be interrupted while it runs, so a cancel that arrives while the
+        query is still being compiled keeps interrupting until the statement ends.
+        """
+        target = self._running
+        if target:
+            threading.Thread(target=self._interrupt, args=(target,), daemon=True).start()
+
+    def _interrupt(self, target: int) -> None:
+        deadline = time.monotonic() + CANCEL_WINDOW
+        while self._running == target and time.monotonic() < deadline:
+            self.con.backend.interrupt()
+            self.probes.interrupt()
+            time.sleep(0.01)
 
     def close(self) -> None:
         self.probes.close()
