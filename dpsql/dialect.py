@@ -4,13 +4,21 @@ Each input dialect dpsql accepts (DuckDB, PostgreSQL, BigQuery, Spark) gets a su
 whose parser also understands
 
 - the clause ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-5,
-  max_groups_contributed = 2, privacy_unit_column = patient_id) ...``, kept as a
-  :class:`DifferentialPrivacy` node in the SELECT's ``hint`` slot (the position where
-  sqlglot reads ``/*+ hints */``);
+  max_groups_contributed = 2, privacy_unit_column = patient_id) ...``, and ZetaSQL's older
+  ``SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-5, kappa = 2) ...``, kept as
+  a :class:`DifferentialPrivacy` node (its ``kind`` says which) in the SELECT's ``hint``
+  slot (the position where sqlglot reads ``/*+ hints */``);
 - the named arguments ``contribution_bounds_per_group => (lo, hi)`` and
   ``contribution_bounds_per_row => (lo, hi)`` of aggregate calls, kept in a ``bounds``
   argument of the aggregate. The aggregate becomes an instance of a subclass of its own
   sqlglot class (``isinstance(node, exp.Sum)`` still holds), which prints back as written;
+- ZetaSQL's older aggregates ``ANON_COUNT``, ``ANON_SUM``, ``ANON_AVG``, ``ANON_VAR_POP``,
+  ``ANON_STDDEV_POP`` and ``ANON_PERCENTILE_CONT(x, q)``, each with an optional
+  ``CLAMPED BETWEEN lo AND hi``: subclasses of COUNT, SUM, ... whose clamp is the named
+  bound with ZetaSQL's meaning (``ANONYMIZATION_FUNCTIONS``), printed back as written;
+- SmartNoise's ``VAR(x)`` and ``STD(x)`` (population variance and standard deviation, as
+  in SmartNoise and MySQL; Spark's own ``STD`` is the sample one and keeps that meaning),
+  and T-SQL's ``SELECT TOP n ...``, read as ``LIMIT n``;
 - the pyformat placeholder ``%(name)s`` (PostgreSQL's parser already reads it), and every
   placeholder node records where it is written (``meta["start"]``/``meta["end"]``), so that
   ``dpsql.dbapi`` binds parameters in the order of the text and quotes them in errors.
@@ -30,6 +38,16 @@ mean for dpsql is decided by the analysis (``dpsql.analysis.options`` and
 'SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) S'
 >>> ast.expressions[0].sql()
 'SUM(x, contribution_bounds_per_group => (0, 10))'
+>>> old = parse_one("SELECT WITH ANONYMIZATION OPTIONS (kappa = 1) "
+...                 "ANON_AVG(x CLAMPED BETWEEN 0 AND 10) FROM t")
+>>> old.args["hint"].args["kind"], isinstance(old.expressions[0], exp.Avg)
+('ANONYMIZATION', True)
+>>> [b.sql() for b in named_arguments(old.expressions[0])]
+['contribution_bounds_per_group => (0, 10)']
+>>> old.sql(dialect=dialect("duckdb"))
+'SELECT WITH ANONYMIZATION OPTIONS (kappa = 1) ANON_AVG(x CLAMPED BETWEEN 0 AND 10) FROM t'
+>>> parse_one("SELECT TOP 3 k, STD(x) FROM t GROUP BY k").sql(dialect=dialect("duckdb"))
+'SELECT k, STDDEV_POP(x) FROM t GROUP BY k LIMIT 3'
 """
 
 from __future__ import annotations
@@ -47,14 +65,40 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.parser import Parser
 from sqlglot.tokens import TokenType
 
-BOUND_NAMES = ("contribution_bounds_per_group", "contribution_bounds_per_row")
+PER_GROUP, PER_ROW = "contribution_bounds_per_group", "contribution_bounds_per_row"
+BOUND_NAMES = (PER_GROUP, PER_ROW)
 """The named arguments of BigQuery's differentially private aggregates."""
+CLAUSES = ("DIFFERENTIAL_PRIVACY", "ANONYMIZATION")
+"""The words after ``SELECT WITH``: BigQuery's and ZetaSQL's clause, and ZetaSQL's older one."""
+
+ANONYMIZATION_FUNCTIONS: dict[str, tuple[type[exp.AggFunc], str]] = {
+    "ANON_COUNT": (exp.Count, PER_GROUP),
+    "ANON_SUM": (exp.Sum, PER_GROUP),
+    "ANON_AVG": (exp.Avg, PER_GROUP),
+    "ANON_VAR_POP": (exp.VariancePop, PER_ROW),
+    "ANON_STDDEV_POP": (exp.StddevPop, PER_ROW),
+    "ANON_PERCENTILE_CONT": (exp.PercentileCont, PER_ROW),
+}
+"""ZetaSQL's older DP aggregates: the aggregate each one is, and what ``CLAMPED BETWEEN lo
+AND hi`` bounds (ZetaSQL, docs/aggregate_anonymization_functions.md): COUNT, SUM and AVG
+clamp each privacy unit's partial (its count, sum or mean in the group), like BigQuery's
+``contribution_bounds_per_group``; VAR_POP, STDDEV_POP and PERCENTILE_CONT clamp "individual
+user values", each row, like ``contribution_bounds_per_row``."""
+
+SMARTNOISE_FUNCTIONS: dict[str, type[exp.AggFunc]] = {"VAR": exp.VariancePop,
+                                                      "STD": exp.StddevPop}
+"""SmartNoise's unsuffixed names: population variance and standard deviation (SmartNoise
+computes both from Σx²/n − (Σx/n)²). A dialect's own meaning of the name wins."""
 
 
 class DifferentialPrivacy(exp.Expression):
-    """``WITH DIFFERENTIAL_PRIVACY OPTIONS (name = value, ...)``; each option an ``exp.EQ``."""
+    """``WITH DIFFERENTIAL_PRIVACY OPTIONS (name = value, ...)``; each option an ``exp.EQ``.
 
-    arg_types: ClassVar[dict[str, bool]] = {"expressions": False}
+    ``kind`` is the clause's word: ``DIFFERENTIAL_PRIVACY`` or ZetaSQL's older
+    ``ANONYMIZATION``.
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = {"expressions": False, "kind": False}
 
 
 @functools.cache
@@ -70,6 +114,23 @@ def bounded_class(cls: type[exp.AggFunc]) -> type[exp.AggFunc]:
         "__module__": __name__,
         "__doc__": f"{cls.__name__} with named contribution bounds.",
     })
+
+
+@functools.cache
+def anonymization_class(name: str) -> type[exp.AggFunc]:
+    """The class of ZetaSQL's ``name`` (a key of ``ANONYMIZATION_FUNCTIONS``): its aggregate's
+    class with named bounds, keeping that class's ``key``, printed as ``name(...)``."""
+    base, clamp = ANONYMIZATION_FUNCTIONS[name]
+    cls = type(name.title().replace("_", ""), (bounded_class(base),), {
+        "_sql_names": [name], "clamp": clamp, "__module__": __name__,
+        "__doc__": f"ZetaSQL's {name}: {base.__name__} whose CLAMPED BETWEEN is {clamp}."})
+    cls.key = base.key
+    return cls
+
+
+def is_anonymization(node: exp.Expression) -> bool:
+    """True for ZetaSQL's ``ANON_*`` aggregates."""
+    return getattr(type(node), "clamp", None) in BOUND_NAMES
 
 
 def named_arguments(node: exp.Expression) -> list[exp.Kwarg]:
@@ -90,13 +151,46 @@ class DPParser(Parser):
 
     def _parse_hint(self) -> Any:
         if (self._curr and self._curr.token_type == TokenType.WITH and self._next
-                and self._next.text.upper() == "DIFFERENTIAL_PRIVACY"):
+                and self._next.text.upper() in CLAUSES):
+            kind = self._next.text.upper()
             self._advance(2)
             if not self._match_text_seq("OPTIONS"):
-                self.raise_error("expected OPTIONS (...) after WITH DIFFERENTIAL_PRIVACY")
+                self.raise_error(f"expected OPTIONS (...) after WITH {kind}")
             options = self._parse_wrapped_csv(self._parse_assignment)
-            return self.expression(DifferentialPrivacy(expressions=options))
+            return self.expression(DifferentialPrivacy(expressions=options, kind=kind))
         return super()._parse_hint()
+
+    def _parse_limit(self, this: exp.Expression | None = None, top: bool = False,
+                     skip_limit_token: bool = False) -> exp.Expression | None:
+        # T-SQL's SELECT TOP n in every dialect: TOP followed by a number or a parenthesis.
+        if (top and self._curr and self._curr.token_type != TokenType.TOP
+                and self._curr.text.upper() == "TOP" and self._next
+                and self._next.token_type in (TokenType.NUMBER, TokenType.L_PAREN)):
+            self._advance()
+            return super()._parse_limit(this, top=True, skip_limit_token=True)
+        return super()._parse_limit(this, top=top, skip_limit_token=skip_limit_token)
+
+    def _parse_anonymization(self, name: str) -> exp.Expression:
+        """``ANON_X(expr [, q] [CLAMPED BETWEEN lo AND hi])`` after its opening parenthesis."""
+        cls = anonymization_class(name)
+        star = name == "ANON_COUNT" and self._match(TokenType.STAR)
+        args: dict[str, Any] = {"this": exp.Star() if star else self._parse_disjunction()}
+        if issubclass(cls, exp.PercentileCont):
+            if not self._match(TokenType.COMMA):
+                self.raise_error(f"{name} takes (expression, percentile [CLAMPED BETWEEN lo "
+                                 "AND hi])")
+            args["expression"] = self._parse_bitwise()
+        if self._match_text_seq("CLAMPED", "BETWEEN"):
+            lo = self._parse_bitwise()
+            if not self._match(TokenType.AND):
+                self.raise_error("expected CLAMPED BETWEEN <lower> AND <upper>")
+            bounds = exp.Tuple(expressions=[lo, self._parse_bitwise()])
+            args["bounds"] = [exp.Kwarg(this=exp.var(cls.clamp), expression=bounds)]
+        if not self._curr or self._curr.token_type != TokenType.R_PAREN:
+            self.raise_error(f"{name} takes one expression (and a percentile for "
+                             "ANON_PERCENTILE_CONT), then optionally CLAMPED BETWEEN <lower> "
+                             "AND <upper>")
+        return self.expression(cls(**args))
 
     def _parse_placeholder(self) -> exp.Expression | None:
         first = self._curr
@@ -146,25 +240,51 @@ class DPParser(Parser):
 
 
 def _clause_sql(generator: Any, node: DifferentialPrivacy) -> str:
-    return f" WITH DIFFERENTIAL_PRIVACY OPTIONS ({generator.expressions(node, flat=True)})"
+    kind = node.args.get("kind") or "DIFFERENTIAL_PRIVACY"
+    return f" WITH {kind} OPTIONS ({generator.expressions(node, flat=True)})"
 
 
-def _extend(base: type[Dialect]) -> type[Dialect]:
-    """``base`` with DPParser mixed into its parser and the clause in its generator."""
+def _anonymization_sql(generator: Any, node: exp.AggFunc) -> str:
+    """``ANON_X(expr [, q] [CLAMPED BETWEEN lo AND hi])``, as written."""
+    args = [generator.sql(node, "this")]
+    if node.args.get("expression") is not None:
+        args.append(generator.sql(node, "expression"))
+    clamp = "".join(f" CLAMPED BETWEEN {generator.sql(b.expression.expressions[0])} AND "
+                    f"{generator.sql(b.expression.expressions[1])}"
+                    for b in named_arguments(node))
+    return f"{type(node).sql_names()[0]}({', '.join(args)}{clamp})"
+
+
+def _parsers(name: str, base: type[Parser]) -> dict[str, Any]:
+    """What the parser of dialect ``name`` adds to ``base``: ZetaSQL's ANON_* aggregates, and
+    SmartNoise's VAR and STD where the dialect gives the name no meaning of its own."""
+    own = {"STD": exp.StddevSamp} if name == "spark" else {}  # Spark's std is the sample one
+    functions = {**{n: cls.from_arg_list for n, cls in {**SMARTNOISE_FUNCTIONS, **own}.items()},
+                 **base.FUNCTIONS}
+    anonymization = {n: (lambda self, n=n: self._parse_anonymization(n))
+                     for n in ANONYMIZATION_FUNCTIONS}
+    return {"FUNCTIONS": functions,
+            "FUNCTION_PARSERS": {**base.FUNCTION_PARSERS, **anonymization}}
+
+
+def _extend(name: str, base: type[Dialect]) -> type[Dialect]:
+    """``base`` with DPParser mixed into its parser and the DP syntax in its generator."""
     # The dialect's own reading of % in a value's place (PostgreSQL's) wins over %(name)s.
     placeholders = {TokenType.MOD: DPParser._parse_pyformat,
                     **base.parser_class.PLACEHOLDER_PARSERS}
     parser = type("Parser", (DPParser, base.parser_class),
-                  {"PLACEHOLDER_PARSERS": placeholders})
+                  {"PLACEHOLDER_PARSERS": placeholders, **_parsers(name, base.parser_class)})
+    anonymization = {anonymization_class(n): _anonymization_sql for n in ANONYMIZATION_FUNCTIONS}
     generator = type("Generator", (base.generator_class,), {
-        "TRANSFORMS": {**base.generator_class.TRANSFORMS, DifferentialPrivacy: _clause_sql}})
+        "TRANSFORMS": {**base.generator_class.TRANSFORMS, DifferentialPrivacy: _clause_sql,
+                       **anonymization}})
     # The class name registers the dialect with sqlglot; "dpsql_" keeps sqlglot's own intact.
     return type(f"dpsql_{base.__name__.lower()}", (base,),
                 {"Parser": parser, "Generator": generator, "__module__": __name__})
 
 
 DIALECTS: dict[str, type[Dialect]] = {
-    name: _extend(base) for name, base in
+    name: _extend(name, base) for name, base in
     (("duckdb", DuckDB), ("postgres", Postgres), ("bigquery", BigQuery), ("spark", Spark))
 }
 """Input dialects: sqlglot's, extended with the DP syntax."""

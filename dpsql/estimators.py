@@ -230,7 +230,7 @@ def aggregate_values(plan: PrivacyPlan, groups: NoisyGroups) -> dict[str, np.nda
 
 def _sensitivity(plan: PrivacyPlan, name: str) -> dict[str, float]:
     """A statistic's sensitivities in output units (sums are computed in quanta)."""
-    statistic, quantum = plan.statistic(name), plan.stat(name).quantum
+    statistic, quantum = plan.sensitivity(name), plan.stat(name).quantum
     return {"l1_sensitivity": statistic.bound * statistic.l1 * quantum,
             "l2_sensitivity": statistic.bound * statistic.l2 * quantum,
             "linf_sensitivity": statistic.bound * quantum}

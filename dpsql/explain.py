@@ -37,13 +37,13 @@ def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
         return "public"
     if selection.truncated_geometric:
         chances = truncated_geometric_probability(np.array(RELEASE_SIZES), selection.epsilon,
-                                                  selection.delta, selection.max_groups)
+                                                  selection.delta, selection.max_groups_per_unit)
     else:
         noise = plan.noise_for(next(s.name for s in plan.stats if s.kind == "units"))
         chances = [release_probability(noise, selection.threshold, n) for n in RELEASE_SIZES]
     return {"method": selection.method, "threshold": selection.threshold,
             "epsilon": selection.epsilon, "delta": selection.delta,
-            "max_groups": selection.max_groups,
+            "max_groups_per_unit": selection.max_groups_per_unit,
             "release_probability": {str(n): float(p)
                                     for n, p in zip(RELEASE_SIZES, chances, strict=True)}}
 

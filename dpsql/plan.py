@@ -22,7 +22,7 @@ from sqlglot import exp
 from dpsql.accounting.values import Cost
 from dpsql.errors import Error, InternalError, PrivacyError
 from dpsql.exact import as_fraction, float_at_most
-from dpsql.mechanisms import Noise, NoisePlan, Statistic
+from dpsql.mechanisms import Noise, NoisePlan, Sensitivity
 from dpsql.mechanisms.calibration import finite_scale
 from dpsql.mechanisms.exponential import ExponentialQuantile
 
@@ -363,7 +363,7 @@ class Selection:
     method: str
     threshold: float
     delta: float
-    max_groups: int
+    max_groups_per_unit: int
     epsilon: float = 0.0
 
     @property
@@ -429,7 +429,7 @@ class PrivacyPlan:
     where: exp.Expression | None
     keys: tuple[GroupKey, ...]
     stats: tuple[StatSpec, ...]
-    statistics: tuple[Statistic, ...]
+    sensitivities: tuple[Sensitivity, ...]
     aggregates: tuple[Aggregate, ...]
     contribution: Contribution
     noise: NoisePlan | None
@@ -449,7 +449,7 @@ class PrivacyPlan:
     @property
     def statistics_per_unit(self) -> int:
         """How many released cells one unit can change ((statistics + quantiles) × groups)."""
-        return (len(self.statistics) + len(self.quantiles)) * self.contribution.groups_per_unit
+        return (len(self.sensitivities) + len(self.quantiles)) * self.contribution.groups_per_unit
 
     @property
     def quantiles(self) -> tuple[Aggregate, ...]:
@@ -526,12 +526,13 @@ class PrivacyPlan:
     def stat(self, name: str) -> StatSpec:
         return next(s for s in self.stats if s.name == name)
 
-    def statistic(self, name: str) -> Statistic:
-        return next(s for s in self.statistics if s.name == name)
+    def sensitivity(self, name: str) -> Sensitivity:
+        return next(s for s in self.sensitivities if s.name == name)
 
     def noise_for(self, name: str) -> Noise:
         """The noise of statistic ``name`` in output units (sums are computed in quanta)."""
-        return in_output_units(self.noise.noise_for(self.statistic(name)), self.stat(name).quantum)
+        noise = self.noise.noise_for(self.sensitivity(name))
+        return in_output_units(noise, self.stat(name).quantum)
 
     def __str__(self) -> str:
         lines = [

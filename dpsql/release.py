@@ -72,7 +72,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.truncated_geometric:
         keep = _geometric_keep(plan, exact, sampler)
-    noised = {s.name for s in plan.statistics} if plan.noise is not None else set()
+    noised = {s.name for s in plan.sensitivities} if plan.noise is not None else set()
     stats = {}
     for spec in plan.stats:
         if spec.name in noised:
@@ -144,7 +144,7 @@ def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.
     units = next(s.name for s in plan.stats if s.kind == "units")
     counts = exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
     chance = truncated_geometric_probability(counts, selection.epsilon, selection.delta,
-                                             selection.max_groups)
+                                             selection.max_groups_per_unit)
     return sampler.below(2**53, len(counts)) < np.floor(np.asarray(chance) * 2**53)
 
 

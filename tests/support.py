@@ -46,7 +46,7 @@ def run_bounded(table: pa.Table, plan, salt: str) -> dict[tuple, dict[str, float
     out = BACKEND.execute(CompiledQuery.of(plan), salt=salt).to_pylist()
     # Exact integer sums: cells the unit is not in must not move at all.
     keys = [k.name for k in plan.keys]
-    return {tuple(r[k] for k in keys): {s.name: float(r[s.name]) for s in plan.statistics}
+    return {tuple(r[k] for k in keys): {s.name: float(r[s.name]) for s in plan.sensitivities}
             for r in out}
 
 
@@ -78,7 +78,7 @@ LIMITS = [
 
 def assert_within_plan(plan, full: dict, rest: dict, unit) -> None:
     """D and D − unit differ per cell by ≤ its bound, in L1/L2 and in cells as planned."""
-    bounds = {s.name: s.bound for s in plan.statistics}
+    bounds = {s.name: s.bound for s in plan.sensitivities}
     per_stat_l1 = {s: 0.0 for s in bounds}
     per_stat_l2 = {s: 0.0 for s in bounds}
     touched = 0
@@ -90,7 +90,7 @@ def assert_within_plan(plan, full: dict, rest: dict, unit) -> None:
             per_stat_l1[stat] += diff / bound
             per_stat_l2[stat] += (diff / bound) ** 2
             touched += diff > 0
-    for statistic in plan.statistics:
+    for statistic in plan.sensitivities:
         assert per_stat_l1[statistic.name] <= statistic.l1 + 1e-9
         assert math.sqrt(per_stat_l2[statistic.name]) <= statistic.l2 + 1e-9
     assert touched <= plan.statistics_per_unit

@@ -62,7 +62,7 @@ def test_normalised_norms_match_the_worst_case_vector(groups, rows, total, l1, l
 def test_count_sensitivity_combines_the_three_limits():
     plan = plan_of("SELECT specialty, COUNT(*) FROM visits GROUP BY specialty",
                    max_groups_per_unit=4, max_rows_per_group=3, max_rows_per_unit=6)
-    rows = next(s for s in plan.statistics if s.name == plan.aggregates[0].stats[0])
+    rows = next(s for s in plan.sensitivities if s.name == plan.aggregates[0].stats[0])
     quantum = plan.stat(rows.name).quantum  # r binds: counts in COUNT_QUANTUM
     assert rows.bound * quantum == 3 and quantum < 1
     # L1 = min(r, g·c) = 6 rows; L2 = 3·√2 (two full groups)
@@ -72,7 +72,7 @@ def test_count_sensitivity_combines_the_three_limits():
 
 def test_sum_sensitivity_scales_with_value_bound_and_rows():
     plan = plan_of("SELECT SUM(cost) FROM visits", max_rows_per_group=3)
-    (stat,) = plan.statistics
+    (stat,) = plan.sensitivities
     (spec,) = plan.stats
     assert stat.bound * spec.quantum == 3000 and stat.l1 == 1 and not plan.selection
 
@@ -83,7 +83,7 @@ def test_avg_uses_count_and_centered_sum():
     assert kinds == ["centered_sum", "count"]
     centered = next(s for s in plan.stats if s.kind == "centered_sum")
     assert (centered.lo, centered.hi, centered.center) == (100, 300, 200)
-    assert plan.statistic(centered.name).bound * centered.quantum == 100
+    assert plan.sensitivity(centered.name).bound * centered.quantum == 100
 
 
 def test_identical_statistics_are_shared():
@@ -141,7 +141,7 @@ def test_row_level_privacy_has_unit_contributions():
     plan = plan_of("SELECT specialty, COUNT(*), SUM(cost) FROM visits GROUP BY specialty",
                    privacy_unit=None, row_privacy=True)
     assert plan.row_level and plan.statistics_per_unit == 2  # the row count selects only
-    assert all(s.l1 == 1 for s in plan.statistics)
+    assert all(s.l1 == 1 for s in plan.sensitivities)
 
 
 @pytest.mark.parametrize(("sql", "error", "match"), [
@@ -183,7 +183,7 @@ def test_refusals_name_the_fragment_and_the_fix(sql, error, match):
 def test_private_keys_alone_use_the_truncated_geometric():
     plan = plan_of("SELECT specialty FROM visits GROUP BY specialty", max_groups_per_unit=2)
     assert plan.noise is None and plan.selection.truncated_geometric
-    assert (plan.selection.epsilon, plan.selection.max_groups) == (1.0, 2)
+    assert (plan.selection.epsilon, plan.selection.max_groups_per_unit) == (1.0, 2)
     plan.verify_cost()
 
 

@@ -17,7 +17,7 @@ from dpsql.analysis.sensitivity import normalised_norms
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.mechanisms import (
     Noise,
-    Statistic,
+    Sensitivity,
     analytic_gaussian_sigma,
     choose_noise,
     discrete_gaussian_sigma,
@@ -108,7 +108,7 @@ CHOOSER = {  # (eps, delta): (laplace std, gaussian std) for k = 1..10, and the 
 @pytest.mark.parametrize(("eps", "delta"), list(CHOOSER))
 def test_section_5_chooser_table(eps, delta):
     lap, gau, first = CHOOSER[(eps, delta)]
-    unit = Statistic("s", 1.0, 1.0, 1.0, True)
+    unit = Sensitivity("s", 1.0, 1.0, 1.0, True)
     for k in range(1, 11):
         plan = choose_noise([unit] * k, eps, delta)
         assert round(plan.laplace_std, 4) == lap[k - 1]

@@ -255,7 +255,7 @@ def test_removing_any_unit_moves_cells_within_the_plan(sql, limits):
 def test_per_group_bound_is_the_cell_bound_whatever_the_rows():
     plan = plan_of("SELECT k, SUM(x, contribution_bounds_per_group => (0, 30)) FROM free "
                    "GROUP BY k", max_groups_per_unit=3, max_rows_per_group=4)
-    statistic = plan.statistics[0]
+    statistic = plan.sensitivities[0]
     assert statistic.bound * plan.stats[0].quantum == 30
     assert (statistic.l1, statistic.l2) == (3, math.sqrt(3))
 

@@ -86,8 +86,8 @@ def test_huge_epsilon_mechanisms(epsilon):
         sigma = analytic_gaussian_sigma(1.0, epsilon, delta)
         assert gaussian_log_delta(1 / sigma, epsilon) <= math.log(delta)
         assert 0 < discrete_gaussian_sigma(1.0, epsilon, delta) < 1e-9
-    plan = choose_noise([dpsql.mechanisms.Statistic("n", 1.0, 1.0, 1.0, True)], epsilon, 1e-5)
-    assert plan.kind == "laplace" and plan.noise_for(plan.statistics[0]).scale > 0
+    plan = choose_noise([dpsql.mechanisms.Sensitivity("n", 1.0, 1.0, 1.0, True)], epsilon, 1e-5)
+    assert plan.kind == "laplace" and plan.noise_for(plan.sensitivities[0]).scale > 0
     quantile = ExponentialQuantile(epsilon, Fraction(1, 2), 1, 1)
     assert quantile.sample(np.array([[0, 9, 0]]), Sampler(seed=1)).tolist() == [1]
     assert best_selection(dpsql.mechanisms.Noise("laplace", 1.0), epsilon, 1e-6, 1)

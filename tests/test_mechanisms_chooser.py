@@ -11,13 +11,13 @@ from dpsql.errors import InternalError, PrivacyError
 from dpsql.mechanisms import (
     Noise,
     Sampler,
-    Statistic,
+    Sensitivity,
     analytic_gaussian_sigma,
     choose_noise,
     discrete_gaussian_sigma,
 )
 
-UNIT = Statistic("n", bound=1.0, l1=1.0, l2=1.0, integer=True)
+UNIT = Sensitivity("n", bound=1.0, l1=1.0, l2=1.0, integer=True)
 
 
 def laplace_std(t: float) -> float:
@@ -74,8 +74,8 @@ def test_delta_zero_forces_laplace():
 
 
 def test_mixed_bounds_scale_per_statistic():
-    count = Statistic("n", bound=3.0, l1=2.0, l2=math.sqrt(2), integer=True)
-    total = Statistic("s", bound=250.0, l1=2.0, l2=math.sqrt(2), integer=False)
+    count = Sensitivity("n", bound=3.0, l1=2.0, l2=math.sqrt(2), integer=True)
+    total = Sensitivity("s", bound=250.0, l1=2.0, l2=math.sqrt(2), integer=False)
     plan = choose_noise([count, total], 0.5, 0.0)
     n_noise, s_noise = plan.noise_for(count), plan.noise_for(total)
     assert n_noise == Noise("laplace", 3.0 * plan.unit_scale, 1.0)
@@ -89,7 +89,7 @@ def test_mixed_bounds_scale_per_statistic():
 
 
 def test_cells_inflates_additively():
-    spread = Statistic("s", bound=1.0, l1=1.0, l2=1.0, integer=False, cells=100.0)
+    spread = Sensitivity("s", bound=1.0, l1=1.0, l2=1.0, integer=False, cells=100.0)
     plan = choose_noise([spread], 1.0, 0.0)
     g = plan.granularities[0]
     assert plan.l1 == pytest.approx(1.0 + 100.0 * g)
@@ -100,7 +100,7 @@ def test_cells_inflates_additively():
 
 
 def test_gaussian_grid_statistics_use_fine_grid():
-    real = Statistic("avg", bound=0.01, l1=1.0, l2=1.0)
+    real = Sensitivity("avg", bound=0.01, l1=1.0, l2=1.0)
     plan = choose_noise([real] * 30, 1.0, 1e-6)
     assert plan.kind == "gaussian"
     noise = plan.noise_for(real)
@@ -109,7 +109,7 @@ def test_gaussian_grid_statistics_use_fine_grid():
 
 
 def test_huge_integer_bound_goes_on_a_grid():
-    big = Statistic("s", bound=1e9, l1=4.0, l2=2.0, integer=True)
+    big = Sensitivity("s", bound=1e9, l1=4.0, l2=2.0, integer=True)
     plan = choose_noise([big], 1.0, 1e-6)
     noise = plan.noise_for(big)
     assert noise.granularity >= 16.0
@@ -121,18 +121,18 @@ def test_huge_integer_bound_goes_on_a_grid():
 def test_noise_for_unknown_statistic():
     plan = choose_noise([UNIT], 1.0, 1e-5)
     with pytest.raises(InternalError):
-        plan.noise_for(Statistic("other", 1.0, 1.0, 1.0, True))
+        plan.noise_for(Sensitivity("other", 1.0, 1.0, 1.0, True))
 
 
 def test_statistic_validation():
     with pytest.raises(PrivacyError):
-        Statistic("x", bound=0.0, l1=1.0, l2=1.0)
+        Sensitivity("x", bound=0.0, l1=1.0, l2=1.0)
     with pytest.raises(PrivacyError):
-        Statistic("x", bound=1.0, l1=math.inf, l2=1.0)
+        Sensitivity("x", bound=1.0, l1=math.inf, l2=1.0)
     with pytest.raises(InternalError):
-        Statistic("x", bound=1.5, l1=1.0, l2=1.0, integer=True)
+        Sensitivity("x", bound=1.5, l1=1.0, l2=1.0, integer=True)
     with pytest.raises(InternalError):
-        Statistic("x", bound=1.0, l1=1.0, l2=2.0)
+        Sensitivity("x", bound=1.0, l1=1.0, l2=2.0)
     with pytest.raises(InternalError):
         choose_noise([], 1.0, 1e-5)
     with pytest.raises(PrivacyError):

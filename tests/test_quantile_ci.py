@@ -42,7 +42,7 @@ def truth_bucket(point: ExponentialQuantile, h: np.ndarray) -> int:
 @pytest.mark.parametrize("level", [0.8, 0.95])
 @pytest.mark.parametrize("epsilon", [0.1, 1.0])
 def test_each_end_misses_with_probability_at_most_half_the_error(q, level, epsilon):
-    point = ExponentialQuantile(epsilon=epsilon, q=q, max_weight=3, max_groups=1)
+    point = ExponentialQuantile(epsilon=epsilon, q=q, max_weight=3, max_groups_per_unit=1)
     lower, upper = (point.interval_end(side, level, B) for side in ("lower", "upper"))
     for h in histograms():
         j = truth_bucket(point, h)
@@ -57,7 +57,7 @@ def test_each_end_misses_with_probability_at_most_half_the_error(q, level, epsil
 
 
 def test_an_empty_group_gets_the_whole_domain():
-    point = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=1, max_groups=1)
+    point = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=1, max_groups_per_unit=1)
     lower, upper = (point.interval_end(side, 0.95, B) for side in ("lower", "upper"))
     empty = np.zeros((1, B), dtype=np.int64)
     assert lower.probabilities(empty[0])[0] > 0.9 and upper.probabilities(empty[0])[-1] > 0.9
@@ -68,7 +68,7 @@ def test_an_empty_group_gets_the_whole_domain():
 @pytest.mark.parametrize("side", ["lower", "upper"])
 def test_interval_ends_are_epsilon_dp_on_neighbouring_histograms(side):
     rng = np.random.default_rng(8)
-    point = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 3), max_weight=4, max_groups=1)
+    point = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 3), max_weight=4, max_groups_per_unit=1)
     end = point.interval_end(side, 0.9, 10)
     worst = 0.0
     for _ in range(200):
@@ -79,7 +79,7 @@ def test_interval_ends_are_epsilon_dp_on_neighbouring_histograms(side):
 
 
 def test_sampled_ends_follow_their_exact_distribution():
-    point = ExponentialQuantile(epsilon=2.0, q=Fraction(1, 2), max_weight=1, max_groups=1)
+    point = ExponentialQuantile(epsilon=2.0, q=Fraction(1, 2), max_weight=1, max_groups_per_unit=1)
     end = point.interval_end("lower", 0.9, 8)
     h = np.array([1, 0, 3, 2, 0, 0, 5, 1])
     draws = end.sample(np.tile(h, (40_000, 1)), Sampler(seed=3))

@@ -37,7 +37,7 @@ from tests.support import BACKEND, hostile_table, make_plan, neighbours, run_bou
 @pytest.mark.parametrize("q", [Fraction(0), Fraction(1, 10), Fraction(1, 2), Fraction(1)])
 def test_one_unit_moves_every_utility_by_at_most_its_weight(q):
     rng = np.random.default_rng(1)
-    mech = ExponentialQuantile(epsilon=1.0, q=q, max_weight=5, max_groups=1)
+    mech = ExponentialQuantile(epsilon=1.0, q=q, max_weight=5, max_groups_per_unit=1)
     for _ in range(300):
         with_unit, without = neighbours(rng, 12, 5)
         moved = with_unit.sum() - without.sum()
@@ -47,20 +47,21 @@ def test_one_unit_moves_every_utility_by_at_most_its_weight(q):
 
 
 def test_exponents_round_up_by_less_than_one_grid_step():
-    mech = ExponentialQuantile(epsilon=0.7, q=Fraction(3, 10), max_weight=3, max_groups=2)
+    mech = ExponentialQuantile(epsilon=0.7, q=Fraction(3, 10), max_weight=3, max_groups_per_unit=2)
     h = np.array([[4, 0, 9, 1, 0, 7]])
     exact = mech.scale * Fraction(1, 10) * np.array(mech.distances(h)[0], dtype=object)
     rounded = [Fraction(int(g), 2**mech.rounding_bits) for g in mech.exponents(h)[0]]
     step = Fraction(1, 2**mech.rounding_bits)
     assert all(0 <= r - e < step for r, e in zip(rounded, exact, strict=True))
-    assert 2 * mech.max_groups * step <= 2**-20 * Fraction(0.7)
+    assert 2 * mech.max_groups_per_unit * step <= 2**-20 * Fraction(0.7)
 
 
 @pytest.mark.parametrize("epsilon", [0.1, 1.0, 3.0])
 def test_neighbouring_histograms_give_probabilities_within_e_to_the_epsilon(epsilon):
     """One group, g = 1: the exact output distributions differ by at most a factor e^ε."""
     rng = np.random.default_rng(2)
-    mech = ExponentialQuantile(epsilon=epsilon, q=Fraction(1, 2), max_weight=4, max_groups=1)
+    mech = ExponentialQuantile(epsilon=epsilon, q=Fraction(1, 2), max_weight=4,
+                               max_groups_per_unit=1)
     worst = 0.0
     for _ in range(200):
         with_unit, without = neighbours(rng, 10, 4)
@@ -71,7 +72,7 @@ def test_neighbouring_histograms_give_probabilities_within_e_to_the_epsilon(epsi
 
 
 def test_samples_follow_the_exact_distribution():
-    mech = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 4), max_weight=1, max_groups=1)
+    mech = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 4), max_weight=1, max_groups_per_unit=1)
     h = np.array([1, 0, 3, 2, 0, 0, 5, 1])
     draws = mech.sample(np.tile(h, (60_000, 1)), Sampler(seed=11))
     observed = np.bincount(draws, minlength=h.size)
@@ -80,7 +81,7 @@ def test_samples_follow_the_exact_distribution():
 
 
 def test_rank_error_bound_holds():
-    mech = ExponentialQuantile(epsilon=0.5, q=Fraction(1, 2), max_weight=2, max_groups=1)
+    mech = ExponentialQuantile(epsilon=0.5, q=Fraction(1, 2), max_weight=2, max_groups_per_unit=1)
     h = np.random.default_rng(3).integers(0, 3, size=64)
     dist = np.array(mech.distances(h[None, :])[0], dtype=np.float64) / 2  # q = 1/2
     draws = mech.sample(np.tile(h, (20_000, 1)), Sampler(seed=4))
@@ -88,14 +89,14 @@ def test_rank_error_bound_holds():
 
 
 def test_huge_epsilon_picks_the_bucket_holding_the_rank():
-    mech = ExponentialQuantile(epsilon=1e6, q=Fraction(17, 20), max_weight=1, max_groups=1)
+    mech = ExponentialQuantile(epsilon=1e6, q=Fraction(17, 20), max_weight=1, max_groups_per_unit=1)
     draws = mech.sample(np.tile([5, 0, 3, 1, 1], (50, 1)), Sampler(seed=5))
     assert set(draws.tolist()) == {3}  # rank 0.85 × 10 = 8.5 lies in bucket 3's ranks [8, 9]
 
 
 def test_tiny_epsilon_is_refused():
     with pytest.raises(PrivacyError, match="too small"):
-        ExponentialQuantile(epsilon=1e-14, q=Fraction(1, 2), max_weight=1, max_groups=10)
+        ExponentialQuantile(epsilon=1e-14, q=Fraction(1, 2), max_weight=1, max_groups_per_unit=10)
 
 
 # -- analysis: the ε split ----------------------------------------------------------------
@@ -137,7 +138,7 @@ def test_weight_limit_follows_the_contribution_limits():
                    catalog(max_groups_per_unit=4, max_rows_per_group=5, max_rows_per_unit=7),
                    epsilon=1.0, delta=1e-6)
     mech = plan.quantiles[0].quantile.mechanism
-    assert (mech.max_weight, mech.max_groups) == (7 * WEIGHT_SCALE, 4)
+    assert (mech.max_weight, mech.max_groups_per_unit) == (7 * WEIGHT_SCALE, 4)
 
 
 def test_verify_cost_catches_an_overspending_plan():
@@ -222,7 +223,7 @@ def test_statistics_beside_quantiles_keep_their_bounds(sql):
     rest = run_bounded(table.filter(pc.fill_null(pc.not_equal(table["pid"], 7), True)), plan,
                        salt="s")
     for key in {*full, *rest}:
-        for s in plan.statistics:
+        for s in plan.sensitivities:
             diff = abs(full.get(key, {}).get(s.name, 0.0) - rest.get(key, {}).get(s.name, 0.0))
             assert diff <= s.bound
 

@@ -91,7 +91,7 @@ def test_rows_beyond_the_limit_add_no_distinct_values():
                       "s": [f"w{i}" for i in range(40)]})
     assert distinct_cell(plan, others) == 2
     assert distinct_cell(plan, pa.concat_tables([others, heavy])) == 5
-    statistic = plan.statistic(next(s.name for s in plan.stats if s.kind == "distinct"))
+    statistic = plan.sensitivity(next(s.name for s in plan.stats if s.kind == "distinct"))
     assert statistic.bound == 3
 
 
@@ -109,4 +109,4 @@ def test_row_level_distinct_is_a_plain_distinct_count():
     plan = analyze("SELECT COUNT(DISTINCT s) FROM t", catalog, epsilon=1.0, delta=0.0)
     table = pa.table({"k": ["a"] * 4, "s": ["p", "q", "p", None]})
     assert run_bounded(table, plan, salt="s")[()][plan.stats[0].name] == 2
-    assert plan.statistics[0].bound == 1
+    assert plan.sensitivities[0].bound == 1

@@ -42,7 +42,7 @@ def test_hostile_values_never_escape_the_bounds():
                      max_groups_per_unit=12)
     out = run_bounded(hostile_table(), plan, salt="s")
     for cells in out.values():
-        for statistic in plan.statistics:
+        for statistic in plan.sensitivities:
             assert math.isfinite(cells[statistic.name])
 
 

@@ -55,7 +55,7 @@ def test_out_of_domain_groups_are_dropped_before_the_cap(sql, limits):
     private = make_plan(sql, None, **limits)
     assert public.contribution.groups_per_unit == private.contribution.groups_per_unit
     table = hostile_table(seed=3)
-    names = {s.name for s in public.statistics}  # without public keys, selection adds a count
+    names = {s.name for s in public.sensitivities}  # without public keys, selection adds a count
     for salt in ("a", "b", "c"):
         expected = run_bounded(in_domain(table, public_keys), private, salt=salt)
         expected = {k: {n: v for n, v in cells.items() if n in names}

@@ -59,7 +59,7 @@ def run(plan, t: pa.Table, p: pa.Table) -> dict:
     BACKEND.load("lookup", LOOKUP)
     out = BACKEND.execute(CompiledQuery.of(plan), salt="fixed").to_pylist()
     keys = [k.name for k in plan.keys]
-    return {tuple(r[k] for k in keys): {s.name: float(r[s.name]) for s in plan.statistics}
+    return {tuple(r[k] for k in keys): {s.name: float(r[s.name]) for s in plan.sensitivities}
             for r in out}
 
 

@@ -42,7 +42,7 @@ def n50(plan) -> int:
     selection = plan.selection
     if selection.truncated_geometric:
         return units_for_release(lambda n: truncated_geometric_probability(
-            n, selection.epsilon, selection.delta, selection.max_groups))
+            n, selection.epsilon, selection.delta, selection.max_groups_per_unit))
     units = next(s.name for s in plan.stats if s.kind == "units")
     return units_for_release(lambda n: release_probability(plan.noise_for(units),
                                                            selection.threshold, n))
@@ -61,7 +61,7 @@ def test_a_sum_over_private_keys_swaps_the_threshold_for_the_geometric(monkeypat
     assert plan.noise_for(sum_name).scale <= before.noise_for(sum_name).scale * (1 + 1e-9)
     assert n50(plan) < n50(before)
     # The unit count is computed for selection but is no longer a noised statistic.
-    assert [plan.stat(s.name).kind for s in plan.statistics] == ["sum"]
+    assert [plan.stat(s.name).kind for s in plan.sensitivities] == ["sum"]
     assert plan.statistics_per_unit == 1
     # The noise and the selection split the query's ε and never exceed it.
     used = Fraction(plan.noise.epsilon) + Fraction(plan.selection.epsilon)

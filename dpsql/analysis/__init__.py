@@ -19,7 +19,7 @@ from sqlglot import exp
 
 from dpsql.analysis.aggregates import collect_aggregates
 from dpsql.analysis.draft import Context, Draft
-from dpsql.analysis.options import check_options, read_options
+from dpsql.analysis.options import check_options, check_public_groups, read_options
 from dpsql.analysis.relations import resolve_source
 from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
 from dpsql.analysis.shape import (
@@ -44,6 +44,7 @@ PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     check_options,
     check_where,
     resolve_keys,
+    check_public_groups,
     collect_aggregates,
     contribution_limits,
     measure_sensitivity,

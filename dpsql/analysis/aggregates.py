@@ -45,9 +45,11 @@ from dpsql.analysis.named_bounds import (
     PER_GROUP,
     PER_ROW,
     NamedBounds,
+    bound_syntax,
     clamp_interval,
     named_bounds,
 )
+from dpsql.dialect import is_anonymization
 from dpsql.errors import UnsupportedQueryError
 from dpsql.expr.types import integer_valued, type_class
 from dpsql.plan import (
@@ -227,8 +229,8 @@ class _Collector:
             refuse(node, "COUNT", "COUNT without named bounds on a row-level table",
                    f"Each row is its own unit and adds at most 1: drop {PER_GROUP}")
         if lo < 0 or hi == 0 or not (float(lo).is_integer() and float(hi).is_integer()):
-            refuse(node, "COUNT", f"{PER_GROUP} => (lo, hi) with integers 0 <= lo <= hi, "
-                   "hi > 0")
+            refuse(node, "COUNT", f"{bound_syntax(node, PER_GROUP)} with integers "
+                   "0 <= lo <= hi, hi > 0")
         if isinstance(arg, exp.Star):
             return "count_star", (self.stat("rows", per_group=True, lo=lo, hi=hi),), None
         check_row_expression(arg, "COUNT argument")
@@ -257,10 +259,14 @@ class _Collector:
         registered = [name for name in unbounded if name.lower() in self.registered]
         declare = (f"declare bounds={{\"{registered[0]}\": (lo, hi)}} when registering the "
                    "table, or " if registered else "")
+        example = node.copy()
+        if is_anonymization(node):
+            example.set("bounds", [exp.Kwarg(this=exp.var(type(node).clamp), expression=exp.Tuple(
+                expressions=[exp.var("lo"), exp.var("hi")]))])
+            return f"{fragment(node)} needs bounds: {declare}write {fragment(example)}"
         clamp = exp.Anonymous(this="LEAST", expressions=[
             exp.Anonymous(this="GREATEST", expressions=[arg.copy(), exp.var("lo")]),
             exp.var("hi")])
-        example = node.copy()
         next(n for n in example.walk() if n == arg).replace(clamp)
         return (f"{fragment(node)} needs bounds: {declare}write {fragment(example, limit=None)} "
                 f"(or, in BigQuery style, add the argument {PER_ROW} => (lo, hi))")
@@ -328,9 +334,15 @@ def _refuse_raw_column(column: exp.Column, context: str, unit: str | None) -> No
 
 
 def _check_literal_count(node: exp.Expression, clause: str) -> None:
+    """LIMIT/OFFSET/TOP n: a literal count, or a percentage of the released rows (PERCENT)."""
     value = node.expression
+    label = "TOP" if node.meta.get("top") else clause
     if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()):
-        refuse(node, clause, "a non-negative integer literal")
+        refuse(node, label, "a non-negative integer literal")
+    options = node.args.get("limit_options")
+    if options is not None and options.args.get("with_ties"):
+        refuse(node, label, f"{label} n [PERCENT]", "WITH TIES is not supported; drop it "
+               "(rows tied at the n-th place are then cut by the ORDER BY)")
 
 
 def _quantile_parts(node: exp.Expression) -> tuple[exp.Expression, Fraction]:

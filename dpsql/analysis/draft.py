@@ -30,14 +30,18 @@ class Context:
 
 @dataclass(frozen=True)
 class QueryOptions:
-    """Contribution limits and privacy unit named by ``WITH DIFFERENTIAL_PRIVACY OPTIONS``.
+    """Contribution limits and privacy unit named by ``WITH DIFFERENTIAL_PRIVACY OPTIONS``
+    (or ZetaSQL's ``WITH ANONYMIZATION OPTIONS``, named by ``clause``).
 
-    ``None`` leaves the catalog's declaration in force.
+    ``None`` leaves the catalog's declaration in force. ``public_groups`` is BigQuery's
+    ``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public.
     """
 
     max_groups: int | None = None
     max_rows: int | None = None
     unit: exp.Column | None = None
+    public_groups: bool = False
+    clause: str = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
 
 
 @dataclass(frozen=True)

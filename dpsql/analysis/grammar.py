@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from dpsql.dialect import DIALECTS
 from dpsql.errors import UnsupportedQueryError
 from dpsql.expr.functions import FUNCTION_NAMES, SIGNATURES
 
@@ -64,9 +65,10 @@ def fragment(node: exp.Expression, limit: int | None = 80) -> str:
     """The SQL of ``node`` (DuckDB dialect), shortened for error messages unless limit=None.
 
     ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)`` prints as written (DuckDB's printer would
-    turn it into ``QUANTILE_CONT(x, q ORDER BY x)``).
+    turn it into ``QUANTILE_CONT(x, q ORDER BY x)``), and so does the DP syntax of
+    ``dpsql.dialect`` (``ANON_SUM(x CLAMPED BETWEEN 0 AND 10)``).
     """
-    sql = node.sql(dialect="postgres" if node.find(exp.WithinGroup) else "duckdb")
+    sql = node.sql(dialect=DIALECTS["postgres" if node.find(exp.WithinGroup) else "duckdb"])
     return sql if limit is None or len(sql) <= limit else sql[: limit - 3] + "..."
 
 

@@ -23,10 +23,7 @@ from sqlglot import exp
 
 from dpsql.analysis.bounds import Interval
 from dpsql.analysis.grammar import refuse
-from dpsql.dialect import named_arguments
-
-PER_ROW = "contribution_bounds_per_row"
-PER_GROUP = "contribution_bounds_per_group"
+from dpsql.dialect import PER_GROUP, PER_ROW, is_anonymization, named_arguments
 
 
 @dataclass(frozen=True)
@@ -48,15 +45,22 @@ def named_bounds(node: exp.Expression) -> NamedBounds:
     return NamedBounds(per_row=found.get(PER_ROW), per_group=found.get(PER_GROUP))
 
 
+def bound_syntax(node: exp.Expression, name: str) -> str:
+    """How the aggregate ``node`` writes the bound ``name``: ZetaSQL's ``CLAMPED BETWEEN lo
+    AND hi`` on its ANON_* aggregates, BigQuery's ``name => (lo, hi)`` otherwise."""
+    return "CLAMPED BETWEEN lo AND hi" if is_anonymization(node) else f"{name} => (lo, hi)"
+
+
 def _pair(node: exp.Expression, name: str, value: exp.Expression) -> tuple[float, float]:
-    allowed = f"{name} => (lo, hi) with number literals lo <= hi"
+    allowed = f"{bound_syntax(node, name)} with number literals lo <= hi"
+    context = "CLAMPED BETWEEN" if is_anonymization(node) else name
     items = value.expressions if isinstance(value, exp.Tuple) else []
     numbers = [number_literal(item) for item in items]
     if len(numbers) != 2 or None in numbers:
-        refuse(node, name, allowed)
+        refuse(node, context, allowed)
     lo, hi = numbers
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-        refuse(node, name, allowed, f"({lo:g}, {hi:g}) is not a finite range")
+        refuse(node, context, allowed, f"({lo:g}, {hi:g}) is not a finite range")
     return lo, hi
 
 

@@ -1,17 +1,22 @@
-"""Passes for ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (...)`` (BigQuery/ZetaSQL syntax).
+"""Passes for ``SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (...)`` (BigQuery/ZetaSQL syntax)
+and ZetaSQL's older ``SELECT WITH ANONYMIZATION OPTIONS (...)``.
 
 The options, with what they mean in dpsql (docs/sql.md, "BigQuery-style DP syntax"):
 
 - ``epsilon``, ``delta``: number literals; the query's ε and δ, so the budget charged is
   exactly what the text says. A caller who also passes ``epsilon=``/``delta=`` must pass
   the same value: a query text never silently overrules its caller (PrivacyError).
-- ``max_groups_contributed = g``: a positive integer literal; this query's groups per
-  unit, replacing the catalog's ``max_groups_per_unit``. Any g is private: the rewrite
-  keeps at most g groups per unit and the noise is calibrated to g.
+- ``max_groups_contributed = g`` (``kappa`` in ``WITH ANONYMIZATION``): a positive integer
+  literal; this query's groups per unit, replacing the catalog's ``max_groups_per_unit``.
+  Any g is private: the rewrite keeps at most g groups per unit and the noise is
+  calibrated to g.
 - ``max_rows_contributed = r`` (ZetaSQL): at most r rows per unit in total, in any groups
   (so also r groups and r rows per group); exclusive with ``max_groups_contributed``.
 - ``privacy_unit_column = col``: must name the table's declared privacy unit. A query
   cannot pick another unit: that would protect something other than a person.
+- ``group_selection_strategy = PUBLIC_GROUPS | LAPLACE_THRESHOLD`` (BigQuery): with
+  ``PUBLIC_GROUPS`` every group key must be public (``check_public_groups``), so no group
+  is selected privately; ``LAPLACE_THRESHOLD`` is dpsql's default private selection.
 
 >>> import sqlglot
 >>> from dpsql.parse import parse
@@ -20,6 +25,10 @@ The options, with what they mean in dpsql (docs/sql.md, "BigQuery-style DP synta
 >>> d = read_options(Draft(sql=sql, ast=parse(sql), epsilon=1.0, delta=0.0), Context(None, None))
 >>> d.epsilon, d.options.max_groups, d.ast.sql()
 (0.5, 2, 'SELECT COUNT(*) FROM t')
+>>> sql = "SELECT WITH ANONYMIZATION OPTIONS (kappa = 3) COUNT(*) FROM t"
+>>> read_options(Draft(sql=sql, ast=parse(sql), epsilon=1.0, delta=0.0),
+...              Context(None, None)).options.max_groups
+3
 """
 
 from __future__ import annotations
@@ -37,9 +46,13 @@ from dpsql.errors import PrivacyError, UnsupportedQueryError
 
 CLAUSE = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
 NAMES = ("epsilon", "delta", "max_groups_contributed", "max_rows_contributed",
-         "privacy_unit_column")
+         "privacy_unit_column", "group_selection_strategy")
 ALLOWED = "epsilon = <number>, delta = <number>, max_groups_contributed = <integer>, " \
-          "max_rows_contributed = <integer>, privacy_unit_column = <column>"
+          "max_rows_contributed = <integer>, privacy_unit_column = <column>, " \
+          "group_selection_strategy = PUBLIC_GROUPS | LAPLACE_THRESHOLD"
+OLD_NAMES = {"kappa": "max_groups_contributed"}
+"""ZetaSQL's older names, read in ``WITH ANONYMIZATION OPTIONS`` only."""
+STRATEGIES = ("LAPLACE_THRESHOLD", "PUBLIC_GROUPS")
 
 
 def read_options(draft: Draft, ctx: Context) -> Draft:
@@ -47,99 +60,150 @@ def read_options(draft: Draft, ctx: Context) -> Draft:
     clauses = list(draft.ast.find_all(DifferentialPrivacy))
     if not clauses:
         return draft
-    ast = draft.ast
+    ast, clause = draft.ast, _clause_name(clauses[0])
     if len(clauses) > 1 or not isinstance(ast, exp.Select) or ast.args.get("hint") is not \
             clauses[0]:
         raise UnsupportedQueryError(
-            f"{CLAUSE}: allowed only once, right after the outermost SELECT; "
+            f"{clause}: allowed only once, right after the outermost SELECT; "
             "move it there (it applies to the whole query)")
-    values = _values(clauses[0])
-    options = QueryOptions(max_groups=_positive(values, "max_groups_contributed"),
-                           max_rows=_positive(values, "max_rows_contributed"),
-                           unit=_unit(values.get("privacy_unit_column")))
+    values = _values(clauses[0], clause)
+    options = QueryOptions(
+        max_groups=_positive(values, "max_groups_contributed", clause),
+        max_rows=_positive(values, "max_rows_contributed", clause),
+        unit=_unit(values.get("privacy_unit_column"), clause),
+        public_groups=_strategy(values.get("group_selection_strategy"), clause),
+        clause=clause)
     if options.max_groups is not None and options.max_rows is not None:
-        refuse(values["max_rows_contributed"], CLAUSE, "one of max_groups_contributed and "
+        refuse(values["max_rows_contributed"], clause, "one of max_groups_contributed and "
                "max_rows_contributed", "They bound contributions in two different ways "
                "(as in ZetaSQL); keep the one you mean")
     ast = ast.copy()
     ast.set("hint", None)
     return replace(draft, ast=ast, options=options,
-                   epsilon=_parameter(values, "epsilon", ctx.call_epsilon, draft.epsilon),
-                   delta=_parameter(values, "delta", ctx.call_delta, draft.delta))
+                   epsilon=_parameter(values, "epsilon", ctx.call_epsilon, draft.epsilon,
+                                      clause),
+                   delta=_parameter(values, "delta", ctx.call_delta, draft.delta, clause))
 
 
-def _values(clause: DifferentialPrivacy) -> dict[str, exp.Expression]:
-    """``name = value`` options by lower-case name: known names, each at most once."""
+def _clause_name(clause: DifferentialPrivacy) -> str:
+    return f"WITH {clause.args.get('kind') or 'DIFFERENTIAL_PRIVACY'} OPTIONS"
+
+
+def _values(clause: DifferentialPrivacy, label: str) -> dict[str, exp.Expression]:
+    """``name = value`` options by lower-case name (older names under their new ones):
+    known names, each at most once."""
+    old = OLD_NAMES if clause.args.get("kind") == "ANONYMIZATION" else {}
     values: dict[str, exp.Expression] = {}
     for option in clause.expressions:
         name = option.this if isinstance(option, exp.EQ) else None
         if not isinstance(name, exp.Column) or name.table:
-            refuse(option, CLAUSE, ALLOWED, "Write each option as name = value")
+            refuse(option, label, ALLOWED, "Write each option as name = value")
         key = name.name.lower()
+        if key == "k_threshold":
+            refuse(option, label, ALLOWED, "dpsql selects groups with a threshold it "
+                   "calibrates from delta (ZetaSQL recommends delta over k_threshold); give "
+                   "delta = <number> instead")
+        if key in OLD_NAMES and not old:
+            refuse(option, label, ALLOWED, f"{name.name} is not an option dpsql knows here: "
+                   f"it is the older name of {OLD_NAMES[key]} in WITH ANONYMIZATION OPTIONS")
+        key = old.get(key, key)
         if key not in NAMES:
-            refuse(option, CLAUSE, ALLOWED, f"{name.name} is not an option dpsql knows")
+            refuse(option, label, ALLOWED, f"{name.name} is not an option dpsql knows")
         if key in values:
-            refuse(option, CLAUSE, "each option once", f"{key} is given twice")
+            refuse(option, label, "each option once", f"{key} is given twice"
+                   + (" (kappa is its older name)" if key in old.values() else ""))
         values[key] = option.expression
     return values
 
 
 def _parameter(values: dict[str, exp.Expression], name: str, call: float | None,
-               default: float) -> float:
+               default: float, clause: str) -> float:
     """ε or δ from OPTIONS; equal to the caller's explicit value if there is one."""
     node = values.get(name)
     if node is None:
         return default
     value = number_literal(node)
     if value is None or not math.isfinite(value):
-        refuse(node, f"{CLAUSE} {name}", "a number literal, e.g. epsilon = 0.5")
+        refuse(node, f"{clause} {name}", "a number literal, e.g. epsilon = 0.5")
     if call is not None and call != value:
         raise PrivacyError(
-            f"{CLAUSE}: {name} = {fragment(node)} conflicts with {name}={call!r} passed to "
+            f"{clause}: {name} = {fragment(node)} conflicts with {name}={call!r} passed to "
             f"the call; give {name} in one place (the budget is charged for exactly one)")
     return value
 
 
-def _positive(values: dict[str, exp.Expression], name: str) -> int | None:
+def _positive(values: dict[str, exp.Expression], name: str, clause: str) -> int | None:
     node = values.get(name)
     if node is None:
         return None
     if isinstance(node, exp.Null):
-        refuse(node, f"{CLAUSE} {name}", "a positive integer literal",
+        refuse(node, f"{clause} {name}", "a positive integer literal",
                f"dpsql always bounds contributions: {name} = NULL would lift the bound")
     if not (isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()
             and int(node.this) > 0):
-        refuse(node, f"{CLAUSE} {name}", "a positive integer literal, e.g. "
+        refuse(node, f"{clause} {name}", "a positive integer literal, e.g. "
                f"{name} = 2")
     return int(node.this)
 
 
-def _unit(node: exp.Expression | None) -> exp.Column | None:
+def _unit(node: exp.Expression | None, clause: str) -> exp.Column | None:
     if node is not None and not isinstance(node, exp.Column):
-        refuse(node, f"{CLAUSE} privacy_unit_column", "a column name, e.g. "
+        refuse(node, f"{clause} privacy_unit_column", "a column name, e.g. "
                "privacy_unit_column = patient_id")
     return node
 
 
+def _strategy(node: exp.Expression | None, clause: str) -> bool:
+    """True for ``group_selection_strategy = PUBLIC_GROUPS`` (a name or a string)."""
+    if node is None:
+        return False
+    value = node.name.upper() if isinstance(node, exp.Column) and not node.table else \
+        node.this.upper() if isinstance(node, exp.Literal) and node.is_string else None
+    if value not in STRATEGIES:
+        refuse(node, f"{clause} group_selection_strategy", " or ".join(STRATEGIES))
+    return value == "PUBLIC_GROUPS"
+
+
 def check_options(draft: Draft, ctx: Context) -> Draft:
     """The options must fit the table: its own privacy unit, and a unit to limit."""
-    unit, info = draft.options.unit, draft.table
+    unit, info, clause = draft.options.unit, draft.table, draft.options.clause
     limited = draft.options.max_groups is not None or draft.options.max_rows is not None
     if info.row_level and (unit is not None or limited):
         raise UnsupportedQueryError(
-            f"{CLAUSE}: table {info.name!r} has row-level privacy (every row is its own "
+            f"{clause}: table {info.name!r} has row-level privacy (every row is its own "
             "unit and touches one group); drop privacy_unit_column, max_groups_contributed "
             "and max_rows_contributed, or register the table with privacy_unit=...")
     if unit is None:
         return draft
     table = draft.select.args["from_"].this
-    if unit.table and unit.table.lower() not in {table.name.lower(),
-                                                 (table.alias or table.name).lower()}:
-        refuse(unit, f"{CLAUSE} privacy_unit_column", f"a column of {info.name}",
+    qualifiers = {table.name.lower(), (table.alias or table.name).lower()}
+    if draft.relation is None and unit.table and unit.table.lower() not in qualifiers:
+        refuse(unit, f"{clause} privacy_unit_column", f"a column of {info.name}",
                f"{unit.table!r} is not a table in FROM")
     if unit.name.lower() != info.privacy_unit:
+        where = "the FROM clause" if draft.relation is not None else repr(info.name)
         raise UnsupportedQueryError(
-            f"{CLAUSE}: privacy_unit_column = {fragment(unit)} is not the privacy unit of "
-            f"{info.name!r}, which protects each {info.privacy_unit}; a query cannot choose "
-            f"another unit. Write privacy_unit_column = {info.privacy_unit} or omit it")
+            f"{clause}: privacy_unit_column = {fragment(unit)} is not the privacy unit of "
+            f"{where}, which protects each {_written(info.privacy_unit)}; a query cannot "
+            f"choose another unit. Write privacy_unit_column = "
+            f"{_written(info.privacy_unit)} or omit it")
+    return draft
+
+
+def _written(unit: str) -> str:
+    """The unit as the analyst can name it (a joined unit is named by its table's column)."""
+    return unit.rpartition("_")[2] if unit.startswith("__dp_j") else unit
+
+
+def check_public_groups(draft: Draft, ctx: Context) -> Draft:
+    """``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public."""
+    private = [k for k in draft.keys if not k.public]
+    if draft.options.public_groups and private:
+        raise UnsupportedQueryError(
+            f"{draft.options.clause} group_selection_strategy = PUBLIC_GROUPS: GROUP BY "
+            f"{_written(private[0].name)} is not a public key, so its groups would have to be "
+            "selected privately. Declare its values when registering the table "
+            f"(public_keys={{\"{_written(private[0].name)}\": [...]}}), group by a column of "
+            "a public table joined to the private one, or drop the option (an expression "
+            "of a public column is a private key: group by the column itself)")
     return draft

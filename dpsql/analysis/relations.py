@@ -121,13 +121,16 @@ def resolve_source(draft: Draft, ctx: Context) -> Draft:
     if source.public:
         refuse(select.args["from_"].this, "FROM", "a private table, subquery or join with one",
                "dpsql answers queries over private data; public tables are for lookups")
+    options = draft.options
+    if options.unit is not None:  # OPTIONS(privacy_unit_column = alias.column)
+        options = replace(options, unit=_unqualify(options.unit, names))
     outer = _written_names(select, _unqualify(select, names))
     outer.set("with_", None)
     outer.set("joins", None)
     outer.set("from_", exp.From(this=exp.to_table(SOURCE)))
     source, outer = _group_expressions(source, outer)
     info = source.info(SOURCE)
-    return replace(draft, ast=outer, table=info, relation=source.relation,
+    return replace(draft, ast=outer, table=info, relation=source.relation, options=options,
                    tables=source.tables, private_tables=tuple(t.name for t in source.private))
 
 

@@ -24,7 +24,7 @@ from fractions import Fraction
 from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.errors import PrivacyError
 from dpsql.exact import float_at_least, float_at_most
-from dpsql.mechanisms import Statistic, choose_noise, selection_threshold, validate_privacy
+from dpsql.mechanisms import Sensitivity, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers
 from dpsql.plan import (
@@ -86,8 +86,8 @@ def query_limits(options: QueryOptions) -> dict[str, int]:
     if options.max_rows is not None:
         r = options.max_rows
         return {"max_groups_per_unit": r, "max_rows_per_group": r, "max_rows_per_unit": r}
-    if options.max_groups is not None:
-        return {"max_groups_per_unit": options.max_groups}
+    if options.max_groups_per_unit is not None:
+        return {"max_groups_per_unit": options.max_groups_per_unit}
     return {}
 
 
@@ -103,7 +103,7 @@ def normalised_norms(groups: int, rows_per_group: int, rows_total: int | None
     return q, math.sqrt(whole + (q - whole) ** 2)
 
 
-def statistic_of(spec: StatSpec, limits: Contribution) -> Statistic:
+def sensitivity_of(spec: StatSpec, limits: Contribution) -> Sensitivity:
     """Per-cell bound and normalised norms; sums are integers counted in quanta.
 
     A per-group-bounded statistic moves each of a unit's g cells by at most its group
@@ -118,17 +118,17 @@ def statistic_of(spec: StatSpec, limits: Contribution) -> Statistic:
     c, g = limits.rows_per_group, limits.groups_per_unit
     if spec.per_group:
         l1, l2 = normalised_norms(g, 1, None)
-        return Statistic(name=spec.name, bound=float_at_least(Fraction(spec.group_bound)),
+        return Sensitivity(name=spec.name, bound=float_at_least(Fraction(spec.group_bound)),
                          l1=l1, l2=l2, integer=True, cells=float(g))
     rows = 1 if spec.kind == "units" else min(c, spec.values_per_unit or c)
     total = None if spec.kind == "distinct" else limits.max_rows_per_unit
     l1, l2 = normalised_norms(g, rows, total)
-    return Statistic(name=spec.name, bound=float_at_least(Fraction(rows * spec.row_bound)),
+    return Sensitivity(name=spec.name, bound=float_at_least(Fraction(rows * spec.row_bound)),
                      l1=l1, l2=l2, integer=True, cells=float(g))
 
 
 def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
-    """One ``Statistic`` per released statistic, adding the unit count for selection; counts
+    """One ``Sensitivity`` per released statistic, adding the unit count for selection; counts
     are kept in ``COUNT_QUANTUM`` when ``max_rows_per_unit`` scales partials."""
     stats = draft.stats
     if needs_selection(draft) and not any(s.kind == "units" for s in stats):
@@ -136,14 +136,14 @@ def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
     if draft.contribution.caps_total:
         stats = tuple(replace(s, quantum=COUNT_QUANTUM) if s.kind in ("rows", "count") else s
                       for s in stats)
-    statistics = tuple(statistic_of(s, draft.contribution) for s in stats)
-    return replace(draft, stats=stats, statistics=statistics)
+    statistics = tuple(sensitivity_of(s, draft.contribution) for s in stats)
+    return replace(draft, stats=stats, sensitivities=statistics)
 
 
 @functools.lru_cache(maxsize=256)
-def _choose_noise(statistics: tuple[Statistic, ...], epsilon: float, delta: float):
+def _choose_noise(sensitivities: tuple[Sensitivity, ...], epsilon: float, delta: float):
     """choose_noise, memoised: calibration is pure and costs milliseconds per call."""
-    return choose_noise(statistics, epsilon, delta)
+    return choose_noise(sensitivities, epsilon, delta)
 
 
 def needs_selection(draft: Draft) -> bool:
@@ -173,7 +173,7 @@ def calibrate(draft: Draft, ctx: Context) -> Draft:
     aggregates = tuple(_with_mechanism(a, share, draft.contribution, draft.quantile_ci)
                        if a.quantile else a for a in draft.aggregates)
     draft = replace(draft, aggregates=aggregates)
-    if not draft.statistics:
+    if not draft.sensitivities:
         return replace(draft, noise=None, cost_delta=0.0)
     if not draft.aggregates:
         return check_release(_keys_only(draft))
@@ -185,7 +185,7 @@ def _share(draft: Draft) -> Fraction:
     release (three with ``quantile_ci``: the value and an interval's ends)."""
     releases = 1 if draft.quantile_ci is None else 3
     quantiles = sum(1 for a in draft.aggregates if a.quantile is not None)
-    return exact_share(draft.epsilon, releases * quantiles + bool(draft.statistics))
+    return exact_share(draft.epsilon, releases * quantiles + bool(draft.sensitivities))
 
 
 def _calibrate_noise(draft: Draft) -> Draft:
@@ -193,7 +193,7 @@ def _calibrate_noise(draft: Draft) -> Draft:
     # Calibrate with values never above what is charged (the decimals the user wrote).
     epsilon, delta = float_at_most(_share(draft)), float_at_most(draft.delta)
     if not needs_selection(draft):
-        noise = _choose_noise(draft.statistics, epsilon, delta)
+        noise = _choose_noise(draft.sensitivities, epsilon, delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
         return replace(draft, noise=noise, cost_delta=used)
     if draft.delta == 0:
@@ -203,19 +203,19 @@ def _calibrate_noise(draft: Draft) -> Draft:
             f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
             f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
     half = float_at_most(Fraction(delta) / 2)
-    noise = _choose_noise(draft.statistics, epsilon, half)
+    noise = _choose_noise(draft.sensitivities, epsilon, half)
     selection_delta = float_at_most(Fraction(delta) - Fraction(half)) \
         if noise.kind == "gaussian" else delta
-    units = next(s for s in draft.statistics if s.name == _units_name(draft))
+    units = next(s for s in draft.sensitivities if s.name == _units_name(draft))
     groups = draft.contribution.groups_per_unit
     threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
     selection = Selection(method=f"{noise.kind}_threshold", threshold=threshold,
-                          delta=selection_delta, max_groups=groups)
+                          delta=selection_delta, max_groups_per_unit=groups)
     draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
     return _prefer_geometric(draft, units)
 
 
-def _prefer_geometric(draft: Draft, units: Statistic) -> Draft:
+def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
     """Swap the threshold for the truncated geometric when it releases more groups and
     leaves every cell's noise as it was.
 
@@ -231,7 +231,7 @@ def _prefer_geometric(draft: Draft, units: Statistic) -> Draft:
     noise = draft.noise
     if noise.kind != "laplace" or any(units.name in a.stats for a in draft.aggregates):
         return draft
-    kept = tuple(s for s in draft.statistics if s is not units)
+    kept = tuple(s for s in draft.sensitivities if s is not units)
     share = _share(draft)
     # noise.l1 is after grid inflation; the unit count is an integer, never inflated.
     noise_epsilon = float_at_most(share * (Fraction(noise.l1) - Fraction(units.l1)) /
@@ -245,16 +245,17 @@ def _prefer_geometric(draft: Draft, units: Statistic) -> Draft:
     selection = draft.selection
     try:
         method, _ = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
-                                   selection.max_groups)
+                                   selection.max_groups_per_unit)
     except PrivacyError:  # too little ε for the truncated geometric: keep the threshold
         return draft
     if method != "truncated_geometric":
         return draft
     geometric = Selection(method=method, threshold=0.0, delta=selection.delta,
-                          max_groups=selection.max_groups, epsilon=selection_epsilon)
+                          max_groups_per_unit=selection.max_groups_per_unit,
+                          epsilon=selection_epsilon)
     # explain() compares the candidates: keep the Gaussian design's std for reference.
     lighter = replace(lighter, gaussian_std=noise.gaussian_std)
-    return replace(draft, statistics=kept, noise=lighter, selection=geometric)
+    return replace(draft, sensitivities=kept, noise=lighter, selection=geometric)
 
 
 def _keys_only(draft: Draft) -> Draft:
@@ -264,7 +265,7 @@ def _keys_only(draft: Draft) -> Draft:
         raise PrivacyError("releasing private group keys needs delta > 0 (e.g. delta=1e-7)")
     selection = Selection(method="truncated_geometric", threshold=0.0,
                           delta=float_at_most(draft.delta),
-                          max_groups=draft.contribution.groups_per_unit,
+                          max_groups_per_unit=draft.contribution.groups_per_unit,
                           epsilon=float_at_most(draft.epsilon))
     return replace(draft, noise=None, selection=selection, cost_delta=draft.delta)
 
@@ -285,19 +286,20 @@ def check_release(draft: Draft) -> Draft:
     """
     if draft.noise is not None:
         for spec in draft.stats:
-            stat = next((s for s in draft.statistics if s.name == spec.name), None)
+            stat = next((s for s in draft.sensitivities if s.name == spec.name), None)
             if stat is not None:
                 _check_statistic(spec, stat, draft)
     selection = draft.selection
     if selection is not None and selection.truncated_geometric:
-        truncated_geometric_crossovers(selection.epsilon, selection.delta, selection.max_groups)
+        truncated_geometric_crossovers(selection.epsilon, selection.delta,
+                                       selection.max_groups_per_unit)
     elif selection is not None and not math.isfinite(selection.threshold):
         raise PrivacyError(f"the partition-selection threshold overflows at epsilon="
                            f"{draft.epsilon:g}: use a larger epsilon")
     return draft
 
 
-def _check_statistic(spec: StatSpec, stat: Statistic, draft: Draft) -> None:
+def _check_statistic(spec: StatSpec, stat: Sensitivity, draft: Draft) -> None:
     """PrivacyError unless every value the noise of ``stat`` can release is a finite number
     (a 64-bit integer for counts)."""
     noise = draft.noise.noise_for(stat)  # in quanta; the answer's units are × quantum
@@ -340,7 +342,7 @@ def _with_mechanism(agg: Aggregate, epsilon: float, limits: Contribution,
     """The quantile's exponential mechanism, and with ``level`` its interval's two ends."""
     weight, groups = quantile_weight_limits(limits)
     mechanism = ExponentialQuantile(epsilon=epsilon, q=agg.quantile.q, max_weight=weight,
-                                    max_groups=groups)
+                                    max_groups_per_unit=groups)
     spec = replace(agg.quantile, mechanism=mechanism)
     if level is not None:
         buckets = agg.quantile.histogram.buckets

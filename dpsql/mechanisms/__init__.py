@@ -2,8 +2,8 @@
 
 No SQL and no backend here (never import sqlglot or duckdb).
 
->>> plan = choose_noise([Statistic("n", 1.0, 1.0, 1.0, integer=True)], 1.0, 0.0)
->>> str(plan.noise_for(plan.statistics[0]))
+>>> plan = choose_noise([Sensitivity("n", 1.0, 1.0, 1.0, integer=True)], 1.0, 0.0)
+>>> str(plan.noise_for(plan.sensitivities[0]))
 'discrete laplace(t=1, grid=1)'
 """
 
@@ -15,7 +15,7 @@ from dpsql.mechanisms.calibration import (
     laplace_scale,
     validate_privacy,
 )
-from dpsql.mechanisms.chooser import NoisePlan, Statistic, choose_noise
+from dpsql.mechanisms.chooser import NoisePlan, Sensitivity, choose_noise
 from dpsql.mechanisms.discrete_calibration import discrete_gaussian_sigma, zcdp_log_delta
 from dpsql.mechanisms.noise import Noise, grid_granularity
 from dpsql.mechanisms.samplers import Sampler
@@ -25,7 +25,7 @@ __all__ = [
     "Noise",
     "NoisePlan",
     "Sampler",
-    "Statistic",
+    "Sensitivity",
     "analytic_gaussian_sigma",
     "choose_noise",
     "classic_gaussian_sigma",

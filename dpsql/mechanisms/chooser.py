@@ -15,7 +15,7 @@ assumed to count fully in l1 and l2 (c ≤ l1 and c ≤ l2², the L0 × L∞ nor
 gives the factor (1 + g/bound).  The grid is taken from the un-inflated scale, the norms are
 inflated, then the scale is recomputed (only larger); the grids used are stored in the plan.
 
->>> plan = choose_noise([Statistic("n", 1.0, 1.0, 1.0, True)], 1.0, 1e-5)
+>>> plan = choose_noise([Sensitivity("n", 1.0, 1.0, 1.0, True)], 1.0, 1e-5)
 >>> plan.kind, plan.unit_scale
 ('laplace', 1.0)
 """
@@ -41,7 +41,7 @@ INTEGER_SCALE_LIMIT = 2.0**24
 
 
 @dataclass(frozen=True)
-class Statistic:
+class Sensitivity:
     """One released statistic (a column of cells) and one unit's influence on it.
 
     ``bound``: max change of one cell by one unit; ``l1``/``l2``: max over units of the
@@ -89,7 +89,7 @@ class NoisePlan:
     gaussian_std: float
     l1: float
     l2: float
-    statistics: tuple[Statistic, ...] = ()
+    sensitivities: tuple[Sensitivity, ...] = ()
     granularities: tuple[float, ...] = ()
 
     def __str__(self) -> str:
@@ -97,14 +97,14 @@ class NoisePlan:
         return (f"{self.kind} noise ({name}={self.unit_scale:.6g} per unit bound; "
                 f"L1={self.l1:.6g}, L2={self.l2:.6g}; eps={self.epsilon:g}, delta={self.delta:g})")
 
-    def noise_for(self, stat: Statistic) -> Noise:
+    def noise_for(self, stat: Sensitivity) -> Noise:
         """The noise for ``stat``: scale = bound × unit scale, on the grid used to calibrate.
 
         A scale below MIN_GRID_SCALE grid steps (a huge ε) is raised to it: the samplers
         draw the same noise (none) either way, and the scale stays a positive float.
         """
         try:
-            index = self.statistics.index(stat)
+            index = self.sensitivities.index(stat)
         except ValueError:
             raise InternalError(f"statistic {stat.name} was not part of this noise plan") from None
         grid = self.granularities[index]
@@ -112,7 +112,7 @@ class NoisePlan:
                      grid)
 
 
-def _cell_scale(stat: Statistic, unit_scale: float) -> float:
+def _cell_scale(stat: Sensitivity, unit_scale: float) -> float:
     """bound × unit scale; a PrivacyError if it overflows (the noise would not be a number)."""
     return finite_scale(stat.bound * unit_scale, f"the noise scale of statistic {stat.name} "
                         f"(bound {stat.bound:g} × {unit_scale:g})")
@@ -135,7 +135,7 @@ def _unit_scale(kind: Kind, l1: float, l2: float, epsilon: float, delta: float,
     return discrete_gaussian_sigma(l2, epsilon, delta, grid_bound=grid_bound)
 
 
-def _candidate(kind: Kind, stats: Sequence[Statistic], epsilon: float, delta: float
+def _candidate(kind: Kind, stats: Sequence[Sensitivity], epsilon: float, delta: float
                ) -> tuple[float, tuple[float, ...], float, float]:
     """(unit scale, grids, inflated L1, inflated L2) for one kind of noise."""
     l1, l2 = _norms([(s.l1, s.l2) for s in stats])
@@ -153,7 +153,7 @@ def _candidate(kind: Kind, stats: Sequence[Statistic], epsilon: float, delta: fl
     return unit_scale, grids, l1, l2
 
 
-def _check_samplable(noise: Noise, stat: Statistic, epsilon: float) -> None:
+def _check_samplable(noise: Noise, stat: Sensitivity, epsilon: float) -> None:
     """PrivacyError unless the exact samplers can draw ``noise``.
 
     The grid is ~2⁻²⁰ of the first scale, but at a tiny ε (≲ 1e-12) rounding to it inflates
@@ -166,13 +166,13 @@ def _check_samplable(noise: Noise, stat: Statistic, epsilon: float) -> None:
             "epsilon, or smaller bounds or contribution limits")
 
 
-def choose_noise(stats: Sequence[Statistic], epsilon: float, delta: float) -> NoisePlan:
+def choose_noise(stats: Sequence[Sensitivity], epsilon: float, delta: float) -> NoisePlan:
     """Calibrate both candidates and keep the one with the smaller (normalised) std.
 
     A candidate that cannot be calibrated in floats or sampled exactly (an extreme ε or δ)
     drops out, with std inf; if both do, the Laplace candidate's PrivacyError is raised.
 
-    >>> unit = Statistic("n", 1.0, 1.0, 1.0, True)
+    >>> unit = Sensitivity("n", 1.0, 1.0, 1.0, True)
     >>> [choose_noise([unit] * k, 1.0, 1e-5).kind for k in (6, 8)]
     ['laplace', 'gaussian']
     """

@@ -47,7 +47,7 @@ target qN + τ). With τ = ⌈ln(2(B + 1)/(1 − level))/a⌉ both ends hold tog
 ≥ level, whatever the data. τ is public, so neighbouring histograms move every utility by at
 most W exactly as above: each end is ε-DP by the same proof.
 
->>> m = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=1, max_groups=1)
+>>> m = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=1, max_groups_per_unit=1)
 >>> m.exponents(np.array([[0, 3, 0, 1]]))[0].tolist()  # rank 2 lies in bucket 1
 [2097150, 0, 1048575, 1048575]
 >>> m.sample(np.array([[0, 1000, 0, 0]]), Sampler(seed=1)).tolist()
@@ -78,13 +78,14 @@ class ExponentialQuantile:
     """One quantile released per group by the exponential mechanism (pure ε-DP in total).
 
     ``epsilon`` covers every group of the column; ``max_weight`` is the most total histogram
-    weight one unit can add over all groups, and ``max_groups`` the most groups it can touch.
+    weight one unit can add over all groups, and ``max_groups_per_unit`` the most groups it
+    can touch.
     """
 
     epsilon: float
     q: Fraction
     max_weight: int
-    max_groups: int
+    max_groups_per_unit: int
     side: str = "point"
     pad: int = 0
 
@@ -95,7 +96,7 @@ class ExponentialQuantile:
             raise PrivacyError(f"quantile epsilon={self.epsilon!r} must be finite and > 0")
         if not 0 <= self.q <= 1:
             raise InternalError(f"quantile q={self.q} is outside [0, 1]")
-        if self.max_weight < 1 or self.max_groups < 1:
+        if self.max_weight < 1 or self.max_groups_per_unit < 1:
             raise InternalError("quantile weight and group limits must be at least 1")
         if self.rounding_bits > MAX_ROUNDING_BITS:
             raise PrivacyError(f"quantile epsilon={self.epsilon!r} is too small to sample "
@@ -110,14 +111,15 @@ class ExponentialQuantile:
         >>> [ExponentialQuantile(e, Fraction(1, 2), 1, 1).rounding_bits for e in (1.0, 1e300)]
         [21, 0]
         """
-        bits = math.log2(2 * self.max_groups) - math.log2(ROUNDING_COST) - math.log2(self.epsilon)
+        bits = (math.log2(2 * self.max_groups_per_unit) - math.log2(ROUNDING_COST)
+                - math.log2(self.epsilon))
         return max(0, math.ceil(bits))
 
     @property
     def scale(self) -> Fraction:
         """a = (ε − 2gη) / (2·W_tot): the exponent is a × (ranks away from qN)."""
         eta = Fraction(1, 2**self.rounding_bits)
-        return (Fraction(self.epsilon) - 2 * self.max_groups * eta) / (2 * self.max_weight)
+        return (Fraction(self.epsilon) - 2 * self.max_groups_per_unit * eta) / (2 * self.max_weight)
 
     def distances(self, histograms: np.ndarray) -> np.ndarray:
         """d × dist(qN, [L_j, R_j]) for q = n/d, exactly (int64, or Python integers if large)."""
@@ -169,7 +171,8 @@ class ExponentialQuantile:
     def interval_end(self, side: str, level: float, buckets: int) -> ExponentialQuantile:
         """The mechanism for one end of a ``level`` interval (same ε, q and limits).
 
-        >>> m = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=4, max_groups=1)
+        >>> m = ExponentialQuantile(epsilon=1.0, q=Fraction(1, 2), max_weight=4,
+        ...                         max_groups_per_unit=1)
         >>> m.interval_end("lower", 0.95, 1024).pad  # ⌈ln(2·1025/0.05)/a⌉, a = (1 − 2η)/8
         85
         """
@@ -192,7 +195,7 @@ class ExponentialQuantile:
     def __str__(self) -> str:
         end = "" if self.side == "point" else f", {self.side} end, pad={self.pad}"
         return (f"exponential(q={self.q}, eps={self.epsilon:g}, max weight={self.max_weight}, "
-                f"groups={self.max_groups}{end})")
+                f"groups={self.max_groups_per_unit}{end})")
 
 
 def _rejection(whole: np.ndarray, frac: np.ndarray, den: int, sampler: Sampler) -> np.ndarray:

@@ -67,7 +67,7 @@ def _on_grid(noise: Noise, value: float) -> float:
     return round(value / noise.granularity) * noise.granularity
 
 
-def selection_threshold(noise: Noise, max_groups: int, delta: float) -> float:
+def selection_threshold(noise: Noise, max_groups_per_unit: int, delta: float) -> float:
     """Smallest τ (grid point; an integer for integer noise) with P(1 + noise ≥ τ) ≤ δ'.
 
     For discrete Laplace with p = e^{−1/t}: P(X ≥ m) = p^m/(1 + p), so τ = 1 + m with
@@ -76,7 +76,7 @@ def selection_threshold(noise: Noise, max_groups: int, delta: float) -> float:
     >>> selection_threshold(Noise("laplace", 2.0), 3, 1e-5)
     26.0
     """
-    target = split_delta(delta, max_groups) * (1.0 - SAFETY)
+    target = split_delta(delta, max_groups_per_unit) * (1.0 - SAFETY)
     m = least_integer(lambda k: noise.grid_tail(k) <= target, 1)
     return _on_grid(noise, 1.0) + m * noise.granularity
 
@@ -104,7 +104,8 @@ TINY_EPSILON = 1e-12
 at such an ε' anyway)."""
 
 
-def _per_group_budget(epsilon: float, delta: float, max_groups: int) -> tuple[float, float]:
+def _per_group_budget(epsilon: float, delta: float, max_groups_per_unit: int
+                      ) -> tuple[float, float]:
     """(ε', δ') = (min(ε/k, HUGE_EPSILON), 1 − (1 − δ)^{1/k}), δ' shaved by SAFETY like the
     thresholds.
 
@@ -113,13 +114,14 @@ def _per_group_budget(epsilon: float, delta: float, max_groups: int) -> tuple[fl
     """
     if not (math.isfinite(epsilon) and epsilon > 0):
         raise PrivacyError(f"partition selection needs a finite epsilon > 0, got {epsilon!r}")
-    per_group = min(epsilon / max_groups, HUGE_EPSILON)
+    per_group = min(epsilon / max_groups_per_unit, HUGE_EPSILON)
     if per_group < TINY_EPSILON:
         raise PrivacyError(
-            f"epsilon={epsilon:g} over {max_groups} groups per unit is below {TINY_EPSILON:g} "
+            f"epsilon={epsilon:g} over {max_groups_per_unit} groups per unit is below "
+            f"{TINY_EPSILON:g} "
             "per group, too little for the truncated-geometric partition selection: use a "
-            f"larger epsilon (>= {TINY_EPSILON * max_groups:g}) or fewer groups per unit")
-    return per_group, split_delta(delta, max_groups) * (1.0 - SAFETY)
+            f"larger epsilon (>= {TINY_EPSILON * max_groups_per_unit:g}) or fewer groups per unit")
+    return per_group, split_delta(delta, max_groups_per_unit) * (1.0 - SAFETY)
 
 
 def _geometric_part(n, eps: float, dlt: float):
@@ -130,7 +132,7 @@ def _geometric_part(n, eps: float, dlt: float):
         return dlt * np.expm1(np.multiply(n, eps)) / math.expm1(eps)
 
 
-def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups: int
+def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups_per_unit: int
                                    ) -> tuple[int, int]:
     """(n₁, n₂) of the truncated-geometric mechanism: p grows geometrically up to n₁, then
     approaches 1 geometrically, and is 1 from n₂ + 1 on.
@@ -150,7 +152,7 @@ def truncated_geometric_crossovers(epsilon: float, delta: float, max_groups: int
     >>> truncated_geometric_crossovers(1.0, 1e-6, 1), truncated_geometric_crossovers(1.0, 1e-6, 4)
     ((14, 27), (53, 105))
     """
-    eps, dlt = _per_group_budget(epsilon, delta, max_groups)
+    eps, dlt = _per_group_budget(epsilon, delta, max_groups_per_unit)
     n1 = 1 + math.floor(math.log1p(math.tanh(eps / 2) * (1 / dlt - 1)) / eps)
 
     def first_regime_holds(n: int) -> bool:  # the recurrence picks e^{ε'}p(n−1) + δ' at n
@@ -177,7 +179,7 @@ def _log1p_quotient(numerator: float, denominator: float) -> float:
     return math.log(numerator) - math.log(denominator)
 
 
-def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups: int):
+def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups_per_unit: int):
     """Probability that the optimal (ε, δ) partition selection keeps a group of ``n`` units.
 
     Desfontaines, Voss, Gipson & Mandayam, PoPETs 2022 (Thm. 1, arXiv:2006.03684): for one
@@ -210,8 +212,8 @@ def truncated_geometric_probability(n, epsilon: float, delta: float, max_groups:
     >>> [round(float(p), 4) for p in truncated_geometric_probability([13, 14, 15, 27], 1, 1e-6, 1)]
     [0.2575, 0.6999, 0.8896, 1.0]
     """
-    eps, dlt = _per_group_budget(epsilon, delta, max_groups)
-    n1, n2 = truncated_geometric_crossovers(epsilon, delta, max_groups)
+    eps, dlt = _per_group_budget(epsilon, delta, max_groups_per_unit)
+    n1, n2 = truncated_geometric_crossovers(epsilon, delta, max_groups_per_unit)
     units = np.asarray(n, dtype=np.float64)
     if np.any(units != np.floor(units)):
         raise PrivacyError("the number of units in a group must be a whole number")
@@ -234,18 +236,18 @@ def units_for_release(probability: Callable[[int], float], level: float = 0.5) -
     return least_integer(lambda n: n >= 1 and float(probability(n)) >= level, 1)
 
 
-def best_selection(noise: Noise, epsilon: float, delta: float, max_groups: int, *,
+def best_selection(noise: Noise, epsilon: float, delta: float, max_groups_per_unit: int, *,
                    sizes: Iterable[int] | None = None) -> tuple[str, float | None]:
     """Threshold or truncated geometric, whichever releases more groups at this budget.
 
     Returns ``(f"{noise.kind}_threshold", τ)`` or ``("truncated_geometric", None)``.
 
-    Candidates, both spending δ (split over ``max_groups`` as δ'):
+    Candidates, both spending δ (split over ``max_groups_per_unit`` as δ'):
 
     - *threshold*: keep a group iff its noisy unit count, with the query's own ``noise``,
       is ≥ τ = :func:`selection_threshold` (release probability :func:`release_probability`);
     - *truncated geometric*: keep it with probability :func:`truncated_geometric_probability`
-      at (``epsilon``, ``delta``, ``max_groups``).
+      at (``epsilon``, ``delta``, ``max_groups_per_unit``).
 
     Criterion: with ``sizes`` (a reference list of group sizes, e.g. the sizes expected for
     this table, or the one-per-size range 1..N), the larger expected number of released
@@ -286,13 +288,13 @@ def best_selection(noise: Noise, epsilon: float, delta: float, max_groups: int, 
     >>> best_selection(Noise("laplace", 1.0), 0.25, 1e-6, 1)  # too little ε left for it
     ('laplace_threshold', 15.0)
     """
-    threshold = selection_threshold(noise, max_groups, delta)
+    threshold = selection_threshold(noise, max_groups_per_unit, delta)
 
     def by_threshold(n: int) -> float:
         return release_probability(noise, threshold, n)
 
     def by_geometric(n: int) -> float:
-        return float(truncated_geometric_probability(n, epsilon, delta, max_groups))
+        return float(truncated_geometric_probability(n, epsilon, delta, max_groups_per_unit))
 
     if sizes is None:
         geometric_wins = units_for_release(by_geometric) < units_for_release(by_threshold)
@@ -300,7 +302,7 @@ def best_selection(noise: Noise, epsilon: float, delta: float, max_groups: int, 
         reference = np.asarray(list(sizes), dtype=np.int64)
         expected_threshold = sum(by_threshold(int(n)) for n in reference)
         expected_geometric = float(np.sum(truncated_geometric_probability(
-            reference, epsilon, delta, max_groups)))
+            reference, epsilon, delta, max_groups_per_unit)))
         geometric_wins = expected_geometric > expected_threshold
     if geometric_wins:
         return "truncated_geometric", None

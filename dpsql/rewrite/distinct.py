@@ -13,7 +13,7 @@ other units:
 Removing a unit u then leaves every other unit's kept values unchanged and removes from the
 union at most the values only u contributed: at most c per group, in at most g groups
 (adding u is symmetric). So the statistic has per-cell bound c, L1 ≤ g·c and L2 ≤ c·√g;
-``max_rows_per_unit`` is not used to tighten it (see ``analysis.sensitivity.statistic_of``).
+``max_rows_per_unit`` is not used to tighten it (see ``analysis.sensitivity.sensitivity_of``).
 A unit with 40 rows of 40 different values in a group still adds at most c values.
 
 >>> from dpsql.analysis import analyze

@@ -6,11 +6,11 @@ reports; ``plan`` runs ``dpsql.compile.compile_query`` (analysis, rewrite, cost 
 ``run`` the backend's ``execute`` with a fixed salt. Nothing here re-implements a stage.
 
 ``check_neighbour`` mirrors ``tests/test_rewrite_bounds.py`` for a whole plan: every cell
-of every statistic moves by at most its ``Statistic.bound`` when one unit is removed; per
+of every statistic moves by at most its ``Sensitivity.bound`` when one unit is removed; per
 statistic, the changes normalised by the bound have L1 ≤ ``l1`` and L2 ≤ ``l2`` and touch
 at most ``cells`` cells; all released cells together at most ``statistics_per_unit``.
 The unit count kept only for a truncated-geometric selection moves by at most 1 in at most
-``max_groups`` groups. Quantile histograms (``dpsql.rewrite.quantiles``) lose weight only
+``max_groups_per_unit`` groups. Quantile histograms (``dpsql.rewrite.quantiles``) lose weight only
 (removing a unit never adds any), at most W_tot in total over at most g groups
 (``sensitivity.quantile_weight_limits``).
 """
@@ -29,7 +29,7 @@ import dpsql
 from dpsql.analysis.sensitivity import quantile_weight_limits
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.compile import CompiledQuery, compile_query
-from dpsql.mechanisms import Statistic
+from dpsql.mechanisms import Sensitivity
 from dpsql.plan import PrivacyPlan
 from tests.fuzz.tables import BOUNDS, PUBLIC_KEYS, ROW_LEVEL, SCHEMA, UNIT_TABLES, Database
 
@@ -163,16 +163,16 @@ def _rows(plan: PrivacyPlan, table: pa.Table) -> list[dict[str, Any]]:
     return table.select(names).to_pylist()
 
 
-def sensitivities(plan: PrivacyPlan) -> dict[str, Statistic]:
-    """Each computed statistic's guarantee: its released ``Statistic``, or for the unit
-    count of a truncated-geometric selection, 1 per group in ``max_groups`` groups."""
-    found = {s.name: s for s in plan.statistics}
+def sensitivities(plan: PrivacyPlan) -> dict[str, Sensitivity]:
+    """Each computed statistic's guarantee: its released ``Sensitivity``, or for the unit
+    count of a truncated-geometric selection, 1 per group in ``max_groups_per_unit`` groups."""
+    found = {s.name: s for s in plan.sensitivities}
     for spec in plan.stats:
         if spec.name not in found:
             assert spec.kind == "units" and plan.selection is not None, \
                 f"{spec} is computed but has no sensitivity in the plan"
-            groups = plan.selection.max_groups
-            found[spec.name] = Statistic(spec.name, bound=1.0, l1=groups,
+            groups = plan.selection.max_groups_per_unit
+            found[spec.name] = Sensitivity(spec.name, bound=1.0, l1=groups,
                                          l2=math.sqrt(groups), integer=True, cells=groups)
     return found
 
@@ -180,7 +180,7 @@ def sensitivities(plan: PrivacyPlan) -> dict[str, Statistic]:
 def check_neighbour(plan: PrivacyPlan, full: Cells, rest: Cells, unit: Any) -> None:
     """D and D − unit differ as the plan allows (see the module docstring)."""
     keys = set(full) | set(rest)
-    released = {s.name for s in plan.statistics}
+    released = {s.name for s in plan.sensitivities}
     touched = 0
     for name, stat in sensitivities(plan).items():
         l1 = l2 = 0.0

@@ -191,8 +191,8 @@ def test_negative_control_sensitivity_forgetting_groups_is_flagged(monkeypatch):
     The noise is then calibrated for L1 = 1 instead of 3: the target's three cells cost 3ε. No
     cell moves far (the loss is only multiplied by g), hence a few more trials.
     """
-    honest = sensitivity_module.statistic_of
-    monkeypatch.setattr(sensitivity_module, "statistic_of", lambda spec, limits: honest(
+    honest = sensitivity_module.sensitivity_of
+    monkeypatch.setattr(sensitivity_module, "sensitivity_of", lambda spec, limits: honest(
         spec, replace(limits, max_groups_per_unit=1)))
     epsilon_lower = run_audit(distinct_connection, DISTINCT_QUERY, DISTINCT_EVENTS,
                               MILD_CONTROL_TRIALS)
