@@ -1,0 +1,75 @@
+"""The server is the analyst's only way in: budgets per analyst, and no raw row by any route."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from dpsql.datasets import pums_path
+
+RAW = pums_path("PUMS_dup")
+ROUTES = [
+    "SELECT * FROM pums",
+    "SELECT pid, income FROM pums",
+    "SELECT income FROM pums WHERE pid = 1",
+    "COPY pums TO STDOUT",
+    "COPY (SELECT * FROM pums) TO '/tmp/dpsql-stolen.csv'",
+    "SELECT pg_read_file('/etc/passwd')",
+    f"SELECT * FROM read_csv('{RAW}')",
+    f"SELECT COUNT(*) FROM read_csv('{RAW}')",
+    f"SELECT c.relname, r.* FROM pg_catalog.pg_class c, read_csv('{RAW}') r",
+    "SELECT * FROM pg_catalog.pg_class c JOIN pums p ON TRUE",
+    f"ATTACH '{RAW}' AS stolen",
+    "PRAGMA table_info('pums')",
+    "CREATE TABLE copy AS SELECT * FROM pums",
+    "INSERT INTO pums VALUES (1, 1, 1, 1, 1, 1, 1)",
+    "SET enable_external_access = true",
+    "SELECT current_setting('home_directory')",
+    "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+    "SELECT n FROM r, pg_catalog.pg_class",
+    "SELECT * FROM pums; SELECT COUNT(*) FROM pums",  # a batch stops at its first error
+]
+
+
+def budget(con) -> tuple[float, float]:
+    spent, left = con.execute("SHOW dpsql.budget").fetchone()[1:3]
+    return spent, left
+
+
+def test_two_analysts_have_separate_budgets_and_connections_share_one(served):
+    alice, bob = served.new_user(epsilon=3), served.new_user(epsilon=2)
+    with served.connect(alice) as a1, served.connect(alice) as a2, served.connect(bob) as b:
+        a1.execute("SELECT COUNT(*) AS n FROM pums")
+        a2.execute("SELECT COUNT(*) AS n FROM pums WHERE age > 30")
+        assert budget(a1) == budget(a2) == (2.0, 1.0)
+        assert budget(b) == (0.0, 2.0)
+        b.execute("SELECT COUNT(*) AS n FROM pums")  # bob's first ask: charged to bob
+        assert budget(b) == (1.0, 1.0) and budget(a1) == (2.0, 1.0)
+
+
+@pytest.mark.parametrize("sql", ROUTES)
+def test_no_route_reads_raw_rows_and_refusals_spend_nothing(served, sql):
+    user = served.new_user()
+    with served.connect(user) as con:
+        try:
+            rows = con.execute(sql).fetchall()
+        except psycopg.Error as error:
+            text = str(error)
+            assert "Traceback" not in text
+            assert "17000" not in text and "59,1,9" not in text  # no value of the data
+        else:
+            pytest.fail(f"{sql!r} was answered: {rows[:3]}")
+        assert budget(con)[0] == 0
+
+
+def test_catalog_probes_see_names_and_types_only(served):
+    user = served.new_user()
+    with served.connect(user) as con:
+        columns = con.execute("SELECT column_name, data_type FROM information_schema.columns "
+                              "WHERE table_name = 'pums' ORDER BY ordinal_position").fetchall()
+        assert ("income", "BIGINT") in columns
+        assert con.execute("SELECT COUNT(*) FROM information_schema.columns "
+                           "WHERE table_name = 'pums'").fetchone() == (7,)
+        rows = con.execute("SELECT reltuples FROM pg_catalog.pg_class "
+                           "WHERE relname = 'pums'").fetchall()
+        assert rows in ([], [(0,)], [(0.0,)])  # the metadata database holds no rows
