@@ -85,7 +85,7 @@ def _to_plan(draft: Draft) -> PrivacyPlan:
         tables=draft.tables or (draft.table.name,),
         private_tables=draft.private_tables or (draft.table.name,),
         privacy_unit=draft.table.privacy_unit, where=draft.where, keys=draft.keys,
-        stats=draft.stats, statistics=draft.statistics, aggregates=draft.aggregates,
+        stats=draft.stats, sensitivities=draft.sensitivities, aggregates=draft.aggregates,
         contribution=draft.contribution, noise=draft.noise, selection=draft.selection,
         output=draft.output, columns=draft.columns,
         cost=Cost(epsilon=draft.epsilon, delta=draft.cost_delta),

@@ -13,7 +13,7 @@ from typing import Any
 from sqlglot import exp
 
 from dpsql.catalog import Catalog, TableInfo
-from dpsql.mechanisms import NoisePlan, Statistic
+from dpsql.mechanisms import NoisePlan, Sensitivity
 from dpsql.plan import Aggregate, Contribution, GroupKey, OutputColumn, Selection, StatSpec
 
 
@@ -37,7 +37,7 @@ class QueryOptions:
     ``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public.
     """
 
-    max_groups: int | None = None
+    max_groups_per_unit: int | None = None
     max_rows: int | None = None
     unit: exp.Column | None = None
     public_groups: bool = False
@@ -63,7 +63,7 @@ class Draft:
     output: exp.Select | None = None
     columns: tuple[OutputColumn, ...] = ()
     contribution: Contribution | None = None
-    statistics: tuple[Statistic, ...] = ()
+    sensitivities: tuple[Sensitivity, ...] = ()
     noise: NoisePlan | None = None
     selection: Selection | None = None
     cost_delta: float = 0.0

@@ -23,11 +23,11 @@ The options, with what they mean in dpsql (docs/sql.md, "BigQuery-style DP synta
 >>> sql = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, max_groups_contributed = 2) " \\
 ...       "COUNT(*) FROM t"
 >>> d = read_options(Draft(sql=sql, ast=parse(sql), epsilon=1.0, delta=0.0), Context(None, None))
->>> d.epsilon, d.options.max_groups, d.ast.sql()
+>>> d.epsilon, d.options.max_groups_per_unit, d.ast.sql()
 (0.5, 2, 'SELECT COUNT(*) FROM t')
 >>> sql = "SELECT WITH ANONYMIZATION OPTIONS (kappa = 3) COUNT(*) FROM t"
 >>> read_options(Draft(sql=sql, ast=parse(sql), epsilon=1.0, delta=0.0),
-...              Context(None, None)).options.max_groups
+...              Context(None, None)).options.max_groups_per_unit
 3
 """
 
@@ -68,12 +68,12 @@ def read_options(draft: Draft, ctx: Context) -> Draft:
             "move it there (it applies to the whole query)")
     values = _values(clauses[0], clause)
     options = QueryOptions(
-        max_groups=_positive(values, "max_groups_contributed", clause),
+        max_groups_per_unit=_positive(values, "max_groups_contributed", clause),
         max_rows=_positive(values, "max_rows_contributed", clause),
         unit=_unit(values.get("privacy_unit_column"), clause),
         public_groups=_strategy(values.get("group_selection_strategy"), clause),
         clause=clause)
-    if options.max_groups is not None and options.max_rows is not None:
+    if options.max_groups_per_unit is not None and options.max_rows is not None:
         refuse(values["max_rows_contributed"], clause, "one of max_groups_contributed and "
                "max_rows_contributed", "They bound contributions in two different ways "
                "(as in ZetaSQL); keep the one you mean")
@@ -167,7 +167,7 @@ def _strategy(node: exp.Expression | None, clause: str) -> bool:
 def check_options(draft: Draft, ctx: Context) -> Draft:
     """The options must fit the table: its own privacy unit, and a unit to limit."""
     unit, info, clause = draft.options.unit, draft.table, draft.options.clause
-    limited = draft.options.max_groups is not None or draft.options.max_rows is not None
+    limited = draft.options.max_groups_per_unit is not None or draft.options.max_rows is not None
     if info.row_level and (unit is not None or limited):
         raise UnsupportedQueryError(
             f"{clause}: table {info.name!r} has row-level privacy (every row is its own "
