@@ -1,0 +1,249 @@
+"""dpsql over the per-unit floor, on data where the contribution limits bind or do not.
+
+Run on purpose (not part of the default test run). The full matrix at 1M and 10M rows, then
+a subset at 100M rows read from Parquet on disk::
+
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 1000000 10000000
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 100000000 --parquet /tmp/bench14 \
+        --shares half most --limits 1 3 --queries count median pub_sum_avg
+
+A quick run (a few minutes): ``--rows 1000000 --shares none most --limits 1 3``.
+
+Cells: the share of people over the group limit (``none`` 0, ``half`` 0.5, ``most`` 0.95;
+tests/benchmarks/limits_data.py, which is regenerated for each limit so that the share is
+the share over *that* limit), the limit (``1``: dpsql's defaults, 1 group and 1 row per
+group; ``3`` and ``8``: that many groups, 3 rows per group; ``all``: 50 groups, as many as
+there are, 3 rows, run on the ``8`` data), and the query (QUERIES; ``pub_*`` declare the 50
+group names public). Each figure is the median of ``--repeats`` wall times of the whole
+``con.sql`` call (answer cache off, plan cached after a warm-up) over the median of the
+same-run floor ``SELECT grp, COUNT(DISTINCT pid) FROM t GROUP BY grp`` (ungrouped for global
+aggregates), the two runs alternating. Every cell also records the load average at its start
+and the peak resident memory of the process while it ran (sampled every 20 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import duckdb
+import psutil
+
+import dpsql
+from tests.benchmarks import limits_data
+
+SHARES = {"none": 0.0, "half": 0.5, "most": 0.95}
+LIMITS = {"1": None, "3": (3, 3), "8": (8, 3), "all": (len(limits_data.GROUPS), 3)}
+"""Limit name → (max_groups_per_unit, max_rows_per_group); None: dpsql's defaults (1, 1)."""
+QUERIES = {
+    "count": ("SELECT grp, COUNT(*) FROM t GROUP BY grp", True),
+    "distinct": ("SELECT grp, COUNT(DISTINCT pid) FROM t GROUP BY grp", True),
+    "sum_avg": ("SELECT grp, SUM(v), AVG(v) FROM t GROUP BY grp", True),
+    "median_by": ("SELECT grp, MEDIAN(v) FROM t GROUP BY grp", True),
+    "median": ("SELECT MEDIAN(v) FROM t", False),
+    "pub_count": ("SELECT grp, COUNT(*) FROM tp GROUP BY grp", True),
+    "pub_sum_avg": ("SELECT grp, SUM(v), AVG(v) FROM tp GROUP BY grp", True),
+}
+"""Name → (SQL, grouped). ``t`` has private keys, ``tp`` the 50 group names as public keys."""
+BOUNDS = {"v": (0, 2000)}
+
+
+def data_limit(limit: str) -> int:
+    """The group limit the data is generated for: ``all`` runs on the ``8`` data."""
+    return 8 if limit == "all" else 1 if LIMITS[limit] is None else LIMITS[limit][0]
+
+
+class PeakMemory:
+    """Peak resident set size of this process, sampled in a thread while ``run`` runs."""
+
+    def __init__(self, interval: float = 0.02):
+        self.interval = interval
+        self.process = psutil.Process()
+
+    def run(self, fn: Callable[[], object]) -> int:
+        peak = [self.process.memory_info().rss]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(self.interval):
+                peak[0] = max(peak[0], self.process.memory_info().rss)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            fn()
+        finally:
+            done.set()
+            sampler.join()
+        return max(peak[0], self.process.memory_info().rss)
+
+
+def interleaved(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Wall times of each run, alternating so that they share the machine's moods."""
+    for run in runs.values():
+        run()  # warm-up: plan cache, file system, allocator
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+@dataclass
+class Cell:
+    rows: int
+    share: str
+    limit: str
+    query: str
+    dp_s: float
+    floor_s: float
+    ratio: float
+    load: float
+    peak_rss_gib: float
+    dp_times: list[float]
+    floor_times: list[float]
+
+
+class Dataset:
+    """One generated table, in DuckDB memory or as a Parquet file, with dpsql on top."""
+
+    def __init__(self, rows: int, share: str, g: int, parquet: Path | None,
+                 memory_limit: str | None):
+        self.raw = duckdb.connect()
+        if memory_limit:
+            self.raw.execute(f"SET memory_limit = '{memory_limit}'")
+        over = SHARES[share]
+        if parquet is None:
+            self.raw.register("gen", limits_data.table(rows, groups=g, over=over))
+            self.raw.execute("CREATE TABLE t AS SELECT * FROM gen")
+            self.raw.unregister("gen")
+            self.source: str = "t"
+        else:
+            path = parquet / f"limits_{rows}_{g}_{share}.parquet"
+            if not path.exists():
+                limits_data.write_parquet(path, rows, groups=g, over=over)
+            self.source = f"read_parquet('{path}')"
+            self.path = path
+        self.shape = limits_data.describe(self.source, con=self.raw)
+
+    def connect(self, limit: str) -> dpsql.Connection:
+        con = dpsql.connect(self.raw, budget=dpsql.Budget(epsilon=1e9, delta=0.5), cache=False)
+        declared = {} if LIMITS[limit] is None else dict(
+            zip(("max_groups_per_unit", "max_rows_per_group"), LIMITS[limit], strict=True))
+        source = self.source if self.source == "t" else str(self.path)
+        con.register("t", source, privacy_unit="pid", bounds=BOUNDS, **declared)
+        con.register("tp", source, privacy_unit="pid", bounds=BOUNDS,
+                     public_keys={"grp": list(limits_data.GROUPS)}, **declared)
+        return con
+
+    def floor_sql(self, grouped: bool) -> str:
+        if grouped:
+            return f"SELECT grp, COUNT(DISTINCT pid) FROM {self.source} GROUP BY grp"
+        return f"SELECT COUNT(DISTINCT pid) FROM {self.source}"
+
+
+def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
+            meter: PeakMemory) -> dict:
+    sql, grouped = QUERIES[query]
+    floor = data.floor_sql(grouped)
+    load = os.getloadavg()[0]
+    holder: dict[str, dict[str, list[float]]] = {}
+    peak = meter.run(lambda: holder.update(times=interleaved({
+        "dp": lambda: con.sql(sql, epsilon=1.0, delta=1e-6),
+        "floor": lambda: data.raw.sql(floor).fetchall()}, repeats)))
+    times = holder["times"]
+    dp, fl = statistics.median(times["dp"]), statistics.median(times["floor"])
+    return {"dp_s": dp, "floor_s": fl, "ratio": dp / fl, "load": load,
+            "peak_rss_gib": peak / 2**30, "dp_times": times["dp"], "floor_times": times["floor"]}
+
+
+def run(args: argparse.Namespace) -> list[Cell]:
+    meter = PeakMemory()
+    cells = []
+    print(f"DuckDB {duckdb.__version__}, dpsql {getattr(dpsql, '__version__', '?')}, "
+          f"{os.cpu_count()} cores", flush=True)
+    for rows in args.rows:
+        for share in args.shares:
+            data_key, data = None, None
+            for limit in sorted(args.limits, key=data_limit):
+                if data_key != data_limit(limit):
+                    data = None  # free the previous table first
+                    data_key = data_limit(limit)
+                    data = Dataset(rows, share, data_key, args.parquet, args.memory_limit)
+                    shape = {k: round(v, 3) for k, v in data.shape.items()}
+                    print(f"# data rows={rows:,} share={share} g={data_key}: {shape}",
+                          flush=True)
+                con = data.connect(limit)
+                for query in args.queries:
+                    cell = Cell(rows, share, limit, query,
+                                **measure(data, con, query, args.repeats, meter))
+                    cells.append(cell)
+                    print(f"{rows:>11,} {share:>5} {limit:>4} {query:<12} dp {cell.dp_s:8.3f} "
+                          f"floor {cell.floor_s:7.3f} ratio {cell.ratio:6.2f} "
+                          f"load {cell.load:5.2f} peak {cell.peak_rss_gib:5.2f} GiB", flush=True)
+                    if args.out:
+                        with open(args.out, "a") as out:
+                            out.write(json.dumps(asdict(cell)) + "\n")
+                con.close()
+    return cells
+
+
+def markdown(cells: list[Cell]) -> str:
+    """One table per row count: a line per (share, limit), a column per query (÷floor)."""
+    lines = []
+    for rows in sorted({c.rows for c in cells}):
+        mine = [c for c in cells if c.rows == rows]
+        queries = [q for q in QUERIES if any(c.query == q for c in mine)]
+        lines += [f"\n{rows:,} rows (÷ same-run floor; floor s = median grouped floor)\n",
+                  "| share over | limit | " + " | ".join(queries) + " | floor s | load |",
+                  "|---|---|" + "---:|" * (len(queries) + 2)]
+        for share in SHARES:
+            for limit in LIMITS:
+                row = {c.query: c for c in mine if c.share == share and c.limit == limit}
+                if not row:
+                    continue
+                floors = [c.floor_s for c in row.values() if QUERIES[c.query][1]]
+                loads = [c.load for c in row.values()]
+                ratios = " | ".join(f"{row[q].ratio:.2f}" if q in row else "" for q in queries)
+                lines.append(f"| {share} | {limit} | {ratios} | "
+                             f"{statistics.median(floors) if floors else 0:.3f} | "
+                             f"{min(loads):.1f}–{max(loads):.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--shares", nargs="+", choices=list(SHARES), default=list(SHARES))
+    parser.add_argument("--limits", nargs="+", choices=list(LIMITS), default=list(LIMITS))
+    parser.add_argument("--queries", nargs="+", choices=list(QUERIES), default=list(QUERIES))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--parquet", type=Path,
+                        help="read the data from Parquet files in this folder (written if "
+                             "missing) instead of DuckDB tables in memory")
+    parser.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 20GB")
+    parser.add_argument("--out", type=Path, help="append each cell as a JSON line to this file")
+    parser.add_argument("--markdown", type=Path, nargs="*",
+                        help="print the tables of these JSON-line files and exit")
+    args = parser.parse_args()
+    if args.markdown:
+        cells = [Cell(**json.loads(line)) for path in args.markdown
+                 for line in path.read_text().splitlines() if line.strip()]
+    else:
+        cells = run(args)
+    print(markdown(cells))
+    peak = psutil.Process().memory_info().rss / 2**30
+    print(f"\nload average now {os.getloadavg()}, resident now {peak:.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()
