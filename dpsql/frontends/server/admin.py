@@ -43,9 +43,10 @@ def serve(config: ServerConfig, *, out: TextIO = sys.stdout,
     return 0
 
 
-def read_password(from_stdin: bool, stdin: TextIO = sys.stdin,
+def read_password(from_stdin: bool, stdin: TextIO | None = None,
                   ask: Callable[[str], str] = getpass.getpass) -> str:
     """The new password: the first line of standard input, or typed twice at the terminal."""
+    stdin = sys.stdin if stdin is None else stdin
     if from_stdin:
         password = stdin.readline().rstrip("\r\n")
     elif not stdin.isatty():
