@@ -167,3 +167,48 @@ def test_sqlalchemy_and_pandas_read_sql(served):
                                 con)
     engine.dispose()
     assert list(frame.columns) == ["sex", "n"] and list(frame["sex"]) == [0, 1]
+
+
+def test_jupysql_runs_private_queries_on_a_postgres_url(served):
+    pytest.importorskip("sql.magic", reason="JupySQL is in the test extra")
+    import sys
+
+    from IPython.core.interactiveshell import InteractiveShell
+    from sql.connection import ConnectionManager
+
+    user = served.new_user()
+    url = f"postgresql+psycopg://{user}:{PASSWORD.replace(' ', '%20')}@{served.host}:" \
+          f"{served.port}/dpsql"
+    main = sys.modules["__main__"]
+    shell = InteractiveShell.instance()
+    try:
+        assert shell.run_cell("%load_ext sql").success
+        assert shell.run_cell(f"%sql {url}").success
+        cell = shell.run_cell("result = %sql SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex "
+                              "ORDER BY sex")
+        assert cell.success, cell.error_in_exec
+        rows = list(shell.user_ns["result"])
+        assert [r[0] for r in rows] == [0, 1]
+    finally:
+        ConnectionManager.close_all()
+        sys.modules["__main__"] = main  # IPython's own __main__ breaks multiprocessing's spawn
+
+
+def test_32_concurrent_connections_of_one_analyst_never_overdraw(served):
+    from concurrent.futures import ThreadPoolExecutor
+
+    user = served.new_user(epsilon=10)
+
+    def ask(i: int) -> str:
+        with served.connect(user) as con:
+            try:
+                con.execute("SELECT COUNT(*) AS n FROM pums WHERE age > %s", [i])
+            except psycopg.Error as error:
+                return error.sqlstate or ""
+            return "ok"
+
+    with ThreadPoolExecutor(32) as pool:
+        outcomes = list(pool.map(ask, range(32)))
+    assert outcomes.count("ok") == 10 and outcomes.count("53DP1") == 22
+    with served.connect(user) as con:
+        assert con.execute("SHOW dpsql.budget").fetchone()[1:3] == (10.0, 0.0)
