@@ -259,7 +259,7 @@ SELECT COUNT(*) FILTER (WHERE COUNT(*) > 1) FROM visits;
 
 # title: FILTER with a subquery is refused
 SELECT COUNT(*) FILTER (WHERE age IN (SELECT 1)) FROM visits;
-# error: UnsupportedQueryError: IN takes a list of literals, not a subquery
+# error: UnsupportedQueryError: IN takes a list of literals here
 
 # title: date_trunc in WHERE
 SELECT COUNT(*) FROM visits WHERE date_trunc('month', visit_date) = '2023-03-01';

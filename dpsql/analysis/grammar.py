@@ -86,7 +86,10 @@ def check_row_expression(node: exp.Expression, context: str) -> None:
             refuse(sub, context, ROW_ALLOWED, "Aggregates are allowed only in SELECT, HAVING "
                    "and ORDER BY, not nested in other aggregates or in WHERE/GROUP BY")
         if isinstance(sub, exp.In) and (sub.args.get("query") or sub.args.get("field")):
-            refuse(sub, context, ROW_ALLOWED, "IN takes a list of literals, not a subquery")
+            refuse(sub, context, ROW_ALLOWED, "IN takes a list of literals here; a subquery "
+                   "over a public table, k IN (SELECT c FROM public_table [WHERE ...]), is "
+                   "allowed as a WHERE condition joined to the others by AND (not under OR or "
+                   "NOT)")
         if not isinstance(sub, ROW_NODES):
             refuse(sub, context, ROW_ALLOWED)
 

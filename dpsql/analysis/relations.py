@@ -43,6 +43,7 @@ from sqlglot import exp
 from dpsql.analysis.bounds import infer_interval
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
+from dpsql.analysis.lookups import VALUE, Lookup, check_lookup, split_lookups
 from dpsql.catalog import PublicColumn, TableInfo, column_class
 from dpsql.errors import UnsupportedQueryError
 from dpsql.expr.totality import error_free
@@ -112,12 +113,12 @@ def needs_source(select: exp.Select) -> bool:
 
 def resolve_source(draft: Draft, ctx: Context) -> Draft:
     """Build the source of a FROM clause that is not one plain table (see module doc)."""
-    select = draft.select
-    if not needs_source(select):
+    select, lookups = split_lookups(draft.select)
+    if not needs_source(select) and not lookups:
         return draft
     _names.count = -1
     scope = _ctes(select, {}, ctx)
-    source, names = _from_clause(select, scope, ctx)
+    source, names = _from_clause(select, scope, ctx, lookups)
     if source.public:
         refuse(select.args["from_"].this, "FROM", "a private table, subquery or join with one",
                "dpsql answers queries over private data; public tables are for lookups")
@@ -168,19 +169,37 @@ def _ctes(select: exp.Select, scope: dict[str, exp.CTE], ctx: Context
     return scope
 
 
-def _from_clause(select: exp.Select, scope: Mapping[str, exp.CTE], ctx: Context
-                 ) -> tuple[Source, dict[tuple[str | None, str], str]]:
-    """The source of FROM (and its joins), and how each (qualifier, column) is renamed."""
+def _from_clause(select: exp.Select, scope: Mapping[str, exp.CTE], ctx: Context,
+                 lookups: list[Lookup]) -> tuple[Source, dict[tuple[str | None, str], str]]:
+    """The source of FROM, its joins and the lookups taken out of its WHERE
+    (``dpsql.analysis.lookups``), and how each (qualifier, column) is renamed."""
     from_ = select.args.get("from_")
     if from_ is None:
         refuse(None, "SELECT without FROM", DERIVED_SHAPE, "Name a registered table in FROM")
+    joins = [*(select.args.get("joins") or []),
+             *(exp.Join(this=exp.to_table(alias), on=on) for alias, _, on, _ in lookups)]
     sides = [from_.this, *(j.this for j in select.args.get("joins") or [])]
     sources = [(_alias(node), _item(node, scope, ctx)) for node in sides]
+    sources += [(alias, _lookup(query, scope, ctx)) for alias, query, _, _ in lookups]
     if len(sources) == 1:
         alias, source = sources[0]
         names = {(q, c): c for c in source.columns for q in (None, alias)}
         return source, names
-    return _join(select, sources, ctx)
+    written = {alias: condition for alias, _, _, condition in lookups}
+    return _join(select, sources, joins, written)
+
+
+def _lookup(query: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context) -> Source:
+    """The derived public table of an IN-subquery: its distinct values, one column."""
+    info, value, where = check_lookup(query, ctx.catalog, scope)
+    kind = info.columns[value.name.lower()] if isinstance(value, exp.Column) else \
+        CLASS_TYPES.get(type_class(value, info.columns), "")
+    select = exp.select(exp.alias_(error_free(value, info.columns), VALUE, quoted=True))
+    select = select.from_(exp.to_table(info.name), copy=False).distinct(copy=False)
+    if where is not None:
+        select = select.where(error_free(where, info.columns), copy=False)
+    return Source(columns={VALUE: kind}, unit=None, relation=select.subquery(_fresh(), copy=False),
+                  tables=(info.name,), private=(), bounds={}, public_keys={}, public=True)
 
 
 def _alias(node: exp.Expression) -> str:
@@ -278,7 +297,8 @@ def _derived(query: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context
         refuse(node, "window function", DERIVED_SHAPE, "Window functions over private rows "
                "mix people's rows; aggregate per privacy unit instead")
     inner_scope = _ctes(query, scope, ctx)
-    inner, names = _from_clause(query, inner_scope, ctx)
+    query, lookups = split_lookups(query)
+    inner, names = _from_clause(query, inner_scope, ctx, lookups)
     if inner.public:
         refuse(query, "subquery", "a subquery over private data",
                "Join public tables to private ones instead of aggregating them alone")
@@ -515,14 +535,74 @@ def _fresh() -> str:
     return f"__dp_q{_names.count}"
 
 
-def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
+def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp.Join],
+          written: Mapping[str, exp.Expression]
           ) -> tuple[Source, dict[tuple[str | None, str], str]]:
-    """Joins: private ⋈ public (INNER or LEFT, private side first), private ⋈ private on the
-    privacy units (INNER). Columns keep their names unless two sides share one (then
-    ``JOINED``)."""
+    """Joins: private ⋈ public (INNER or LEFT), private ⋈ private on the privacy units
+    (INNER); ``ON``, ``USING`` or ``NATURAL``. Columns keep their names unless two sides share
+    one (then ``JOINED``). Public tables may come first when every join is INNER: the first
+    private table then leads the joined relation. ``written`` maps a lookup's alias to its
+    IN condition, for messages."""
     aliases = [a for a, _ in sources]
     if len(set(aliases)) != len(aliases):
         refuse(select, "JOIN", "distinct table aliases", "Alias each table: visits v JOIN ...")
+    names = _joined_names(sources)
+    for join in joins:
+        _check_join_shape(join)
+    conditions = [_condition(join, sources[:k], sources[k], names)
+                  for k, join in enumerate(joins, 1)]
+    order = _private_first(select, sources, joins)
+    first_alias, first = sources[order[0]]
+    if first.unit is None:
+        refuse(joins[0], "JOIN", "joins of tables with a privacy unit",
+               "Row-level tables cannot be joined: a join could repeat a person's row; "
+               "declare a privacy_unit column instead")
+    columns = {names[(a, c)]: t for a, s in sources for c, t in s.columns.items()}
+    filters = [c for join, on in zip(joins, conditions, strict=True)
+               if not join.args.get("side") for c in _conjuncts(on)]
+    private = list(first.private)
+    for k in order[1:]:
+        alias, source = sources[k]
+        join = joins[k - 1] if k else None
+        private += _check_private(join, alias, source, first_alias, first, filters)
+    qualified = []
+    for join, on, (alias, _) in zip(joins, conditions, sources[1:], strict=True):
+        on = _unqualify(on, names)
+        _check_known(on, columns)
+        if alias in written and not _comparable(on, columns):
+            refuse(written[alias], "IN (SELECT ...)", "a subquery column of the same type as "
+                   "the value it is compared with", "Compare text with text and numbers with "
+                   "numbers")
+        if type_class(on, columns) not in ("boolean", "null"):
+            refuse(join.args.get("on") or join, "JOIN ... ON", "a condition")
+        qualified.append(_unqualify(error_free(on, columns), _qualified(names)))
+    relation = exp.select(*(exp.alias_(exp.column(c, table=a, quoted=True), names[(a, c)],
+                                       quoted=True)
+                            for a, s in sources for c in s.columns))
+    relation = relation.from_(_aliased(first.relation, first_alias), copy=False)
+    if order[0] == 0:
+        for join, on, (alias, source) in zip(joins, qualified, sources[1:], strict=True):
+            relation = relation.join(_aliased(source.relation, alias), on=on,
+                                     join_type=join.args.get("side") or "inner", copy=False)
+    else:
+        relation = _inner_joins(relation, [sources[k] for k in order[1:]],
+                                [c for on in qualified for c in _conjuncts(on)], first_alias)
+    bounds, keys = {}, {}
+    for alias, source in sources:
+        for column in source.columns:
+            name = names[(alias, column)]
+            if column in source.bounds:
+                bounds[name] = source.bounds[column]
+            if column in source.public_keys:
+                keys[name] = source.public_keys[column]
+    tables = tuple(dict.fromkeys(t for _, s in sources for t in s.tables))
+    return Source(columns=columns, unit=names[(first_alias, first.unit)],
+                  relation=relation.subquery(_fresh(), copy=False), tables=tables,
+                  private=tuple(private), bounds=bounds, public_keys=keys), names
+
+
+def _joined_names(sources: list[tuple[str, Source]]) -> dict[tuple[str | None, str], str]:
+    """(alias, column) and, for a column only one side has, (None, column) → joined name."""
     counts: dict[str, int] = {}
     for _, source in sources:
         for column in source.columns:
@@ -536,42 +616,76 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], ctx: Context
             names[(alias, column)] = name
             if counts[column] == 1:
                 names[(None, column)] = name
-    first_alias, first = sources[0]
-    if first.public:
-        refuse(select.args["from_"].this, "JOIN", "a private table first, lookups joined to it",
-               "Put the private table in FROM and JOIN the public tables to it")
-    if first.unit is None:
-        refuse(select.args["joins"][0], "JOIN", "joins of tables with a privacy unit",
-               "Row-level tables cannot be joined: a join could repeat a person's row; "
-               "declare a privacy_unit column instead")
-    relation = exp.select(*(exp.alias_(exp.column(c, table=a, quoted=True), names[(a, c)],
-                                       quoted=True)
-                            for a, s in sources for c in s.columns))
-    relation = relation.from_(_aliased(first.relation, first_alias), copy=False)
-    columns = {names[(a, c)]: t for a, s in sources for c, t in s.columns.items()}
-    private = list(first.private)
-    for join, (alias, source) in zip(select.args["joins"], sources[1:], strict=True):
-        private += _check_join(join, alias, source, first_alias, first, names)
-        on = _unqualify(join.args["on"], names)
-        _check_known(on, columns)
-        if type_class(on, columns) not in ("boolean", "null"):
-            refuse(join.args["on"], "JOIN ... ON", "a condition")
-        condition = _unqualify(error_free(on, columns), _qualified(names))
-        side = join.args.get("side")
-        relation = relation.join(_aliased(source.relation, alias), on=condition,
-                                 join_type=side or "inner", copy=False)
-    bounds, keys = {}, {}
+    return names
+
+
+def _condition(join: exp.Join, left: list[tuple[str, Source]], right: tuple[str, Source],
+               names: dict[tuple[str | None, str], str]) -> exp.Expression:
+    """A join's condition, written with qualified columns: ``ON``'s, or the equalities of
+    ``USING (c, ...)`` / ``NATURAL`` (the columns both sides have). A column a USING or
+    NATURAL join merges is named, unqualified, after its left side (``names`` is updated),
+    which is its value in INNER and LEFT joins."""
+    if join.args.get("on") is not None:
+        return join.args["on"]
+    alias, source = right
+    if join.args.get("method") == "NATURAL":
+        merged = [c for c in source.columns if not is_reserved(c)
+                  and any(c in s.columns for _, s in left)]
+        if not merged:
+            refuse(join, "NATURAL JOIN", "tables with a column in common",
+                   "Without one it is a cross join; join with ON <condition>")
+    else:
+        merged = [i.name.lower() for i in join.args["using"]]
+    parts = []
+    for column in merged:
+        owners = [a for a, s in left if column in s.columns]
+        owner = next((a for a in owners if names.get((None, column)) == names[(a, column)]),
+                     owners[0] if len(owners) == 1 else None)
+        if column not in source.columns or owner is None:
+            refuse(join, "JOIN ... USING", "columns that the joined table and exactly one "
+                   "table before it have", f"Write the condition with ON for {column!r}")
+        names[(None, column)] = names[(owner, column)]
+        parts.append(exp.EQ(this=exp.column(column, table=owner, quoted=True),
+                            expression=exp.column(column, table=alias, quoted=True)))
+    return exp.and_(*parts)
+
+
+def _comparable(on: exp.Expression, columns: Mapping[str, str]) -> bool:
+    """The two sides of a lookup's ``key = value`` have one type class (or one is NULL)."""
+    classes = {type_class(side, columns) for side in (on.this, on.expression)} - {"null"}
+    return len(classes) <= 1 or classes == {"date", "timestamp"}
+
+
+def _private_first(select: exp.Select, sources: list[tuple[str, Source]],
+                   joins: list[exp.Join]) -> list[int]:
+    """The sources' order in the joined relation: as written, or, when public tables come
+    first (allowed if every join is INNER), the first private one, then the rest."""
+    if not sources[0][1].public:
+        return list(range(len(sources)))
+    first = next((k for k, (_, s) in enumerate(sources) if not s.public), None)
+    if first is None:
+        refuse(select.args["from_"].this, "FROM", "a private table, subquery or join with one",
+               "dpsql answers queries over private data; public tables are for lookups")
+    outer = next((j for j in joins if j.args.get("side")), None)
+    if outer is not None:
+        refuse(outer, "JOIN", "a private table first, or only INNER joins",
+               "Put the private table in FROM and LEFT JOIN the public tables to it")
+    return [first, *(k for k in range(len(sources)) if k != first)]
+
+
+def _inner_joins(relation: exp.Select, sources: list[tuple[str, Source]],
+                 conjuncts: list[exp.Expression], first: str) -> exp.Select:
+    """INNER joins in a new order: each conjunct of the conditions is attached to the first
+    join after which every table it names is present (a join with none is ON TRUE)."""
+    present, pending = {first}, list(conjuncts)
     for alias, source in sources:
-        for column in source.columns:
-            name = names[(alias, column)]
-            if column in source.bounds:
-                bounds[name] = source.bounds[column]
-            if column in source.public_keys:
-                keys[name] = source.public_keys[column]
-    tables = tuple(dict.fromkeys(t for _, s in sources for t in s.tables))
-    return Source(columns=columns, unit=names[(first_alias, first.unit)],
-                  relation=relation.subquery(_fresh(), copy=False), tables=tables,
-                  private=tuple(private), bounds=bounds, public_keys=keys), names
+        present.add(alias)
+        ready = [c for c in pending if {col.table for col in c.find_all(exp.Column)} <= present]
+        pending = [c for c in pending if c not in ready]
+        relation = relation.join(_aliased(source.relation, alias),
+                                 on=exp.and_(*ready) if ready else exp.true(),
+                                 join_type="inner", copy=False)
+    return relation
 
 
 def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
@@ -587,21 +701,27 @@ def _qualified(names: Mapping[tuple[str | None, str], str]) -> dict[tuple[str | 
             if alias is not None}
 
 
-def _check_join(join: exp.Join, alias: str, source: Source, first_alias: str, first: Source,
-                names: Mapping[tuple[str | None, str], str]) -> list[TableInfo]:
-    """Refuse joins that could tie one row to two people; return new private tables."""
+def _check_join_shape(join: exp.Join) -> None:
+    """[INNER | LEFT] JOIN ... ON / USING, or NATURAL [INNER | LEFT] JOIN."""
     side, kind = join.args.get("side"), join.args.get("kind")
-    if join.args.get("using"):
-        refuse(join, "JOIN ... USING", "JOIN ... ON <condition>", "Write the condition with ON")
-    if join.args.get("on") is None or kind in ("CROSS", "NATURAL") or (side and side not in
-                                                                       ("LEFT",)):
-        refuse(join, "JOIN", "[INNER | LEFT] JOIN <table> ON <condition>",
-               "Cross, natural, right and full joins are not supported")
-    condition = join.args["on"]
-    check_row_expression(condition, "JOIN ... ON")
+    natural = join.args.get("method") == "NATURAL"
+    given = [join.args.get("on") is not None, bool(join.args.get("using")), natural]
+    if sum(given) != 1 or kind in ("CROSS", "SEMI", "ANTI") or (side and side != "LEFT") \
+            or join.args.get("method") not in (None, "NATURAL"):
+        refuse(join, "JOIN", "[INNER | LEFT] JOIN <table> ON <condition> | USING (<columns>), "
+               "NATURAL [LEFT] JOIN", "Cross, right, full, semi, anti and lateral joins are "
+               "not supported")
+    if join.args.get("on") is not None:
+        check_row_expression(join.args["on"], "JOIN ... ON")
+
+
+def _check_private(join: exp.Join | None, alias: str, source: Source, first_alias: str,
+                   first: Source, filters: list[exp.Expression]) -> list[TableInfo]:
+    """Refuse private joins that could tie one row to two people; return the new private
+    tables. ``filters``: the conjuncts of every INNER join condition (all must hold)."""
     if source.public:
         return []
-    if side == "LEFT":
+    if join is not None and join.args.get("side") == "LEFT":
         refuse(join, "LEFT JOIN of a private table", "INNER JOIN on the privacy units",
                "Use an inner join")
     if source.unit is None:
@@ -610,7 +730,7 @@ def _check_join(join: exp.Join, alias: str, source: Source, first_alias: str, fi
     units = {(first_alias, first.unit), (alias, source.unit)}
     on_units = any(isinstance(c, exp.EQ) and {(_qualifier(c.this), _name(c.this)),
                                               (_qualifier(c.expression), _name(c.expression))}
-                   == units for c in _conjuncts(condition))
+                   == units for c in filters)
     if not on_units:
         refuse(join, "JOIN of two private tables", f"ON {first_alias}.{first.unit} = "
                f"{alias}.{source.unit} [AND ...]",
