@@ -39,6 +39,8 @@ def register_tables(con: dpsql.Connection) -> dpsql.Connection:
     con.register("claims", data, privacy_unit="patient_id", bounds={"cost": (0, 1000)},
                  max_groups_per_unit=4, max_rows_per_group=3, max_rows_per_unit=5,
                  public_keys={"region": "regions", "specialty": ["cardiology", "oncology"]})
+    con.register("stays", data, privacy_unit="patient_id", max_rows_per_unit=3,
+                 public_keys={"region": list(REGIONS)})
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
                  bounds={"age": (0, 100), "income": (0, 500_000), "educ": (1, 16)},
                  max_rows_per_group=2, public_keys={"sex": [0, 1]})

@@ -81,7 +81,7 @@ WITH old AS (SELECT * FROM visits WHERE age > 60),
      costly AS (SELECT patient_id, cost FROM old WHERE cost > 500)
 SELECT COUNT(*), SUM(cost) FROM costly;
 # result: [(62, 57303.0)]
-# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | SUM(cost) in [500, 2000] L1=8000 L2=8000
 
 # title: a per-person CTE
 WITH per_person AS (SELECT patient_id, COUNT(*) AS n FROM visits GROUP BY patient_id)

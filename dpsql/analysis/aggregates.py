@@ -29,7 +29,7 @@ from fractions import Fraction
 
 from sqlglot import exp
 
-from dpsql.analysis.bounds import infer_interval
+from dpsql.analysis.bounds import infer_interval, refine
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.equivalents import SPREADS, only_column, squared_deviation, without_filter
 from dpsql.analysis.grammar import (
@@ -238,7 +238,7 @@ class _Collector:
         return "count", (self.stat("count", arg, per_group=True, lo=lo, hi=hi),), None
 
     def _bounds(self, node: exp.Expression, arg: exp.Expression) -> tuple[float, float]:
-        interval = infer_interval(arg, self.draft.table.bounds)
+        interval = infer_interval(arg, refine(self.draft.table.bounds, self.draft.where))
         named = named_bounds(node)
         row = named.per_row or (named.per_group if self.draft.table.row_level else None)
         if row is not None:

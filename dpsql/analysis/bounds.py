@@ -15,7 +15,18 @@ Interval(lo=0.0, hi=500.0)
 
 CASE, IF, COALESCE and NULLIF take the hull of the values they may return (a NULL
 branch adds nothing: NULL rows are not summed); division needs a divisor interval that
-excludes 0 (a zero divisor gives NULL, see ``dpsql.rewrite.expressions.total``).
+excludes 0 (a zero divisor gives NULL, see ``dpsql.expr.totality``).
+
+Conditions narrow ranges: a row that passes ``WHERE x BETWEEN 0 AND 100`` has x in
+[0, 100] (``refine``), and so does x in the arm of ``CASE WHEN x > 0 AND x < 100 THEN x
+...``. Only what a TRUE condition proves is used: comparisons of a column with a number,
+BETWEEN and IN lists, joined by AND. An inferred bound is never trusted blindly: the
+rewrite clamps every aggregated value to it, so a wrong inference could only bias.
+
+>>> infer_interval(sqlglot.parse_one("CASE WHEN x BETWEEN 0 AND 10 THEN x ELSE -1 END"), {})
+Interval(lo=-1.0, hi=10.0)
+>>> refine({}, sqlglot.parse_one("x >= 1 AND x < 5 AND y IN (2, 3) AND z > 0"))
+{'x': (1.0, 5.0), 'y': (2.0, 3.0), 'z': (0.0, inf)}
 """
 
 from __future__ import annotations
@@ -105,11 +116,6 @@ def _branches(items: list[exp.Expression | None], visit: Callable) -> Interval:
     return _hull(values) if values else UNBOUNDED
 
 
-def _case(node: exp.Case, visit: Callable) -> Interval:
-    return _branches([b.args.get("true") for b in node.args.get("ifs") or []]
-                     + [node.args.get("default")], visit)
-
-
 def _divide(x: Interval, y: Interval) -> Interval:
     """x / y for y bounded away from 0 (both signs of y excluded zero)."""
     if y.lo <= 0 <= y.hi:
@@ -166,8 +172,6 @@ _RULES: dict[type[exp.Expression], Callable[[exp.Expression, Callable], Interval
     exp.Abs: lambda n, f: _abs(f(n.this)),
     exp.Coalesce: lambda n, f: _branches(_args(n), f),
     exp.Nullif: lambda n, f: f(n.this),
-    exp.Case: _case,
-    exp.If: lambda n, f: _branches([n.args.get("true"), n.args.get("false")], f),
     exp.Div: lambda n, f: _divide(f(n.this), f(n.expression)),
     exp.IntDiv: lambda n, f: _floor(_divide(f(n.this), f(n.expression))),
     exp.Mod: lambda n, f: _modulo(f(n.this), f(n.expression)),
@@ -191,6 +195,9 @@ def infer_interval(node: exp.Expression, bounds: Mapping[str, tuple[float, float
             return Interval(lo, hi)
         if isinstance(n, exp.Literal):
             return _number(n) if not n.is_string else UNBOUNDED
+        if isinstance(n, exp.Case | exp.If):
+            return _hull_or_unbounded([infer_interval(value, refine(bounds, condition))
+                                       for condition, value in _arms(n)])
         rule = _RULES.get(type(n))
         if rule is None:
             part = part_interval(n)
@@ -201,3 +208,98 @@ def infer_interval(node: exp.Expression, bounds: Mapping[str, tuple[float, float
     if math.isnan(result.lo) or math.isnan(result.hi):
         return UNBOUNDED
     return result
+
+
+def _arms(node: exp.Case | exp.If) -> list[tuple[exp.Expression | None, exp.Expression]]:
+    """(condition that holds in the arm, value) of each arm that can give a value.
+
+    The ELSE arm (and a simple ``CASE x WHEN ...``) proves nothing. A NULL arm gives no
+    value: NULL rows are not aggregated.
+    """
+    if isinstance(node, exp.If):
+        pairs = [(node.this, node.args.get("true")), (None, node.args.get("false"))]
+    else:
+        searched = node.this is None
+        pairs = [(b.this if searched else None, b.args.get("true"))
+                 for b in node.args.get("ifs") or []] + [(None, node.args.get("default"))]
+    return [(c, v) for c, v in pairs if v is not None and not isinstance(v, exp.Null)]
+
+
+def _hull_or_unbounded(items: list[Interval]) -> Interval:
+    return _hull(items) if items else UNBOUNDED
+
+
+COMPARISON_SIDES = {exp.GT: (1, 0), exp.GTE: (1, 0), exp.LT: (0, 1), exp.LTE: (0, 1),
+                    exp.EQ: (1, 1)}
+"""For ``column OP number``: whether the number is a (lower, upper) bound of the column."""
+
+
+def refine(bounds: Mapping[str, tuple[float, float]], condition: exp.Expression | None
+           ) -> dict[str, tuple[float, float]]:
+    """``bounds`` narrowed by what ``condition`` being TRUE proves (None proves nothing).
+
+    A condition that no value can meet (``x > 5 AND x < 1``) leaves the column's bounds as
+    they were: such rows never exist, and any bounds hold for them.
+    """
+    out = dict(bounds)
+    for name, (lo, hi) in _implied(condition).items():
+        old_lo, old_hi = out.get(name, (-INF, INF))
+        new = (max(lo, old_lo), min(hi, old_hi))
+        if new[0] <= new[1]:
+            out[name] = new
+    return out
+
+
+def _implied(condition: exp.Expression | None) -> dict[str, tuple[float, float]]:
+    """Per column, the range a TRUE ``condition`` proves (conjunctions of simple tests)."""
+    if condition is None:
+        return {}
+    if isinstance(condition, exp.Paren):
+        return _implied(condition.this)
+    if isinstance(condition, exp.And):
+        found = _implied(condition.this)
+        for name, (lo, hi) in _implied(condition.expression).items():
+            old_lo, old_hi = found.get(name, (-INF, INF))
+            found[name] = (max(lo, old_lo), min(hi, old_hi))
+        return found
+    test = _column_test(condition)
+    return {test[0]: test[1]} if test is not None else {}
+
+
+def _column_test(node: exp.Expression) -> tuple[str, tuple[float, float]] | None:
+    """(column, range) for ``column OP number``, ``number OP column``, BETWEEN and IN."""
+    if isinstance(node, exp.Between) and isinstance(node.this, exp.Column):
+        lo, hi = _constant(node.args.get("low")), _constant(node.args.get("high"))
+        if lo is not None and hi is not None:
+            return node.this.name.lower(), (lo, hi)
+        return None
+    if isinstance(node, exp.In) and isinstance(node.this, exp.Column) and node.expressions \
+            and not node.args.get("query"):
+        values = [_constant(v) for v in node.expressions]
+        if all(v is not None for v in values):
+            return node.this.name.lower(), (min(values), max(values))
+        return None
+    sides = COMPARISON_SIDES.get(type(node))
+    if sides is None:
+        return None
+    left, right = node.this, node.expression
+    if isinstance(right, exp.Column) and not isinstance(left, exp.Column):
+        left, right = right, left
+        sides = sides[::-1]
+    value = _constant(right)
+    if not isinstance(left, exp.Column) or value is None:
+        return None
+    return left.name.lower(), (value if sides[0] else -INF, value if sides[1] else INF)
+
+
+def _constant(node: exp.Expression | None) -> float | None:
+    """A finite numeric literal (possibly negated, in parentheses), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    sign = 1.0
+    if isinstance(node, exp.Neg):
+        sign, node = -1.0, node.this
+    if not isinstance(node, exp.Literal) or node.is_string:
+        return None
+    value = _number(node).lo * sign
+    return value if math.isfinite(value) else None

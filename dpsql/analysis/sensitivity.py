@@ -48,9 +48,13 @@ def contribution_limits(draft: Draft, ctx: Context) -> Draft:
     info = draft.table
     if info.row_level:
         return replace(draft, contribution=Contribution(1, 1, 1, (("all", "row-level privacy"),)))
+    # A unit's rows in a group are at most its rows in all: with only max_rows_per_unit
+    # declared, that is also the default per group (not 1, which would drop rows the
+    # declaration allows).
     declared = {
         "max_groups_per_unit": (info.max_groups_per_unit, DEFAULT_GROUPS_PER_UNIT),
-        "max_rows_per_group": (info.max_rows_per_group, DEFAULT_ROWS_PER_GROUP),
+        "max_rows_per_group": (info.max_rows_per_group,
+                               info.max_rows_per_unit or DEFAULT_ROWS_PER_GROUP),
         "max_rows_per_unit": (info.max_rows_per_unit, None),
     }
     values = {k: v if v is not None else d for k, (v, d) in declared.items()}
