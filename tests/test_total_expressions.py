@@ -142,7 +142,7 @@ EXTREME_QUERIES = [
     "SELECT AVG(LEAST(GREATEST(s, 0), 1e40)) FROM (SELECT pid, SUM(h) AS s, SUM(m) AS t, "
     "AVG(u) AS a FROM x GROUP BY pid) p WHERE t > 0 AND a > 0",
     "SELECT AVG(LEAST(GREATEST(s, 0), 10)) FROM (SELECT pid, MAX(h) AS s, MIN(d) AS e "
-    "FROM x GROUP BY pid) p WHERE e < '2000-01-01' AND s > 1e38",
+    "FROM x GROUP BY pid) p WHERE e < '2000-01-01' AND s > -1e38",
 ]
 
 

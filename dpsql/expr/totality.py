@@ -21,6 +21,9 @@ conditions). The rule, in the order it is applied:
    ``TRY_CAST`` to TIMESTAMP: DATE's range is wider, and a date beyond TIMESTAMP's becomes
    NULL instead of an error.
 4. **Division, ``//`` and ``%`` by zero give NULL** in every dialect.
+5. **A NULL given to a date function is a NULL TIMESTAMP**: DuckDB cannot choose among
+   ``year``'s or ``date_trunc``'s overloads for an untyped NULL and refuses the query
+   (``EXTRACT(year FROM NULL)``, found by the fuzzer).
 
 >>> import sqlglot
 >>> types = {"age": "INTEGER", "d": "DATE", "ts": "TIMESTAMP", "m": "DECIMAL(38,2)"}
@@ -47,6 +50,7 @@ from sqlglot import exp
 from dpsql.catalog import FLOAT_TYPES, INTEGER_TYPES, column_class
 from dpsql.errors import InternalError, UnsupportedQueryError
 from dpsql.expr.nodes import as_double
+from dpsql.expr.functions import DATES, SIGNATURES
 from dpsql.expr.types import (
     COMPARISONS,
     sql_type,
@@ -63,7 +67,7 @@ TEMPORAL_TYPES = {"date": "DATE", "timestamp": "TIMESTAMP", "time": "TIME"}
 def error_free(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
     """``expr`` made total under the module's rule; ``types`` maps its columns to SQL types."""
     holder = exp.Paren(this=expr.copy())  # so that the root, too, can be replaced
-    for step in (_typed_literals, _dates_as_timestamps, _numbers):
+    for step in (_typed_literals, _dates_as_timestamps, _numbers, _typed_nulls):
         step(holder, types)
     return guard_division(holder.this, copy=False)
 
@@ -106,6 +110,18 @@ def _results(node: exp.Expression) -> list[exp.Expression]:
     if isinstance(node, exp.If):
         return [v for v in (node.args.get("true"), node.args.get("false")) if v is not None]
     return []
+
+
+def _typed_nulls(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Untyped NULL arguments of date functions become NULL TIMESTAMPs (rule 5)."""
+    for node in _bottom_up(tree):
+        slots, _ = SIGNATURES.get(type(node), ((), ""))
+        for slot, allowed in slots:
+            argument = node.args.get(slot)
+            if allowed == DATES and isinstance(argument, exp.Expression) and \
+                    _kind(argument, types) == "null":
+                _replace(argument, exp.Cast(this=argument.copy(),
+                                            to=exp.DataType.build("TIMESTAMP")))
 
 
 def _typed_literals(tree: exp.Expression, types: Mapping[str, str]) -> None:
