@@ -96,6 +96,16 @@ def test_budget_needs_exactly_one_of_epsilon_and_rho():
         Budget()
 
 
-def test_ledger_refuses_zcdp_budgets(tmp_path):
-    with pytest.raises(dpsql.PrivacyError, match="in-memory"):
-        dpsql.connect(ledger=str(tmp_path / "l.db"), budget=Budget(rho=0.5))
+def test_a_ledger_keeps_zcdp_budgets_like_the_accountant(tmp_path):
+    import pyarrow as pa
+
+    path = str(tmp_path / "l.db")
+    for _ in range(2):  # the second connection reopens the file and continues its spend
+        con = dpsql.connect(ledger=path, budget=Budget(rho=0.5), cache=False)
+        con.register("t", pa.table({"pid": [1, 2, 3]}), privacy_unit="pid")
+        for _ in range(2):                      # pure ε = 0.5 costs ρ = 0.125
+            con.sql("SELECT COUNT(*) FROM t", epsilon=0.5, delta=0.0)
+    assert con.budget.rho_spent == 0.5 and con.budget.total == Budget(rho=0.5)
+    with pytest.raises(dpsql.BudgetExceededError, match=r"rho 0\.005 > remaining 0 "):
+        con.sql("SELECT COUNT(*) FROM t", epsilon=0.1, delta=0.0)
+    con.close()

@@ -126,7 +126,7 @@ def test_the_audit_log_is_append_only(path):
     for statement in ["UPDATE charges SET epsilon = '0'", "DELETE FROM charges"]:
         with pytest.raises(sqlite3.IntegrityError, match="append-only"):
             raw.execute(statement)
-    assert raw.execute("PRAGMA user_version").fetchone() == (1,)
+    assert raw.execute("PRAGMA user_version").fetchone() == (2,)
     assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     raw.execute("PRAGMA user_version = 99")
     raw.commit()

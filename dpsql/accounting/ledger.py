@@ -14,19 +14,29 @@ then return. A crash between ``charge`` and the return costs budget but never re
 an unrecorded answer. Re-asking a query whose key is cached returns the stored noisy
 answer without any new charge (post-processing is free).
 
+Every budget kind is kept: pure ε, (ε, δ), and ρ-zCDP (``Budget(rho=0.5, delta=1e-6)``).
+Under a ρ budget each charge counts as approximate zCDP: its noise's ρ (a Laplace or any
+pure ε-DP step ε²/2, a Gaussian with noise multiplier m 1/(2m²); Bun & Steinke 2016, Prop.
+1.4 and 1.6), an (ε, δ) step (partition selection, or a charge recorded without its
+mechanisms) ε²/2 and δ (an (ε, δ)-DP step is δ-approximately ε²/2-zCDP, and approximate
+zCDP composes by adding ρ's and δ's; Bun & Steinke 2016, §8). A charge is accepted while
+Σρ ≤ ρ and Σδ ≤ δ, exactly (ρ of a Gaussian from its multiplier rounded down one ulp).
+
 Budgets are policy, stored in the file by whoever first opens it for an analyst (or a
 dataset). Opening it later with a *different* budget raises PrivacyError rather than
 silently raising or lowering the limit: pass the same budget, ``budget=None`` to use
 the stored one, or ``reset_budget=True`` to replace it (what was spent stays spent). A
 dataset budget bounds the spend of all analysts on that dataset together.
 
-Schema (``PRAGMA user_version`` = 1): ``budgets(scope, name, epsilon, delta,
-updated_at)``, ``charges(id, analyst, dataset, query, query_hash, plan, mechanism,
-epsilon, delta, rho, created_at, status)`` -- append-only, enforced by triggers;
-refused charges are not recorded and ``status`` is always ``'spent'`` -- and
-``cache(key, analyst, result, created_at)``. ``rho`` is recorded for the audit log
-only: limits are enforced on (ε, δ). Open one Ledger per process (not across fork);
-one Ledger may be shared by threads.
+Schema (``PRAGMA user_version`` = 2): ``budgets(scope, name, epsilon, delta, rho,
+updated_at)`` -- exactly one of ``epsilon`` and ``rho`` set; version 1 files (no ``rho``)
+are upgraded when opened --, ``charges(id, analyst, dataset, query, query_hash, plan,
+mechanism, epsilon, delta, rho, created_at, status, events)`` -- append-only, enforced by
+triggers; refused charges are not recorded and ``status`` is always ``'spent'``;
+``events`` (the released mechanisms) is what ρ budgets and the zCDP filter compose, the
+``rho`` column is the caller's note for the audit log -- and ``cache(key, analyst,
+result, created_at)``. Open one Ledger per process (not across fork); one Ledger may be
+shared by threads.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -55,7 +65,7 @@ import random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -64,14 +74,24 @@ from typing import Any, TypeVar
 from dpsql.accounting.composition import MechanismEvent
 from dpsql.accounting.values import Budget, Cost
 from dpsql.errors import BudgetExceededError, PrivacyError
-from dpsql.exact import as_fraction, nearest_float
+from dpsql.exact import as_fraction, float_at_least, nearest_float
 
-SCHEMA_VERSION = 1
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS budgets (
+SCHEMA_VERSION = 2
+BUDGETS = """CREATE TABLE IF NOT EXISTS budgets (
         scope TEXT NOT NULL CHECK (scope IN ('analyst', 'dataset')),
-        name TEXT NOT NULL, epsilon TEXT NOT NULL, delta TEXT NOT NULL,
-        updated_at REAL NOT NULL, PRIMARY KEY (scope, name))""",
+        name TEXT NOT NULL, epsilon TEXT, delta TEXT NOT NULL, rho TEXT,
+        updated_at REAL NOT NULL, PRIMARY KEY (scope, name),
+        CHECK ((epsilon IS NULL) <> (rho IS NULL)))"""
+UPGRADES = {
+    1: ("ALTER TABLE budgets RENAME TO budgets_v1",
+        BUDGETS,
+        "INSERT INTO budgets (scope, name, epsilon, delta, rho, updated_at) "
+        "SELECT scope, name, epsilon, delta, NULL, updated_at FROM budgets_v1",
+        "DROP TABLE budgets_v1"),
+}
+"""Statements that bring a file of each older version to the next one (in one transaction)."""
+SCHEMA = (
+    BUDGETS,
     """CREATE TABLE IF NOT EXISTS charges (
         id INTEGER PRIMARY KEY AUTOINCREMENT, analyst TEXT NOT NULL, dataset TEXT NOT NULL,
         query TEXT NOT NULL, query_hash TEXT NOT NULL, plan TEXT NOT NULL,
@@ -129,17 +149,13 @@ class Ledger:
                  reset_budget: bool = False, timeout: float = 30.0) -> None:
         if not isinstance(analyst, str) or not analyst:
             raise PrivacyError(f"analyst={analyst!r}: must be a non-empty string")
-        if any(b is not None and b.rho is not None
-               for b in (budget, *(dataset_budgets or {}).values())):
-            raise PrivacyError("a ledger file keeps (epsilon, delta) budgets; a zCDP budget "
-                               "(rho=...) is available for in-memory connections only")
         self.path = Path(path)
         self.analyst = analyst
         self._timeout = timeout
         self._lock = threading.Lock()
         # Running sums per (scope, name), valid up to a charge id. Exact because charges
         # are append-only and ids are assigned under the write lock, in commit order.
-        self._sums: dict[tuple[str, str], tuple[int, Fraction, Fraction]] = {}
+        self._sums: dict[tuple[str, str], Spent] = {}
         self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
                                    check_same_thread=False)
 
@@ -163,19 +179,38 @@ class Ledger:
 
     @property
     def spent(self) -> Cost:
-        eps, delta = self._run(lambda db: self._spent(db, "analyst", self.analyst))
-        return Cost(nearest_float(eps), nearest_float(delta))
+        """Σε and Σδ as charged; under a ρ budget, δ is the approximate-zCDP δ (see above)."""
+        def both(db: sqlite3.Connection) -> tuple[Budget, Spent]:
+            return _budget(db, "analyst", self.analyst), self._spent(db, "analyst",
+                                                                     self.analyst)
+
+        total, spent = self._run(both)
+        delta = spent.delta if total.rho is None else spent.zcdp_delta
+        return Cost(nearest_float(spent.epsilon), nearest_float(delta))
+
+    @property
+    def rho_spent(self) -> float:
+        """Σρ of the charges as approximate zCDP (the measure of a ρ budget), rounded up."""
+        spent = self._run(lambda db: self._spent(db, "analyst", self.analyst))
+        return float_at_least(spent.rho)
 
     @property
     def remaining(self) -> Cost:
-        """What is left, never below zero (a budget reset below the spend leaves nothing)."""
-        def left(db: sqlite3.Connection) -> tuple[Fraction, Fraction]:
+        """What is left, never below zero (a budget reset below the spend leaves nothing).
+
+        Under a ρ budget ε is NaN (what is left is ``total.rho - rho_spent``), as for the
+        in-memory Accountant."""
+        def left(db: sqlite3.Connection) -> tuple[Fraction | None, Fraction]:
             total = _budget(db, "analyst", self.analyst)
-            eps, delta = self._spent(db, "analyst", self.analyst)
-            return as_fraction(total.epsilon) - eps, as_fraction(total.delta) - delta
+            spent = self._spent(db, "analyst", self.analyst)
+            if total.rho is not None:
+                return None, as_fraction(total.delta) - spent.zcdp_delta
+            return as_fraction(total.epsilon) - spent.epsilon, \
+                as_fraction(total.delta) - spent.delta
 
         eps, delta = self._run(left)
-        return Cost(float(max(eps, Fraction(0))), float(max(delta, Fraction(0))))
+        return Cost(math.nan if eps is None else float(max(eps, Fraction(0))),
+                    float(max(delta, Fraction(0))))
 
     @property
     def charges(self) -> tuple[LedgerCharge, ...]:
@@ -279,19 +314,18 @@ class Ledger:
                 f"ledger {str(self.path)!r} already holds the budget {stored} for {scope} "
                 f"{name!r}, not {budget}: pass the stored budget, or budget=None to use it, "
                 "or reset_budget=True to replace it (what was spent stays spent)")
-        db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?)",
-                   (scope, name, repr(float(budget.epsilon)), repr(float(budget.delta)),
-                    time.time()))
+        db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
+                   (scope, name, _text(budget.epsilon), repr(float(budget.delta)),
+                    _text(budget.rho), time.time()))
 
-    def _spent(self, db: sqlite3.Connection, scope: str, name: str) -> tuple[Fraction, Fraction]:
-        last, eps, delta = self._sums.get((scope, name), (0, Fraction(0), Fraction(0)))
+    def _spent(self, db: sqlite3.Connection, scope: str, name: str) -> Spent:
+        spent = self._sums.get((scope, name), Spent())
         where, params = _scope_filter(scope, name)
-        for charge_id, e, d in db.execute(
-                f"SELECT id, epsilon, delta FROM charges WHERE {where} AND id > ? "
-                "ORDER BY id", (*params, last)):
-            last, eps, delta = charge_id, eps + Fraction(e), delta + Fraction(d)
-        self._sums[scope, name] = (last, eps, delta)
-        return eps, delta
+        for row in db.execute(f"SELECT id, epsilon, delta, events FROM charges WHERE {where} "
+                              "AND id > ? ORDER BY id", (*params, spent.last)):
+            spent = spent.plus(*row)
+        self._sums[scope, name] = spent
+        return spent
 
     def _refuse_if_over(self, db: sqlite3.Connection, cost: tuple[Fraction, Fraction],
                         dataset: str, events: tuple = ()) -> None:
@@ -301,14 +335,21 @@ class Ledger:
         over = []
         for scope, name in scopes:
             total, spent = _budget(db, scope, name), self._spent(db, scope, name)
-            if events and self._zcdp_fits(db, scope, name, total, events):
+            if total.rho is not None:
+                wanted = zcdp_cost(events, *cost)
+                limits = (as_fraction(total.rho), as_fraction(total.delta))
+                used = (spent.rho, spent.zcdp_delta)
+                labels = ("rho", "delta")
+            elif events and self._zcdp_fits(db, scope, name, total, events):
                 continue
-            limits = (as_fraction(total.epsilon), as_fraction(total.delta))
-            for label, want, limit, used in zip(("epsilon", "delta"), cost, limits, spent,
-                                                strict=True):
-                if want > limit - used:
-                    over.append(f"{label} {float(want):g} > remaining "
-                                f"{float(max(limit - used, Fraction(0))):g} of {scope} "
+            else:
+                wanted, labels = cost, ("epsilon", "delta")
+                limits = (as_fraction(total.epsilon), as_fraction(total.delta))
+                used = (spent.epsilon, spent.delta)
+            for label, want, limit, had in zip(labels, wanted, limits, used, strict=True):
+                if want > limit - had:
+                    over.append(f"{label} {float(want):.4g} > remaining "
+                                f"{float(max(limit - had, Fraction(0))):.4g} of {scope} "
                                 f"{name!r} (total budget {total})")
         if over:
             raise BudgetExceededError("query refused, nothing was spent: " + "; ".join(over) +
@@ -336,8 +377,9 @@ class Ledger:
 
         charges = self.charges
         events = [e for c in charges for e in c.events]
-        return build_report(events, [(c.epsilon, c.delta) for c in charges], self.total.epsilon,
-                            self.total.delta)
+        total = self.total
+        return build_report(events, [(c.epsilon, c.delta) for c in charges],
+                            math.inf if total.epsilon is None else total.epsilon, total.delta)
 
     def _records(self, analyst: str | None) -> list[LedgerCharge]:
         where, args = ("", ()) if analyst is None else (" WHERE analyst = ?", (analyst,))
@@ -373,6 +415,9 @@ def _create_schema(db: sqlite3.Connection, path: Path) -> None:
     if version > SCHEMA_VERSION:
         raise PrivacyError(f"ledger {str(path)!r} has schema version {version}, newer than "
                            f"this dpsql reads ({SCHEMA_VERSION}): upgrade dpsql")
+    for old in range(version, SCHEMA_VERSION) if version else ():  # 0: a new file
+        for statement in UPGRADES[old]:
+            db.execute(statement)
     for statement in SCHEMA:
         db.execute(statement)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -401,16 +446,71 @@ def _escape_like(text: str) -> str:
 
 
 def _budget(db: sqlite3.Connection, scope: str, name: str) -> Budget:
-    row = db.execute("SELECT epsilon, delta FROM budgets WHERE scope = ? AND name = ?",
+    row = db.execute("SELECT epsilon, delta, rho FROM budgets WHERE scope = ? AND name = ?",
                      (scope, name)).fetchone()
     if row is None:
         raise PrivacyError(f"the ledger holds no budget for {scope} {name!r}")
-    return Budget(epsilon=float(row[0]), delta=float(row[1]))
+    epsilon, delta, rho = row
+    return Budget(epsilon=None if epsilon is None else float(epsilon), delta=float(delta),
+                  rho=None if rho is None else float(rho))
+
+
+def _text(value: float | None) -> str | None:
+    return None if value is None else repr(float(value))
 
 
 def _same(a: Budget, b: Budget) -> bool:
-    return (as_fraction(a.epsilon), as_fraction(a.delta)) == \
-        (as_fraction(b.epsilon), as_fraction(b.delta))
+    def exact(budget: Budget) -> tuple[Fraction | None, ...]:
+        return tuple(None if v is None else as_fraction(v)
+                     for v in (budget.epsilon, budget.delta, budget.rho))
+
+    return exact(a) == exact(b)
+
+
+@dataclass(frozen=True)
+class Spent:
+    """The running sums of a scope's charges up to charge id ``last``: basic (ε, δ) as
+    charged, and (ρ, δ) of the charges as approximate zCDP (:func:`zcdp_cost`)."""
+
+    last: int = 0
+    epsilon: Fraction = Fraction(0)
+    delta: Fraction = Fraction(0)
+    rho: Fraction = Fraction(0)
+    zcdp_delta: Fraction = Fraction(0)
+
+    def plus(self, charge_id: int, epsilon: str, delta: str, events: str) -> Spent:
+        rho, zcdp_delta = zcdp_cost([MechanismEvent(**e) for e in json.loads(events)],
+                                    Fraction(epsilon), Fraction(delta))
+        return Spent(charge_id, self.epsilon + Fraction(epsilon), self.delta + Fraction(delta),
+                     self.rho + rho, self.zcdp_delta + zcdp_delta)
+
+
+def zcdp_cost(events: Sequence[MechanismEvent] | tuple, epsilon: Fraction,
+              delta: Fraction) -> tuple[Fraction, Fraction]:
+    """A charge as δ-approximate ρ-zCDP, exactly and never below the truth: (ρ, δ).
+
+    Pure ε-DP steps cost ε²/2 (Bun & Steinke 2016, Prop. 1.4), a Gaussian with noise
+    multiplier m 1/(2m²) (Prop. 1.6; the discrete one too, Canonne, Kamath & Steinke 2020,
+    Thm 14), an (ε, δ) step ε²/2 and δ (§8: approximate zCDP). A charge without recorded
+    mechanisms is one (ε, δ) step of its charged cost.
+
+    >>> from dpsql.accounting.composition import approx, laplace
+    >>> zcdp_cost([laplace(0.5), approx(0.0, 1e-7)], Fraction(1, 2), Fraction(1, 10**7))
+    (Fraction(1, 8), Fraction(1, 10000000))
+    >>> zcdp_cost([], Fraction(1), Fraction(1, 10**6))
+    (Fraction(1, 2), Fraction(1, 1000000))
+    """
+    if not events:
+        return epsilon * epsilon / 2, delta
+    rho, approximate = Fraction(0), Fraction(0)
+    for event in events:
+        if event.kind == "gaussian":
+            multiplier = Fraction(math.nextafter(event.noise_multiplier, 0.0))
+            rho += 1 / (2 * multiplier * multiplier)
+        else:
+            rho += as_fraction(event.epsilon) ** 2 / 2
+            approximate += as_fraction(event.delta)
+    return rho, approximate
 
 
 def _exact(name: str, value: float) -> Fraction:
