@@ -55,12 +55,13 @@ SCHEMA = (
 
 @dataclass(frozen=True)
 class User:
-    """An account: its name, budget, and what it has spent."""
+    """An account: its name, budget, and what it has spent (ρ too, for a ρ-zCDP budget)."""
 
     name: str
     budget: Budget
     spent: Cost
     created_at: float
+    rho_spent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,9 @@ class Users:
 
     def _user(self, name: str, created_at: float) -> User:
         with Ledger(self.path, budget=None, analyst=name) as ledger:
-            return User(name, ledger.total, ledger.spent, created_at)
+            total = ledger.total
+            return User(name, total, ledger.spent, created_at,
+                        None if total.rho is None else ledger.rho_spent)
 
     def record(self, entry: AuditEntry) -> None:
         """Append one statement to the audit log."""

@@ -180,8 +180,11 @@ def _add_server_commands(sub) -> None:
             action.add_argument("--password-stdin", action="store_true",
                                 help="read the password from standard input's first line")
         if name == "add":
-            action.add_argument("--epsilon", type=float, required=True, metavar="E",
-                                help="the analyst's total ε budget")
+            total = action.add_mutually_exclusive_group(required=True)
+            total.add_argument("--epsilon", type=float, metavar="E",
+                               help="the analyst's total ε budget")
+            total.add_argument("--rho", type=float, metavar="R",
+                               help="a ρ-zCDP budget instead: the analyst's total ρ")
             action.add_argument("--delta", type=float, default=1e-6, metavar="D",
                                 help="the analyst's total δ budget (default 1e-6)")
     audit = sub.add_parser("audit", help="the server's audit log: who asked what, and its cost",
@@ -399,7 +402,7 @@ def _users(args: argparse.Namespace) -> int:
     else:
         password = admin.read_password(args.password_stdin)
         print(admin.users_add(args.ledger, args.name, epsilon=args.epsilon, delta=args.delta,
-                              password=password) if args.action == "add" else
+                              rho=args.rho, password=password) if args.action == "add" else
               admin.users_reset_password(args.ledger, args.name, password))
     return 0
 

@@ -44,11 +44,13 @@ class Served:
     folder: Path
     names = itertools.count()
 
-    def new_user(self, epsilon: float = 5.0, delta: float = 1e-6,
-                 password: str = PASSWORD) -> str:
+    def new_user(self, epsilon: float | None = 5.0, delta: float = 1e-6,
+                 password: str = PASSWORD, rho: float | None = None) -> str:
+        """A new analyst with an (ε, δ) budget, or a ρ-zCDP one when ``rho`` is given."""
         name = f"analyst{next(self.names)}"
+        budget = Budget(epsilon=None if rho is not None else epsilon, delta=delta, rho=rho)
         with Users(self.ledger) as users:
-            users.add(name, make_verifier(password), Budget(epsilon=epsilon, delta=delta))
+            users.add(name, make_verifier(password), budget)
         return name
 
     def connect(self, user: str, password: str = PASSWORD, **options):

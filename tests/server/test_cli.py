@@ -29,12 +29,21 @@ def test_users_add_list_reset_remove(tmp_path, monkeypatch, capsys):
     code, _, err = run(monkeypatch, capsys, "users", "add", "bob", "--ledger", ledger,
                        "--epsilon", "1", "--password-stdin", stdin="short\n")
     assert code != 0 and "shorter than 8" in err
+    code, out, _ = run(monkeypatch, capsys, "users", "add", "carol", "--ledger", ledger,
+                       "--rho", "0.5", "--password-stdin", stdin=PASSWORD + "\n")
+    assert code == 0 and "budget ρ=0.5, δ=1e-06" in out
+    code, _, err = run(monkeypatch, capsys, "users", "add", "dan", "--ledger", ledger,
+                       "--rho", "0.5", "--epsilon", "1", "--password-stdin",
+                       stdin=PASSWORD + "\n")
+    assert code != 0 and "not allowed with" in err
     code, out, _ = run(monkeypatch, capsys, "users", "list", "--ledger", ledger)
     assert code == 0 and "alice" in out and "bob" not in out
+    assert out.splitlines()[2].split() == ["carol", "ρ-zCDP", "0.5", "0", "1e-06", "0"]
     code, out, _ = run(monkeypatch, capsys, "users", "reset-password", "alice", "--ledger",
                        ledger, "--password-stdin", stdin="another long one\n")
     assert code == 0 and "new password" in out
-    assert run(monkeypatch, capsys, "users", "remove", "alice", "--ledger", ledger)[0] == 0
+    for name in ("alice", "carol"):
+        assert run(monkeypatch, capsys, "users", "remove", name, "--ledger", ledger)[0] == 0
     assert "no users" in run(monkeypatch, capsys, "users", "list", "--ledger", ledger)[1]
 
 

@@ -3,7 +3,8 @@
 Modules, from the socket inwards: :mod:`.server` (listener, TLS, login, cancel),
 :mod:`.channel` (framing and limits), :mod:`.protocol` (messages), :mod:`.auth`
 (SCRAM-SHA-256), :mod:`.conversation` (simple and extended query protocols),
-:mod:`.session` (statements: settings, EXPLAIN, private queries, audit), :mod:`.settings`,
+:mod:`.session` (statements: settings, EXPLAIN, private queries, audit), :mod:`.answers`
+(result sets, the budget and catalog answers), :mod:`.settings`,
 :mod:`.metadata` (tools' catalog probes), :mod:`.types` (Arrow to PostgreSQL types) and
 :mod:`.sqlstates`. docs/server.md is the guide.
 """

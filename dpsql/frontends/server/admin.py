@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from dpsql.accounting.users import Users
+from dpsql.accounting.users import User, Users
 from dpsql.accounting.values import Budget
 from dpsql.errors import InterfaceError
 from dpsql.frontends.server.auth import make_verifier
@@ -62,11 +62,13 @@ def read_password(from_stdin: bool, stdin: TextIO | None = None,
     return password
 
 
-def users_add(ledger: str, name: str, *, epsilon: float, delta: float, password: str) -> str:
-    """Add a login with its budget; the line to print."""
+def users_add(ledger: str, name: str, *, epsilon: float | None, delta: float, password: str,
+              rho: float | None = None) -> str:
+    """Add a login with its budget, (ε, δ) or ρ-zCDP (with δ); the line to print."""
+    budget = Budget(epsilon=epsilon, delta=delta, rho=rho)
     with Users(ledger) as users:
-        users.add(name, make_verifier(password), Budget(epsilon=epsilon, delta=delta))
-    return f"added user {name!r} with budget ε={epsilon:g} δ={delta:g} to {ledger}"
+        users.add(name, make_verifier(password), budget)
+    return f"added user {name!r} with budget {budget} to {ledger}"
 
 
 def _existing(ledger: str) -> str:
@@ -82,10 +84,20 @@ def users_list(ledger: str) -> str:
         rows = users.list()
     if not rows:
         return f"no users in {ledger}: add one with `dpsql users add NAME --ledger {ledger}`"
-    lines = [f"{'user':<16} {'ε total':>9} {'ε spent':>9} {'δ total':>9} {'δ spent':>9}"]
-    lines += [f"{u.name:<16} {u.budget.epsilon:>9.4g} {u.spent.epsilon:>9.4g} "
-              f"{u.budget.delta:>9.3g} {u.spent.delta:>9.3g}" for u in rows]
+    lines = [f"{'user':<16} {'budget':<7} {'total':>9} {'spent':>9} {'δ total':>9} "
+             f"{'δ spent':>9}"]
+    lines += [f"{u.name:<16} {'ρ-zCDP' if u.budget.rho is not None else 'ε, δ':<7} "
+              f"{_total(u.budget):>9.4g} {_used(u):>9.4g} {u.budget.delta:>9.3g} "
+              f"{u.spent.delta:>9.3g}" for u in rows]
     return "\n".join(lines)
+
+
+def _total(budget: Budget) -> float:
+    return budget.epsilon if budget.rho is None else budget.rho
+
+
+def _used(user: User) -> float:
+    return user.spent.epsilon if user.rho_spent is None else user.rho_spent
 
 
 def users_remove(ledger: str, name: str) -> str:

@@ -16,8 +16,9 @@ from typing import Any
 
 from dpsql.errors import Error
 from dpsql.frontends.server import protocol as pg
+from dpsql.frontends.server.answers import Answer, Column
 from dpsql.frontends.server.channel import Channel
-from dpsql.frontends.server.session import Answer, Column, Session
+from dpsql.frontends.server.session import Session
 from dpsql.frontends.server.sqlstates import SessionError, message, sqlstate
 from dpsql.frontends.server.types import TEXT, ParameterError, decode_parameter
 from dpsql.frontends.shell import split_statements

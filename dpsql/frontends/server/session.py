@@ -14,58 +14,24 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from dpsql.accounting.users import AuditEntry, Users
 from dpsql.accounting.values import Cost
 from dpsql.connection import Connection
 from dpsql.dbapi import bind, placeholders
 from dpsql.errors import Error, ExecutionError, QueryCancelled
-from dpsql.frontends.server import metadata
+from dpsql.frontends.server import answers, metadata
+from dpsql.frontends.server.answers import NOTHING, TEXT, Answer, Column
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
 from dpsql.frontends.server.sqlstates import SessionError, sqlstate
-from dpsql.frontends.server.types import TYPES, PgType, pg_type
 from dpsql.parse import parse
 
 DIALECT = "postgres"
-NOTHING = Cost(0.0, 0.0)
-TEXT = TYPES["text"]
-FLOAT8 = TYPES["float8"]
 CANCEL_WINDOW = 30.0
 """Seconds a cancel request keeps trying to interrupt its statement."""
-
-
-@dataclass(frozen=True)
-class Column:
-    name: str
-    type: PgType
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What one statement returns: columns (None: no result set), rows, the command tag."""
-
-    columns: tuple[Column, ...] | None
-    rows: list[tuple] = field(default_factory=list)
-    tag: str = ""
-    charged: Cost = NOTHING
-
-    @classmethod
-    def of_table(cls, table: pa.Table, tag: str = "SELECT", charged: Cost = NOTHING) -> Answer:
-        columns = tuple(Column(f.name, pg_type(f.type)) for f in table.schema)
-        names = table.column_names
-        rows = [tuple(row[n] for n in names) for row in table.to_pylist()] if len(
-            set(names)) == len(names) else list(zip(*(c.to_pylist() for c in table.columns),
-                                                     strict=True))
-        return cls(columns, rows, f"{tag} {len(rows)}" if tag == "SELECT" else tag, charged)
-
-    @classmethod
-    def of_text(cls, name: str, lines: Sequence[str], tag: str) -> Answer:
-        return cls((Column(name, TEXT),), [(line,) for line in lines], tag)
 
 
 LEADING_COMMENTS = re.compile(r"^(\s|--[^\n]*\n|/\*.*?\*/)+", re.S)
@@ -180,29 +146,13 @@ class Session:
 
     def _show(self, sql: str) -> Answer:
         name = sql.strip().rstrip(";")[4:].strip().strip('"')
-        special = {"dpsql.budget": self._budget, "dpsql.catalog": self._catalog}
-        if name.lower() in special:
-            return special[name.lower()]()
+        if name.lower() == "dpsql.budget":
+            return answers.budget(self.con.budget)
+        if name.lower() == "dpsql.catalog":
+            return answers.catalog(self.con.catalog)
         value = self.settings.show(name)
         column = name.lower().replace("transaction isolation level", "transaction_isolation")
         return Answer.of_text(column, [value], "SHOW")
-
-    def _budget(self) -> Answer:
-        total, spent, left = (self.con.budget.total, self.con.budget.spent,
-                              self.con.budget.remaining)
-        names = ("epsilon_total", "epsilon_spent", "epsilon_remaining", "delta_total",
-                 "delta_spent", "delta_remaining")
-        row = (total.epsilon, spent.epsilon, left.epsilon, total.delta, spent.delta, left.delta)
-        return Answer(tuple(Column(n, FLOAT8) for n in names), [row], "SHOW")
-
-    def _catalog(self) -> Answer:
-        names = ("table_name", "column_name", "data_type", "kind", "lower_bound",
-                 "upper_bound", "public_keys")
-        rows = [_catalog_row(info, column, kind)
-                for info in self.con.catalog for column, kind in info.columns.items()]
-        types = (TEXT, TEXT, TEXT, TEXT, FLOAT8, FLOAT8, TEXT)
-        return Answer(tuple(Column(n, t) for n, t in zip(names, types, strict=True)), rows,
-                      "SHOW")
 
     def _explain(self, sql: str, params: Sequence[Any] | None) -> Answer:
         match = EXPLAIN.match(sql.strip().rstrip(";"))
@@ -317,17 +267,6 @@ def parameter_count(sql: str) -> int:
     except Error:
         return 0
     return max((s.key for s in slots if isinstance(s.key, int)), default=0)
-
-
-def _catalog_row(info, column: str, kind: str) -> tuple:
-    bounds = info.bounds.get(column)
-    keys = info.public_keys.get(column)
-    role = "public table" if info.public else (
-        "privacy unit" if column == info.privacy_unit else "private")
-    return (info.name, column, kind, role, None if bounds is None else float(bounds[0]),
-            None if bounds is None else float(bounds[1]),
-            None if keys is None else (keys if isinstance(keys, str) else
-                                       ", ".join(map(str, keys))))
 
 
 def version_text() -> str:
