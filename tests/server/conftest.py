@@ -68,8 +68,8 @@ class Served:
 def start(folder: Path, **config) -> Served:
     catalog = config.pop("catalog", None) or write_catalog(folder)
     ledger = folder / "ledger.db"
-    server = Server(ServerConfig(catalog=catalog, ledger=ledger, port=0, failure_delay=0.05,
-                                 **config)).start()
+    config.setdefault("failure_delay", 0.05)
+    server = Server(ServerConfig(catalog=catalog, ledger=ledger, port=0, **config)).start()
     host, port = server.address
     return Served(server, host, port, ledger, folder)
 

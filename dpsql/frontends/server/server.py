@@ -2,9 +2,10 @@
 
 One thread per client. A client first negotiates TLS (SSLRequest: 'S' and a TLS handshake
 when the server has a certificate, else 'N'), then logs in with SCRAM-SHA-256 against the
-users in the ledger, then gets an analyst-role dpsql connection on the owner's catalog whose
-budget is its own. Clients from other hosts must use TLS. A CancelRequest carrying a
-session's process id and secret key interrupts that session's query (it spends nothing).
+users in the ledger (:mod:`.login`: failures slowed, then locked out), then gets an
+analyst-role dpsql connection on the owner's catalog whose budget is its own. Clients from
+other hosts must use TLS. A CancelRequest carrying a session's process id and secret key
+interrupts that session's query (it spends nothing).
 
 >>> ServerConfig(catalog="c.toml", ledger="l.db").port
 5433
@@ -18,7 +19,6 @@ import secrets
 import socket
 import ssl
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +27,9 @@ import duckdb
 import dpsql
 from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
-from dpsql.frontends.server.auth import MECHANISM, AuthFailed, Exchange, decoy_verifier
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
+from dpsql.frontends.server.login import Gate, LoginFailed
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
 from dpsql.frontends.server.session import Session
 from dpsql.frontends.server.sqlstates import message, sqlstate
@@ -50,7 +50,12 @@ class ServerConfig:
     login_timeout: float = 10.0
     """Seconds a client has from connecting to being logged in."""
     failure_delay: float = 1.0
-    """Seconds before a failed login is answered (slows down password guessing)."""
+    """Seconds before a failed login is answered, doubling with each recent failure of the
+    user name or client address up to 16 times this (slows down password guessing)."""
+    lockout_failures: int = 10
+    """Failed logins of one user name, or from one address, that lock it out..."""
+    lockout_window: float = 900.0
+    """...until the oldest of them is this many seconds old."""
     max_connections: int = 64
 
 
@@ -80,14 +85,6 @@ def is_loopback(host: str) -> bool:
     return (mapped or address).is_loopback
 
 
-class LoginFailed(Exception):
-    """Why a client is turned away before its session starts (sent with its SQLSTATE)."""
-
-    def __init__(self, sqlstate: str, message: str) -> None:
-        super().__init__(message)
-        self.sqlstate = sqlstate
-
-
 class Server:
     """The listener, the registry of sessions (for cancel requests) and the shared state."""
 
@@ -95,9 +92,10 @@ class Server:
         self.config = config
         self.tls = _tls(config)
         self.users = Users(config.ledger)
+        self.gate = Gate(self.users, failure_delay=config.failure_delay,
+                         limit=config.lockout_failures, window=config.lockout_window)
         with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
             self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
-        self._key = secrets.token_bytes(32)
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
@@ -170,7 +168,7 @@ class Server:
         if startup is None:
             return
         user = startup.parameters.get("user", "")
-        self._login(channel, user)
+        self.gate.login(channel, user, peer)
         session, pid, secret = self._open(user, startup.parameters, peer)
         try:
             self._welcome(channel, session, pid, secret)
@@ -205,27 +203,6 @@ class Server:
                               "TLS only: connect with sslmode=require (the server needs "
                               "--tls-cert and --tls-key)")
         return first
-
-    def _login(self, channel: Channel, user: str) -> None:
-        """SCRAM-SHA-256; the same failure for an unknown user and a wrong password."""
-        verifier = self.users.verifier(user) if user else None
-        exchange = Exchange(verifier or decoy_verifier(user, self._key))
-        channel.send(pg.encode_auth(10, pg.cstring(MECHANISM) + b"\x00"))
-        channel.flush()
-        try:
-            mechanism, first = _initial_response(channel)
-            if mechanism != MECHANISM:
-                raise AuthFailed("mechanism")
-            channel.send(pg.encode_auth(11, exchange.start(first)))
-            channel.flush()
-            final = exchange.finish(_password(channel).data)
-            if verifier is None:
-                raise AuthFailed("no such user")
-        except AuthFailed:
-            time.sleep(self.config.failure_delay)
-            raise LoginFailed("28P01",
-                              f'password authentication failed for user "{user}"') from None
-        channel.send(pg.encode_auth(12, final) + pg.encode_auth(0))
 
     def _open(self, user: str, parameters: dict[str, str],
               peer: str) -> tuple[Session, int, bytes]:
@@ -269,23 +246,6 @@ class Server:
         if known is not None and known[1] is not None and secrets.compare_digest(known[0],
                                                                                  secret):
             known[1].cancel()
-
-
-def _initial_response(channel: Channel) -> tuple[str, bytes]:
-    """SASLInitialResponse: the mechanism's name and the client-first message."""
-    reader = pg.Reader(_password(channel).data)
-    mechanism = reader.string()
-    length = reader.int32()
-    first = reader.take(length) if length >= 0 else b""
-    reader.done()
-    return mechanism, first
-
-
-def _password(channel: Channel) -> pg.Password:
-    message = pg.decode(*channel.read_message())
-    if not isinstance(message, pg.Password):
-        raise AuthFailed("expected a password message")
-    return message
 
 
 def _goodbye(channel: Channel, code: str, text: str) -> None:
