@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import duckdb
 from sqlglot import exp
 
 from dpsql.accounting.composition import MechanismEvent, approx, laplace
@@ -34,7 +35,9 @@ from dpsql.accounting.report import query_events
 from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog
-from dpsql.plan import BoundedQuery, PrivacyPlan
+from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.totality import guard_division
+from dpsql.plan import NOISY_TABLE, ROW_ID, BoundedQuery, PrivacyPlan
 from dpsql.rewrite import rewrite
 from dpsql.rewrite.digest import SALT
 
@@ -50,6 +53,7 @@ class CompiledQuery:
 
     def __post_init__(self) -> None:
         self.plan.verify_cost()  # the charge must be exactly what the mechanisms use
+        check_post_processing(self.plan)
 
     @classmethod
     def of(cls, plan: PrivacyPlan) -> CompiledQuery:
@@ -100,6 +104,36 @@ def compile_query(sql: str, catalog: Catalog, *, epsilon: float | None = None,
                    default_delta=default_delta, dialect=dialect, quantile_ci=quantile_ci,
                    **options)
     return CompiledQuery.of(plan)
+
+
+def check_post_processing(plan: PrivacyPlan) -> None:
+    """Bind the query after the noise to an empty noisy table, so that SQL no engine can run
+    on released rows (a window or a query over a release taking the AVG of a text key, ...)
+    is refused before any data is read, not after the budget is spent.
+
+    Other outputs need no check: the post-processing whitelist binds by construction.
+    """
+    output = plan.output
+    if output is None or not output.find(exp.Window, exp.Subquery, exp.Qualify):
+        return
+    types = {k.name: plan.column_types.get(k.column) or "VARCHAR" for k in plan.keys}
+    types.update({a.name: "BIGINT" if a.kind.startswith("count") else "DOUBLE"
+                  for a in plan.aggregates})
+    types[ROW_ID] = "BIGINT"
+    columns = ", ".join(f"{exp.to_identifier(n, quoted=True).sql('duckdb')} {t}"
+                        for n, t in types.items())
+    con = duckdb.connect()
+    try:
+        con.execute(f'CREATE TABLE "{NOISY_TABLE}" ({columns})')
+        con.execute(guard_division(output, floor=False).sql(dialect="duckdb"))
+    except duckdb.Error as err:
+        reason = str(err).split("\n")[0]
+        raise UnsupportedQueryError(
+            f"the query after the noise cannot run on the released rows ({reason}); check "
+            "what it reads: released keys keep their column's type, aggregates are numbers"
+        ) from None
+    finally:
+        con.close()
 
 
 def privacy_events(plan: PrivacyPlan) -> tuple[MechanismEvent, ...]:

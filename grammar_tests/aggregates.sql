@@ -125,7 +125,7 @@ SELECT SUM(0) FROM visits;
 
 # title: SUM window function
 SELECT SUM(cost) OVER (ORDER BY visit_date) FROM visits;
-# error: UnsupportedQueryError: window function
+# error: UnsupportedQueryError: window function: `SUM(cost) OVER (ORDER BY visit_date)` is not supported; allowed: windows over aggregates and group keys. A window function runs after the noise
 
 # title: COUNT(DISTINCT (unit)) with parentheses counts people
 SELECT COUNT(DISTINCT (patient_id)) FROM visits;

@@ -125,7 +125,7 @@ SELECT WITH ANONYMIZATION OPTIONS (kappa = 2) ANON_COUNT(*) FROM people;
 
 # title: ANON aggregate inside a window over private rows
 SELECT ANON_SUM(cost CLAMPED BETWEEN 0 AND 10) OVER () FROM visits;
-# error: UnsupportedQueryError: window function: `ANON_SUM(cost CLAMPED BETWEEN 0 AND 10) OVER ()` is not supported
+# error: UnsupportedQueryError: window function: `ANON_SUM(cost CLAMPED BETWEEN 0 AND 10) OVER ()` is not supported; allowed: windows over aggregates and group keys
 
 # title: group_selection_strategy PUBLIC_GROUPS with public keys
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 0, group_selection_strategy = PUBLIC_GROUPS) region, COUNT(*) AS n FROM visits GROUP BY region;

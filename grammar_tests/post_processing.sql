@@ -155,4 +155,5 @@ SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region IN (SELECT reg
 
 # title: window function over a noisy aggregate
 SELECT region, RANK() OVER (ORDER BY COUNT(*)) FROM visits GROUP BY region;
-# error: UnsupportedQueryError: window function
+# result: [('east north central', 7), ('mid atlantic', 5), ('mountain', 4), ('new england', 1), ('pacific', 8), ('south atlantic', 6), ('west north central', 3), ('west south central', 2)]
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | RANK() OVER (ORDER BY COUNT(*)) | also COUNT(*)

@@ -191,13 +191,19 @@ SELECT COUNT(*) FROM (SELECT DISTINCT region FROM visits) AS t;
 SELECT COUNT(*) FROM (SELECT * FROM visits ORDER BY cost) AS t;
 # error: UnsupportedQueryError: ORDER BY inside a subquery
 
-# title: aggregation not by the privacy unit is refused
+# title: aggregation not by the privacy unit is a release, post-processed outside
 SELECT AVG(n) FROM (SELECT region, COUNT(*) AS n FROM visits GROUP BY region) AS t;
-# error: UnsupportedQueryError: A subquery may aggregate only per privacy unit
+# result: [(132.0,)]
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | AVG(n) | also COUNT(*)
 
-# title: an aggregate without GROUP BY in a subquery is refused
+# title: an aggregate without GROUP BY in a subquery is a release
 SELECT AVG(n) FROM (SELECT COUNT(*) AS n FROM visits) AS t;
-# error: UnsupportedQueryError: aggregate in a subquery
+# result: [(1056.0,)]
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | AVG(n) | also COUNT(*)
+
+# title: aggregation not by the privacy unit below a join is refused
+SELECT COUNT(*) FROM visits v JOIN (SELECT region, COUNT(*) AS n FROM visits GROUP BY region) AS t ON v.region = t.region;
+# error: UnsupportedQueryError: A subquery may aggregate only per privacy unit
 
 # title: an unnamed aggregate in a per-person subquery is refused
 SELECT COUNT(*) FROM (SELECT patient_id, COUNT(*) FROM visits GROUP BY patient_id) AS t;

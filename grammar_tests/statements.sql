@@ -170,13 +170,13 @@ SELECT COUNT(diagnosis) FROM visits;
 SELECT p.region, COUNT(*) FROM visits v GROUP BY p.region;
 # error: UnsupportedQueryError: 'p' is not a table in FROM
 
-# title: QUALIFY is refused
+# title: QUALIFY without a window function
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region QUALIFY n > 1;
-# error: UnsupportedQueryError: QUALIFY
+# error: UnsupportedQueryError: Without a window function, filter with HAVING
 
-# title: window function is refused
+# title: window function over private rows is refused
 SELECT COUNT(*) OVER (PARTITION BY region) FROM visits;
-# error: UnsupportedQueryError: Window functions over private rows are not supported
+# error: UnsupportedQueryError: A window function runs after the noise, on released values only
 
 # title: TABLESAMPLE on the private table is refused
 SELECT COUNT(*) FROM visits TABLESAMPLE 10%;

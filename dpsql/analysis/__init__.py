@@ -20,6 +20,7 @@ from sqlglot import exp
 from dpsql.analysis.aggregates import collect_aggregates
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.options import check_options, check_public_groups, read_options
+from dpsql.analysis.outer import nest_release, split_release
 from dpsql.analysis.relations import resolve_source
 from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
 from dpsql.analysis.shape import (
@@ -37,6 +38,7 @@ from dpsql.plan import Cost, PrivacyPlan
 
 PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     check_names,
+    split_release,
     read_options,
     check_statement,
     resolve_source,
@@ -46,6 +48,7 @@ PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     resolve_keys,
     check_public_groups,
     collect_aggregates,
+    nest_release,
     contribution_limits,
     measure_sensitivity,
     calibrate,

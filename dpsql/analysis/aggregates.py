@@ -40,6 +40,7 @@ from dpsql.analysis.grammar import (
     fragment,
     is_aggregate,
     refuse,
+    sums_as_double,
 )
 from dpsql.analysis.named_bounds import (
     PER_GROUP,
@@ -281,20 +282,33 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         for column in ctx.catalog.get(name).columns))
     keys = {k.name for k in draft.keys}
     aliases = {e.alias.lower() for e in select.expressions if e.alias}
+    windowed = {e.alias.lower() for e in select.expressions if e.alias and e.find(exp.Window)}
 
-    def to_noisy(node: exp.Expression, context: str, allow_aliases: bool) -> exp.Expression:
-        check_post_expression(node, context)
+    def to_noisy(node: exp.Expression, context: str, allow_aliases: bool,
+                 windows: bool = True) -> exp.Expression:
+        check_post_expression(node, context, windows=windows)
 
         def swap(n: exp.Expression) -> exp.Expression:
+            if isinstance(n.parent, exp.Window) and n.arg_key == "this":
+                return n  # a window's own function runs after the noise; its arguments swap
             if is_aggregate(n):
                 return exp.column(collector.aggregate(n))
             if isinstance(n, exp.Column):
                 name = n.name.lower()
                 if name not in keys and not (allow_aliases and name in aliases):
+                    if n.find_ancestor(exp.Window) is not None:
+                        refuse(n.find_ancestor(exp.Window), "window function",
+                               "windows over aggregates and group keys", "A window function "
+                               "runs after the noise, on released values only: aggregate "
+                               f"first, e.g. SUM(SUM({n.name})) OVER (...) with GROUP BY")
                     _refuse_raw_column(n, context, draft.table.privacy_unit)
+                if not windows and name in windowed and name not in keys:
+                    refuse(n, context, "group keys and aggregates", f"{n.name} is a window "
+                           "function's result, computed after this clause: filter on it "
+                           "with QUALIFY")
             return n
 
-        return node.transform(swap, copy=True)
+        return sums_as_double(node.transform(swap, copy=True))
 
     items, columns = [], []
     for item in select.expressions:
@@ -308,7 +322,16 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
     output = exp.select(*items, ROW_ID).from_(NOISY_TABLE)
     having = select.args.get("having")
     if having is not None:
-        output = output.where(to_noisy(having.this, "HAVING", allow_aliases=True))
+        output = output.where(to_noisy(having.this, "HAVING", allow_aliases=True,
+                                       windows=False))
+    qualify = select.args.get("qualify")
+    if qualify is not None and not any(e.find(exp.Window) for e in [*select.expressions,
+                                                                     qualify]):
+        refuse(qualify, "QUALIFY", "a filter on window functions",
+               "Without a window function, filter with HAVING")
+    if qualify is not None:
+        output.set("qualify", exp.Qualify(this=to_noisy(qualify.this, "QUALIFY",
+                                                        allow_aliases=True)))
     order = select.args.get("order")
     if order is not None:
         output.set("order", to_noisy(order, "ORDER BY", allow_aliases=True))
@@ -318,7 +341,9 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
             output.set(clause, select.args[clause].copy())
     if not collector.aggregates and not any(not k.public for k in draft.keys):
         refuse(select, "SELECT", "at least one aggregate, or private GROUP BY keys alone",
-               "Private rows cannot be listed; aggregate them, e.g. COUNT(*)")
+               "Private rows cannot be listed; aggregate them, e.g. COUNT(*)" + (
+                   ". Window functions run after the noise, over released aggregates: e.g. "
+                   "SUM(COUNT(*)) OVER () with GROUP BY" if select.find(exp.Window) else ""))
     aggregates = {a.name: a for a in collector.aggregates.values()}  # one per distinct release
     return replace(draft, stats=tuple(collector.stats.values()),
                    aggregates=tuple(aggregates.values()),

@@ -69,6 +69,8 @@ class Draft:
     cost_delta: float = 0.0
     quantile_ci: float | None = None
     options: QueryOptions = QueryOptions()
+    outer: exp.Select | None = None
+    """A query over the release (``dpsql.analysis.outer``), reading it as ``__dp_release``."""
 
     @property
     def select(self) -> exp.Select:

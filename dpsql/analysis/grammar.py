@@ -94,12 +94,94 @@ def check_row_expression(node: exp.Expression, context: str) -> None:
             refuse(sub, context, ROW_ALLOWED)
 
 
-def check_post_expression(node: exp.Expression, context: str) -> None:
-    """Refuse anything but arithmetic and scalar functions over noisy outputs."""
-    for sub in node.walk(prune=is_aggregate):
-        if not is_aggregate(sub) and not isinstance(sub, POST_NODES):
+WINDOW_FUNCTIONS: tuple[type[exp.Expression], ...] = (
+    exp.Sum, exp.Avg, exp.Min, exp.Max, exp.Count, exp.RowNumber, exp.Rank, exp.DenseRank,
+    exp.PercentRank, exp.CumeDist, exp.Ntile, exp.Lag, exp.Lead, exp.FirstValue, exp.LastValue,
+)
+"""Window functions over noisy outputs: each is total on any numbers (sums of released
+integers cannot overflow DuckDB's HUGEINT; their literal arguments are checked)."""
+WINDOWS = ("SUM, AVG, MIN, MAX, COUNT, ROW_NUMBER, RANK, DENSE_RANK, PERCENT_RANK, CUME_DIST, "
+           "NTILE(n), LAG/LEAD(x[, n[, default]]), FIRST_VALUE, LAST_VALUE OVER ([PARTITION BY "
+           "...] [ORDER BY ...] [ROWS frame with literal offsets]) over aggregates and keys")
+
+
+def check_post_expression(node: exp.Expression, context: str, *, windows: bool = True) -> None:
+    """Refuse anything but arithmetic, scalar functions and (where ``windows``) window
+    functions over noisy outputs."""
+    for sub in node.walk(prune=lambda n: is_aggregate(n) or isinstance(n, exp.Window)):
+        if isinstance(sub, exp.Window):
+            if not windows:
+                refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over "
+                       "aggregates and group keys", "Window functions are allowed in SELECT, "
+                       "QUALIFY and ORDER BY, and not inside one another")
+            check_window(sub, context)
+        elif not is_aggregate(sub) and not isinstance(sub, POST_NODES):
             refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over aggregates "
                    "and group keys")
+
+
+def check_window(node: exp.Window, context: str) -> None:
+    """A window function over noisy outputs: a listed function whose literal arguments and
+    frame an engine accepts whatever the values (no negative offsets, no RANGE offsets,
+    which need a numeric ORDER BY), its parts post-processing themselves.
+
+    >>> import sqlglot
+    >>> check_window(sqlglot.parse_one("SUM(a) OVER (ORDER BY k ROWS 2 PRECEDING)"), "SELECT")
+    >>> check_window(sqlglot.parse_one("LAG(a, -1) OVER (ORDER BY k)"), "SELECT")
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.UnsupportedQueryError: window function: ...LAG/LEAD take a non-negative ...
+    """
+    function = node.this
+    if not isinstance(function, WINDOW_FUNCTIONS) or isinstance(function.this, exp.Distinct):
+        refuse(node, "window function", WINDOWS)
+    offset, default = function.args.get("offset"), function.args.get("default")
+    if offset is not None and not _whole(offset):
+        refuse(node, "window function", WINDOWS, "LAG/LEAD take a non-negative integer "
+               "literal offset")
+    if default is not None and not (isinstance(default, exp.Null) or (
+            isinstance(default, exp.Literal) and not default.is_string)):
+        refuse(node, "window function", WINDOWS, "The default of LAG/LEAD is a number or NULL")
+    if isinstance(function, exp.Ntile) and not (_whole(function.this)
+                                                and int(function.this.this) > 0):
+        refuse(node, "window function", WINDOWS, "NTILE takes a positive integer literal")
+    spec = node.args.get("spec")
+    if spec is not None:
+        offsets = [b for b in (spec.args.get("start"), spec.args.get("end"))
+                   if isinstance(b, exp.Expression)]
+        if spec.args.get("exclude") or (offsets and (spec.args.get("kind") != "ROWS"
+                                                     or not all(map(_whole, offsets)))):
+            refuse(node, "window frame", "UNBOUNDED, CURRENT ROW, or ROWS with non-negative "
+                   "integer literal offsets (n PRECEDING/FOLLOWING)")
+    parts = [a for a in (function.this, *function.expressions)
+             if isinstance(a, exp.Expression) and not isinstance(a, exp.Star)]
+    parts += [*(node.args.get("partition_by") or []),
+              *([node.args["order"]] if node.args.get("order") else [])]
+    for part in parts:
+        check_post_expression(part, context, windows=False)
+
+
+def sums_as_double(tree: exp.Expression) -> exp.Expression:
+    """Post-processing sums (window SUMs, a query over a release) cast to DOUBLE: a sum of
+    released integers is then a number, not the engine's 128-bit DECIMAL.
+
+    >>> import sqlglot
+    >>> sums_as_double(sqlglot.parse_one("SUM(a) OVER () + 1")).sql()
+    'CAST(SUM(a) OVER () AS DOUBLE) + 1'
+    """
+    def cast(node: exp.Expression) -> exp.Expression:
+        inner = node.this if isinstance(node, exp.Window) else node
+        if isinstance(inner, exp.Sum) and not (isinstance(node, exp.Sum)
+                                               and isinstance(node.parent, exp.Window)):
+            return exp.cast(node, exp.DataType.Type.DOUBLE)
+        return node
+
+    return tree.transform(cast, copy=False)
+
+
+def _whole(node: exp.Expression | None) -> bool:
+    """A non-negative integer literal."""
+    return isinstance(node, exp.Literal) and not node.is_string and node.this.isdigit()
 
 
 SHAPE_FIXES = {
@@ -112,7 +194,7 @@ def check_select_shape(select: exp.Select) -> None:
     ``dpsql.analysis.relations``)."""
     unsupported = {
         "distinct": "SELECT DISTINCT",
-        "qualify": "QUALIFY", "windows": "WINDOW", "laterals": "LATERAL", "pivots": "PIVOT",
+        "windows": "WINDOW", "laterals": "LATERAL", "pivots": "PIVOT",
         "sample": "TABLESAMPLE", "into": "SELECT INTO", "locks": "FOR UPDATE",
     }
     for arg, label in unsupported.items():
@@ -122,6 +204,4 @@ def check_select_shape(select: exp.Select) -> None:
             refuse(node if isinstance(node, exp.Expression) else None, label,
                    "one SELECT ... FROM <private table> [WHERE] [GROUP BY] [HAVING] "
                    "[ORDER BY] [LIMIT]", SHAPE_FIXES.get(arg, ""))
-    for node in select.find_all(exp.Window):
-        refuse(node, "window function", AGGREGATES, "Window functions over private rows are "
-               "not supported; aggregate first")
+

@@ -82,10 +82,13 @@ def check_lookup(query: exp.Expression, catalog: Catalog, ctes: Collection[str]
     name = table.name if isinstance(table, exp.Table) and not table.args.get("db") else ""
     info = catalog.get(name) if name and name.lower() not in ctes and name in catalog \
         else None
+    if table is None:
+        refuse(query, context, SHAPE, "A subquery without a table: list the values instead, "
+               "k IN (1, 2)")
     if info is None or not info.public:
-        refuse(query, context, SHAPE, f"{fragment(table) if table else 'it'} is not a public "
-               "table: which rows of others are kept would depend on private rows. Join "
-               "private tables on their privacy units instead")
+        refuse(query, context, SHAPE, f"{fragment(table)} is not a public table: which rows "
+               "of others are kept would depend on private rows. Join private tables on their "
+               "privacy units instead")
     for arg in ("joins", "with_", "group", "having", "order", "limit", "offset", "qualify",
                 "laterals", "pivots", "windows", "distinct"):
         if query.args.get(arg):

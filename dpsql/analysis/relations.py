@@ -388,7 +388,9 @@ def _per_unit(query: exp.Select, inner: Source, group: exp.Group) -> Source:
             inner.unit not in {k.name.lower() for k in keys}:
         refuse(group, "GROUP BY in a subquery", f"GROUP BY {inner.unit}[, other columns]",
                f"A subquery may aggregate only per privacy unit ({inner.unit}): grouping "
-               "several people together would let one person change many rows")
+               "several people together would let one person change many rows. To "
+               "post-process a release, make it the only item of the outer FROM: SELECT "
+               "AVG(t) FROM (SELECT k, SUM(x) AS t FROM ... GROUP BY k) AS s")
     key_names = {k.name.lower() for k in keys}
     items = []
     for item in query.expressions:
@@ -789,7 +791,7 @@ def _unqualify(node: exp.Expression, names: Mapping[tuple[str | None, str], str]
     return select
 
 
-OWN_CLAUSES = ("expressions", "where", "group", "having", "order")
+OWN_CLAUSES = ("expressions", "where", "group", "having", "qualify", "order")
 
 
 def _group_expressions(source: Source, outer: exp.Select) -> tuple[Source, exp.Select]:

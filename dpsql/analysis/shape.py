@@ -117,8 +117,8 @@ def _describe(info: TableInfo) -> str:
 
 
 def _outside_source(column: exp.Column) -> bool:
-    """True for columns in ORDER BY or HAVING, which may name SELECT aliases."""
-    return column.find_ancestor(exp.Order, exp.Having) is not None
+    """True for columns in ORDER BY, HAVING or QUALIFY, which may name SELECT aliases."""
+    return column.find_ancestor(exp.Order, exp.Having, exp.Qualify) is not None
 
 
 def check_where(draft: Draft, ctx: Context) -> Draft:

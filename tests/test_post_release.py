@@ -1,0 +1,83 @@
+"""Post-processing of released values: window functions over aggregates, QUALIFY, and an
+outer query over a DP release in a CTE or subquery (dpsql/analysis/outer.py).
+
+What must hold: every such value is a function of the *released* (noisy) rows — equal to that
+function applied to the released columns, and different from it applied to the exact ones —
+and it costs exactly what the release alone costs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dpsql
+from dpsql.evaluate import truth
+from grammar_tests.catalog import connect
+
+WINDOWS = ("SELECT region, COUNT(*) AS n, COUNT(*) * 100.0 / SUM(COUNT(*)) OVER () AS pct, "
+           "SUM(COUNT(*)) OVER (ORDER BY region) AS running, "
+           "RANK() OVER (ORDER BY COUNT(*) DESC, region) AS r FROM visits GROUP BY region "
+           "ORDER BY region")
+RELEASE = "SELECT specialty, SUM(cost) AS t FROM visits GROUP BY specialty"
+
+
+@pytest.fixture(scope="module")
+def con() -> dpsql.Connection:
+    return connect()
+
+
+def columns(result: dpsql.Result) -> dict[str, np.ndarray]:
+    return {name: np.array(result.arrow().column(name).to_pylist(), dtype=float)
+            for name in result.columns if name not in ("region", "specialty")}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_windows_are_functions_of_the_released_counts(con, seed):
+    got = columns(con.sql(WINDOWS, seed=seed))
+    n = got["n"]
+    assert got["pct"] == pytest.approx(n * 100 / n.sum())
+    assert np.array_equal(got["running"], np.cumsum(n))
+    order = sorted(range(len(n)), key=lambda i: (-n[i], i))  # regions are in ORDER BY order
+    assert [int(got["r"][i]) for i in order] == list(range(1, len(n) + 1))
+
+
+def test_windows_read_noisy_not_exact_values(con):
+    exact = truth(con, con.compile(WINDOWS), seed=0).fetchall()
+    noisy = con.sql(WINDOWS, seed=5).fetchall()
+    exact_n = np.array([row[1] for row in exact], dtype=float)
+    assert [row[1] for row in noisy] != list(exact_n)  # the noise moved some count
+    assert [row[2] for row in noisy] != pytest.approx(list(exact_n * 100 / exact_n.sum()))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_outer_query_reads_the_released_rows(con, seed):
+    released = con.sql(RELEASE, seed=seed).arrow().column("t").to_pylist()
+    outer = con.sql(f"WITH s AS ({RELEASE}) SELECT AVG(t) AS mean, MAX(t) AS top, "
+                    "COUNT(*) AS groups FROM s", seed=seed).fetchall()
+    assert outer == [(pytest.approx(np.mean(released)), max(released), len(released))]
+    exact = truth(con, con.compile(RELEASE), seed=0).arrow().column("t").to_pylist()
+    assert outer[0][0] != pytest.approx(np.mean(exact))
+
+
+def test_an_outer_query_costs_what_its_release_costs(con):
+    nested = con.compile(f"SELECT AVG(t) FROM ({RELEASE}) AS s", epsilon=0.3, delta=1e-7)
+    alone = con.compile(RELEASE, epsilon=0.3, delta=1e-7)
+    assert nested.cost == alone.cost and nested.events == alone.events
+    assert nested.bounded_sql() == alone.bounded_sql()
+
+
+@pytest.mark.parametrize("sql, message", [
+    ("SELECT * FROM __dp_release", "reserved"),
+    (f"SELECT AVG(specialty) FROM ({RELEASE}) AS s", "cannot run on the released rows"),
+    (f"SELECT AVG(cost) FROM ({RELEASE}) AS s", "not a column of the release"),
+    (f"SELECT AVG(t) FROM ({RELEASE}) AS s JOIN regions r ON TRUE", "only item of the outer"),
+    ("SELECT region, COUNT(*) FROM visits GROUP BY region QUALIFY COUNT(*) > 1", "HAVING"),
+    ("SELECT region, LEAD(COUNT(*), 1, 'x') OVER () FROM visits GROUP BY region", "a number"),
+    ("SELECT region, NTILE(0) OVER (ORDER BY COUNT(*)) FROM visits GROUP BY region", "NTILE"),
+])
+def test_refused_before_any_data_is_read(con, sql, message):
+    spent = con.budget.spent
+    with pytest.raises(dpsql.UnsupportedQueryError, match=message):
+        con.compile(sql)
+    assert con.budget.spent == spent
