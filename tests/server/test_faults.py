@@ -1,0 +1,156 @@
+"""Faults with real processes: a client that leaves mid-query, and ``dpsql serve`` killed
+with SIGKILL mid-query and started again. Spends are recorded once, answers are released
+only after their charge, and a stored answer is replayed, never drawn again."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+import psycopg
+import pytest
+
+from dpsql.accounting.users import Users
+from dpsql.accounting.values import Budget
+from dpsql.frontends.server import protocol as pg
+from dpsql.frontends.server.auth import make_verifier
+from tests.server.conftest import PASSWORD
+from tests.server.processes import ServeProcess, integrity, ledger_counts
+from tests.server.wire import connect, login
+
+SLOW = "SELECT specialty, COUNT(*) AS n, AVG(cost) AS c FROM visits WHERE cost > {} " \
+       "GROUP BY specialty ORDER BY specialty"
+"""About a second over two million rows: long enough to leave or be killed in the middle."""
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory):
+    import pyarrow.parquet as pq
+
+    from dpsql.datasets import visits
+
+    folder = tmp_path_factory.mktemp("faults")
+    pq.write_table(visits(2_000_000, seed=3), folder / "visits.parquet")
+    (folder / "catalog.toml").write_text(
+        '[tables.visits]\nsource = "visits.parquet"\nprivacy_unit = "patient_id"\n'
+        'bounds = { cost = [0, 2000] }\nmax_groups_per_unit = 3\nmax_rows_per_group = 4\n')
+    return folder
+
+
+def add_user(ledger, name: str, epsilon: float = 20.0) -> str:
+    with Users(ledger) as users:
+        users.add(name, make_verifier(PASSWORD), Budget(epsilon=epsilon, delta=1e-5))
+    return name
+
+
+def ask(server: ServeProcess, user: str, sql: str) -> list[tuple]:
+    with psycopg.connect(host=server.host, port=server.port, user=user, password=PASSWORD,
+                         dbname="dpsql", autocommit=True, connect_timeout=30) as con:
+        return con.execute(sql).fetchall()
+
+
+def spent(server: ServeProcess, user: str) -> float:
+    return ask(server, user, "SHOW dpsql.budget")[0][1]
+
+
+def wait_for_audit(ledger, user: str, entries: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        with Users(ledger) as users:
+            if len(users.audit(user)) >= entries:
+                return
+        assert time.monotonic() < deadline, "the server never finished the statement"
+        time.sleep(0.05)
+
+
+def test_a_client_leaving_mid_query_is_charged_once_and_can_collect_later(big, tmp_path):
+    ledger = tmp_path / "ledger.db"
+    user = add_user(ledger, "leaver")
+    query = SLOW.format(0)
+    with ServeProcess(big / "catalog.toml", ledger, log=tmp_path / "serve") as server:
+        with connect(server.host, server.port) as sock:
+            assert login(sock, user, PASSWORD) == ("ok", "")
+            sock.sendall(pg.frame(b"Q", pg.cstring(query)))
+            time.sleep(0.15)
+            assert ledger_counts(ledger, user) == (0, 0)  # the query is still running
+        wait_for_audit(ledger, user, 1)  # the server finished it after the client left
+        assert ledger_counts(ledger, user) == (1, 1)  # charged once, its answer stored
+        first = ask(server, user, query)  # asked again: the stored answer, free
+        assert ledger_counts(ledger, user) == (1, 1) and spent(server, user) == 1.0
+        assert ask(server, user, query) == first
+        server.stop()
+    assert "Traceback" not in server.errors.read_text()
+    assert integrity(ledger) == "ok"
+
+
+def wait_for_charge(ledger, user: str, charges: int) -> None:
+    """Return as soon as ``user`` has more than ``charges`` charges (polled every ms)."""
+    raw = sqlite3.connect(ledger, timeout=30)
+    try:
+        deadline = time.monotonic() + 60
+        while raw.execute("SELECT COUNT(*) FROM charges WHERE analyst = ?",
+                          (user,)).fetchone()[0] <= charges:
+            assert time.monotonic() < deadline, "the query was never charged"
+            time.sleep(0.001)
+    finally:
+        raw.close()
+
+
+def run_in_thread(server: ServeProcess, user: str, sql: str) -> tuple[threading.Thread, dict]:
+    outcome: dict = {}
+
+    def client() -> None:
+        try:
+            outcome["rows"] = ask(server, user, sql)
+        except psycopg.Error as error:
+            outcome["error"] = error
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    return thread, outcome
+
+
+@pytest.mark.slow
+def test_sigkill_mid_query_loses_no_spend_and_replays_stored_answers(big, tmp_path):
+    """Killed at moments spread over the query (before, during, after its charge), then
+    after an answer was sent; each time started again on the same ledger, where the
+    question is asked again."""
+    ledger = tmp_path / "ledger.db"
+    user = add_user(ledger, "survivor")
+    seen = set()
+    server = ServeProcess(big / "catalog.toml", ledger, log=tmp_path / "serve")
+    try:
+        for step, when in enumerate((0.1, 0.5, 1.0, "charged", "charged", "answered")):
+            query = SLOW.format(step)
+            before = ledger_counts(ledger, user)
+            thread, outcome = run_in_thread(server, user, query)
+            if when == "answered":
+                thread.join(60)  # the answer reached the client, then the server dies
+            elif when == "charged":
+                wait_for_charge(ledger, user, before[0])  # the charge has just committed
+            else:
+                time.sleep(when)
+            server.kill()
+            thread.join(60)
+            charges, cached = (a - b for a, b in zip(ledger_counts(ledger, user), before,
+                                                     strict=True))
+            # Never two charges, never an answer without its charge, and a charged answer is
+            # stored right after its noise (a kill between those two commits leaves (1, 0)).
+            assert (charges, cached) in ((0, 0), (1, 1), (1, 0)), (charges, cached)
+            if "rows" in outcome:
+                assert (charges, cached) == (1, 1)
+            seen.add((charges, cached, "rows" in outcome))
+            assert integrity(ledger) == "ok"
+            server = ServeProcess(big / "catalog.toml", ledger, log=tmp_path / f"serve{step}")
+            rows = ask(server, user, query)
+            after = ledger_counts(ledger, user)
+            if cached:  # stored before the kill: replayed, not drawn again
+                assert after == (before[0] + 1, before[1] + 1)
+                if "rows" in outcome:
+                    assert rows == outcome["rows"]
+            else:  # never released: this is its first release
+                assert after == (before[0] + charges + 1, before[1] + 1)
+    finally:
+        server.stop()
+    assert (0, 0, False) in seen and (1, 1, True) in seen, seen  # killed before, after
