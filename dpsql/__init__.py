@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from dpsql.dbapi import Cursor, apilevel, paramstyle, threadsafety
     from dpsql.errors import (
+        BoundsNeeded,
         BudgetExceededError,
         CatalogError,
         DatabaseError,
@@ -53,9 +54,9 @@ if TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_ERRORS = ("BudgetExceededError", "CatalogError", "DataError", "DatabaseError", "Error",
-           "ExecutionError", "IntegrityError", "InterfaceError", "InternalError",
-           "NotSupportedError", "OperationalError", "ParseError", "PrivacyError",
+_ERRORS = ("BoundsNeeded", "BudgetExceededError", "CatalogError", "DataError",
+           "DatabaseError", "Error", "ExecutionError", "IntegrityError", "InterfaceError",
+           "InternalError", "NotSupportedError", "OperationalError", "ParseError", "PrivacyError",
            "PrivacyWarning", "ProgrammingError", "QueryCancelled", "RoleError",
            "UnsupportedQueryError")
 _HOMES: dict[str, tuple[str, str]] = {
@@ -95,6 +96,7 @@ def load_ipython_extension(ipython) -> None:
 
 
 __all__ = [
+    "BoundsNeeded",
     "Budget",
     "BudgetExceededError",
     "CatalogError",

@@ -97,26 +97,38 @@ def _positive_int(name: str, value: Any, table: str) -> int | None:
     return value
 
 
-def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table: str):
-    """Declared value bounds by column: numeric columns, and bounds dpsql can compute with
-    (``check_value_bounds``: finite, lo <= hi, each 0 or between 1e-100 and 1e100 in size)."""
-    result = {}
+AUTO = "auto"
+"""``bounds={"income": "auto"}``: dpsql estimates the bounds privately when a query first
+needs them (``dpsql.connection.Connection.estimate_bounds``)."""
+
+
+def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table: str
+            ) -> tuple[dict[str, tuple[float, float]], tuple[str, ...]]:
+    """Declared value bounds by column, and the columns whose bounds are ``"auto"``.
+
+    Bounds must be numbers dpsql can compute with (``check_value_bounds``: finite,
+    lo <= hi, each 0 or between 1e-100 and 1e100 in size), on numeric columns.
+    """
+    result, auto = {}, []
     for col, pair in (bounds or {}).items():
         name = col.lower()
         if name not in columns:
             raise CatalogError(f"bounds for unknown column {col!r} of table {table!r}; "
                                f"columns are {sorted(columns)}")
+        if not columns[name].upper().startswith(NUMERIC_TYPES):
+            raise CatalogError(f"bounds[{col!r}]: column has type {columns[name]}, not numeric")
+        if isinstance(pair, str) and pair.lower() == AUTO:
+            auto.append(name)
+            continue
         try:
             lo, hi = (float(v) for v in pair)
         except (TypeError, ValueError, OverflowError):
             raise CatalogError(
                 f"bounds[{col!r}]={reprlib.repr(pair)}: give a pair (lo, hi) of finite "
-                "numbers") from None
+                "numbers, or \"auto\" to have dpsql estimate them privately") from None
         result[name] = check_value_bounds(lo, hi, f"bounds[{col!r}] of table {table!r}",
                                           error=CatalogError)
-        if not columns[name].upper().startswith(NUMERIC_TYPES):
-            raise CatalogError(f"bounds[{col!r}]: column has type {columns[name]}, not numeric")
-    return result
+    return result, tuple(auto)
 
 
 @dataclass(frozen=True)
@@ -147,6 +159,8 @@ class TableInfo:
     max_rows_per_unit: int | None = None
     public_keys: Mapping[str, tuple[Any, ...] | str | PublicColumn] = field(
         default_factory=dict)
+    auto_bounds: tuple[str, ...] = ()
+    """Columns declared ``bounds="auto"`` whose bounds are not estimated yet."""
 
     @classmethod
     def private(cls, name: str, *, columns: Mapping[str, str], privacy_unit: str | None = None,
@@ -172,9 +186,9 @@ class TableInfo:
                 raise CatalogError(f"public_keys cannot list the privacy unit {col!r}")
             keys[col.lower()] = values if isinstance(values, str) else _key_values(
                 col, columns[col.lower()], values, name)
+        declared, auto = _bounds(bounds, columns, name)
         return cls(
-            name=name, columns=columns, privacy_unit=unit,
-            bounds=_bounds(bounds, columns, name),
+            name=name, columns=columns, privacy_unit=unit, bounds=declared, auto_bounds=auto,
             max_groups_per_unit=_positive_int("max_groups_per_unit", max_groups_per_unit, name),
             max_rows_per_group=_positive_int("max_rows_per_group", max_rows_per_group, name),
             max_rows_per_unit=_positive_int("max_rows_per_unit", max_rows_per_unit, name),

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from dpsql import autobounds
 from dpsql.accounting import Accountant, Budget
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
@@ -29,6 +31,8 @@ from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
 from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
+    BoundsNeeded,
+    CatalogError,
     ExecutionError,
     InterfaceError,
     ParseError,
@@ -195,8 +199,13 @@ class Connection:
         two more exponential mechanisms per quantile that share the query's ε.
         """
         seed = self._usable(seed)
-        compiled = self.compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
-                                quantile_ci=quantile_ci)
+        while True:  # each estimate turns one "auto" column into bounds: this ends
+            try:
+                compiled = self.compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
+                                        quantile_ci=quantile_ci)
+                break
+            except BoundsNeeded as need:
+                epsilon, delta = self._estimate_first(need)
         if (cached := self._cached(compiled, seed)) is not None:
             return cached
         self._warn_about_delta(compiled)
@@ -207,6 +216,44 @@ class Connection:
         result = self._release(compiled, exact, Sampler(seed))
         self._remember(compiled, seed, result)
         return result
+
+    def _estimate_first(self, need: BoundsNeeded) -> tuple[float, float]:
+        """Estimate the ``"auto"`` bounds a query needs from its own budget; the (ε, δ) left.
+
+        The whole query's cost is checked against the budget first, so a query that could
+        not be paid in full spends nothing on its bounds.
+        """
+        each_e, each_d, rest_e, rest_d = autobounds.split(need.epsilon, need.delta,
+                                                          len(need.columns))
+        self.budget.check(need.epsilon, need.delta)
+        for table, column in need.columns:
+            self.estimate_bounds(table, column, epsilon=each_e, delta=each_d)
+        return rest_e, rest_d
+
+    def estimate_bounds(self, table: str, column: str, *, epsilon: float,
+                        delta: float) -> tuple[float, float]:
+        """Estimate the bounds of a column declared ``bounds="auto"`` (``dpsql.autobounds``).
+
+        A private query, charged like any other; the bounds then replace ``"auto"`` in this
+        connection's catalog, and queries use them for free. Queries that need them call
+        this with a share of their own budget; call it to choose the share yourself.
+        Returns (lo, hi).
+        """
+        info = self.catalog.get(table)
+        name = column.lower()
+        if name not in info.auto_bounds:
+            raise CatalogError(f'{info.name}.{column} is not declared bounds="auto" (or its '
+                               "bounds are already estimated: see catalog.get(table).bounds)")
+        rows = self.sql(autobounds.histogram_sql(info, name), epsilon=epsilon,
+                        delta=delta).fetchall()
+        lo, hi = autobounds.bounds_from_bins(rows)
+        self.catalog.add(dataclasses.replace(
+            info, bounds={**info.bounds, name: (lo, hi)},
+            auto_bounds=tuple(c for c in info.auto_bounds if c != name)))
+        warnings.warn(f"{info.name}.{name}: bounds estimated as [{lo:g}, {hi:g}] with "
+                      f"epsilon={epsilon:g}, delta={delta:g} (bounds=\"auto\")", PrivacyWarning,
+                      stacklevel=3)
+        return lo, hi
 
     def _usable(self, seed: int | None) -> int | None:
         """The seed of this query (the connection's if none given), on an open connection."""

@@ -59,6 +59,20 @@ class UnsupportedQueryError(NotSupportedError):
     """The query is valid SQL but dpsql cannot prove it private."""
 
 
+class BoundsNeeded(UnsupportedQueryError):
+    """The query needs bounds of columns declared ``bounds="auto"`` that are not estimated
+    yet. ``Connection.sql`` estimates them (a private release) and compiles again;
+    ``explain()`` and ``compile()`` raise it.
+
+    ``columns``: (table, column) pairs; ``epsilon`` and ``delta``: the query's own.
+    """
+
+    def __init__(self, message: str, columns: tuple[tuple[str, str], ...], epsilon: float,
+                 delta: float):
+        super().__init__(message)
+        self.columns, self.epsilon, self.delta = columns, epsilon, delta
+
+
 class CatalogError(ProgrammingError):
     """A table, column or registration option is unknown or inconsistent."""
 

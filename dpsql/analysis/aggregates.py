@@ -24,6 +24,7 @@ from a table named ``__dp_noisy``: everything after the noise is post-processing
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
 
@@ -51,7 +52,7 @@ from dpsql.analysis.named_bounds import (
     named_bounds,
 )
 from dpsql.dialect import is_anonymization
-from dpsql.errors import UnsupportedQueryError
+from dpsql.errors import BoundsNeeded, UnsupportedQueryError
 from dpsql.expr.types import integer_valued, type_class
 from dpsql.plan import (
     NOISY_TABLE,
@@ -71,9 +72,11 @@ _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 class _Collector:
     """Accumulates statistics and aggregates, sharing identical ones."""
 
-    def __init__(self, draft: Draft, registered: frozenset[str] = frozenset()):
+    def __init__(self, draft: Draft, registered: frozenset[str] = frozenset(),
+                 auto: Mapping[str, str] | None = None):
         self.draft = draft
         self.registered = registered  # columns of the registered private tables (lower case)
+        self.auto = auto or {}  # column -> table, for columns declared bounds="auto"
         self.stats: dict[tuple, StatSpec] = {}
         self.histograms: dict[tuple, HistogramSpec] = {}
         self.aggregates: dict[str, Aggregate] = {}
@@ -245,11 +248,25 @@ class _Collector:
         if row is not None:
             interval = clamp_interval(interval, row)
         if not interval.finite:
+            self._estimate_first(node, arg)
             raise UnsupportedQueryError(self._bounds_hint(node, arg))
         if interval.lo == interval.hi == 0 and isinstance(node, exp.Sum):
             refuse(node, "SUM", "bounds other than [0, 0]", "This sum is always 0")
         return check_value_bounds(interval.lo, interval.hi, f"the bounds of {fragment(node)}")
 
+
+    def _estimate_first(self, node: exp.Expression, arg: exp.Expression) -> None:
+        """Columns declared ``bounds="auto"`` get their bounds estimated (by the connection,
+        as a private release) before the query can be planned: BoundsNeeded says which."""
+        auto = sorted({(self.auto[c.name.lower()], c.name.lower())
+                       for c in arg.find_all(exp.Column) if c.name.lower() in self.auto})
+        if auto:
+            names = ", ".join(f"{t}.{c}" for t, c in auto)
+            raise BoundsNeeded(
+                f"{fragment(node)} needs the bounds of {names}, declared \"auto\": a query "
+                "spends a quarter of its epsilon (and half its delta) estimating them the "
+                "first time (Connection.estimate_bounds), or declare bounds=(lo, hi)",
+                tuple(auto), self.draft.epsilon, self.draft.delta)
 
     def _bounds_hint(self, node: exp.Expression, arg: exp.Expression) -> str:
         """Say which numeric column lacks bounds, and show the argument clamped."""
@@ -279,7 +296,9 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
     tables = draft.private_tables or ((draft.table.name,) if draft.table else ())
     collector = _Collector(draft, frozenset(
         column for name in tables if name in ctx.catalog
-        for column in ctx.catalog.get(name).columns))
+        for column in ctx.catalog.get(name).columns), {
+        column: ctx.catalog.get(name).name for name in tables if name in ctx.catalog
+        for column in ctx.catalog.get(name).auto_bounds})
     keys = {k.name for k in draft.keys}
     aliases = {e.alias.lower() for e in select.expressions if e.alias}
     windowed = {e.alias.lower() for e in select.expressions if e.alias and e.find(exp.Window)}

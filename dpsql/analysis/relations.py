@@ -40,7 +40,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from dpsql.analysis.bounds import infer_interval
+from dpsql.analysis.bounds import Interval, infer_interval, refine
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
 from dpsql.analysis.lookups import VALUE, Lookup, check_lookup, split_lookups
@@ -491,13 +491,40 @@ def _type_of(node: exp.Expression, inner: Source) -> str:
     return CLASS_TYPES[kind]
 
 
-def _bounds_of(node: exp.Expression, inner: Source) -> tuple[float, float] | None:
-    target = node.this if isinstance(node, exp.Min | exp.Max | exp.Avg) else node
-    if isinstance(node, exp.Count | exp.Sum) or column_class(_type_of(node, inner)) != \
-            "numeric":
+def _bounds_of(node: exp.Expression, inner: Source, where: exp.Expression | None, *,
+               per_unit: bool) -> tuple[float, float] | None:
+    """Bounds of a subquery column: by interval arithmetic over the rows that pass its WHERE;
+    for a per-unit COUNT or SUM, from the unit's row limit (``unit_rows``)."""
+    bounds = refine(inner.bounds, where)
+    if isinstance(node, exp.Count | exp.Sum):
+        rows = unit_rows(inner) if per_unit else None
+        if rows is None or (isinstance(node, exp.Count) and node.args.get("distinct")):
+            return None
+        value = Interval(1.0, 1.0) if isinstance(node, exp.Count) else \
+            infer_interval(node.this, bounds)
+        total = value.hull(Interval(0.0, 0.0)) * Interval(0.0, float(rows))
+        return (total.lo, total.hi) if total.finite else None
+    if column_class(_type_of(node, inner)) != "numeric":
         return None
-    interval = infer_interval(target, inner.bounds)
+    target = node.this if isinstance(node, exp.Min | exp.Max | exp.Avg) else node
+    interval = infer_interval(target, bounds)
     return (interval.lo, interval.hi) if interval.finite else None
+
+
+def unit_rows(inner: Source) -> int | None:
+    """The most rows of one unit that the bounded query keeps: ``max_rows_per_unit``, else
+    ``max_groups_per_unit × max_rows_per_group`` when both are declared, else None.
+
+    A per-unit ``COUNT(*)`` in a subquery is bounded by it: the outer aggregate clamps the
+    count to [0, rows], so a unit with more rows counts as that many — the same bounded
+    dataset the limits define for a plain query.
+    """
+    info = inner.info("")
+    if info.max_rows_per_unit is not None:
+        return info.max_rows_per_unit
+    if info.max_groups_per_unit is not None and info.max_rows_per_group is not None:
+        return info.max_groups_per_unit * info.max_rows_per_group
+    return None
 
 
 def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expression]], *,
@@ -513,7 +540,9 @@ def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expressi
         unit = UNIT_COLUMN
         items = [*items, (unit, exp.column(inner.unit))]
     columns = {n: _type_of(node, inner) for n, node in items}
-    bounds = {n: b for n, node in items if (b := _bounds_of(node, inner)) is not None}
+    where = query.args["where"].this if query.args.get("where") is not None else None
+    bounds = {n: b for n, node in items
+              if (b := _bounds_of(node, inner, where, per_unit=grouped)) is not None}
     keys = {n: inner.public_keys[node.name.lower()] for n, node in items
             if isinstance(node, exp.Column) and node.name.lower() in inner.public_keys}
     select = exp.select(*(exp.alias_(error_free(node, inner.columns), n, quoted=True)
