@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import inspect
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -20,7 +22,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from dpsql import autobounds
+from dpsql import autobounds, listing
 from dpsql.accounting import Accountant, Budget
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
@@ -45,6 +47,7 @@ from dpsql.errors import (
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.exact import real_number
 from dpsql.explain import Explanation
+from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
 from dpsql.release import NoisyEngine, release
@@ -109,25 +112,34 @@ class Connection:
 
     def _load_catalog(self, path: str | Path) -> None:
         for entry in read_toml(path):
-            if entry.public:
-                self.register_public(entry.name, entry.source, **entry.options)
-            else:
-                self.register(entry.name, entry.source, **entry.options)
+            register = self.register_public if entry.public else self.register
+            known = [p for p in inspect.signature(register).parameters if p not in
+                     ("name", "source")]
+            for key in entry.options:
+                if key not in known:
+                    close = difflib.get_close_matches(key, known, n=1)
+                    hint = f"did you mean `{close[0]}`? " if close else ""
+                    raise CatalogError(
+                        f"catalog {str(path)!r}, table {entry.name!r}: unknown key `{key}`; "
+                        f"{hint}the keys are {', '.join(known)}")
+            register(entry.name, entry.source, **entry.options)
 
     def register(self, name: str, source: Any, *, privacy_unit: str | None = None,
                  row_privacy: bool = False, bounds: Mapping[str, Any] | None = None,
                  max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
                  max_rows_per_unit: int | None = None,
                  public_keys: Mapping[str, Iterable[Any] | str] | None = None,
-                 size: int | None = None) -> None:
+                 size: int | None = None, options: Mapping[str, Any] | None = None) -> None:
         """Register a private table from a file path, DataFrame, Arrow table or table name.
 
         ``size`` is a public (declared) number of people, used only to warn when a
-        query's δ is not well below 1/size; it is never read from the data.
+        query's δ is not well below 1/size; it is never read from the data. ``options``
+        are the file reader's (DuckDB's ``read_csv``/``read_parquet`` options, e.g.
+        ``{"delim": ";", "types": {"age": "INTEGER"}}``); a path may be a glob.
         Owner role only.
         """
         self.require_owner("register()")
-        columns = self.backend.load(name, source)
+        columns = self.backend.load(name, source, options)
         self._sources[name.lower()] = _fingerprint(source)
         if size is not None:
             self._sizes[name.lower()] = size
@@ -137,11 +149,12 @@ class Connection:
             max_rows_per_group=max_rows_per_group, max_rows_per_unit=max_rows_per_unit,
             public_keys=public_keys))
 
-    def register_public(self, name: str, source: Any) -> None:
-        """Register a public table (lookups and public group keys; never noised). Owner role
-        only."""
+    def register_public(self, name: str, source: Any, *,
+                        options: Mapping[str, Any] | None = None) -> None:
+        """Register a public table (lookups and public group keys; never noised); ``options``
+        as for ``register``. Owner role only."""
         self.require_owner("register_public()")
-        columns = self.backend.load(name, source)
+        columns = self.backend.load(name, source, options)
         self._sources[name.lower()] = _fingerprint(source)
         self.catalog.add(TableInfo(name=name, columns=columns, public=True))
 
@@ -190,14 +203,19 @@ class Connection:
 
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
             seed: int | None = None, dialect: str | None = None,
-            quantile_ci: float | None = None) -> Result:
+            quantile_ci: float | None = None) -> Result | Listing:
         """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first.
+
+        ``SHOW TABLES`` and ``DESCRIBE table`` are answered from the catalog (a ``Listing``,
+        free).
 
         ``dialect`` ("duckdb", "postgres", "bigquery" or "spark"; default: the
         connection's) is the SQL dialect ``query`` is written in. ``quantile_ci`` (e.g.
         0.95) also releases a confidence interval for every quantile (``Result.ci``), with
         two more exponential mechanisms per quantile that share the query's ε.
         """
+        if (listing := self._listing(query, dialect)) is not None:
+            return listing
         seed = self._usable(seed)
         while True:  # each estimate turns one "auto" column into bounds: this ends
             try:
@@ -216,6 +234,25 @@ class Connection:
         result = self._release(compiled, exact, Sampler(seed))
         self._remember(compiled, seed, result)
         return result
+
+    def tables(self) -> Listing:
+        """The registered tables from the catalog: kind, privacy unit, declared limits (SQL:
+        ``SHOW TABLES``). No data is read."""
+        return listing.tables(self.catalog)
+
+    def describe(self, table: str) -> Listing:
+        """The columns of ``table`` from the catalog: type, role (privacy unit, public key)
+        and declared bounds (SQL: ``DESCRIBE table``). No data is read."""
+        return listing.describe(self.catalog, table)
+
+    def _listing(self, query: str, dialect: str | None) -> Listing | None:
+        """SHOW TABLES and DESCRIBE answered from the catalog; None for a query."""
+        found = listing.statement(query, dialect or self.dialect) if isinstance(query, str) \
+            else None
+        if found is None:
+            return None
+        kind, table = found
+        return self.tables() if kind == "tables" else self.describe(table)
 
     def _estimate_first(self, need: BoundsNeeded) -> tuple[float, float]:
         """Estimate the ``"auto"`` bounds a query needs from its own budget; the (ε, δ) left.

@@ -7,6 +7,7 @@ imported only when asked for). The secret salt is a query parameter, never SQL t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
@@ -23,8 +24,10 @@ class Backend(Protocol):
 
     closed: bool
 
-    def load(self, name: str, source: Any) -> dict[str, str]:
-        """Make ``source`` queryable as ``name``; return its column types."""
+    def load(self, name: str, source: Any,
+             options: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Make ``source`` queryable as ``name`` (a file read with the reader ``options``);
+        return its column types."""
 
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """The distinct values of a public table's column."""

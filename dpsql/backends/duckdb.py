@@ -15,13 +15,16 @@ database file and never replace what it holds (``close()`` drops them).
 
 from __future__ import annotations
 
+import glob
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
+from dpsql.backends import files
 from dpsql.errors import CatalogError, ExecutionError, QueryCancelled
 
 if TYPE_CHECKING:
@@ -57,11 +60,18 @@ class DuckDBBackend:
         self._pinned: dict[str, Any] = {}
         self._created: dict[str, str] = {}
 
-    def load(self, name: str, source: Any) -> dict[str, str]:
-        """Make ``source`` queryable as ``name``; return its column types (lower-case names)."""
+    def load(self, name: str, source: Any,
+             options: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Make ``source`` queryable as ``name``; return its column types (lower-case names).
+
+        ``options`` are the file reader's (``dpsql.backends.files``); other sources take none.
+        """
         with self._lock:
             if isinstance(source, str | Path) and self._is_file(source):
-                self._load_file(name, Path(source))
+                self._load_file(name, Path(source), options)
+            elif options:
+                raise CatalogError(f"cannot register {name!r}: reader options apply to files "
+                                   "only, not to tables or Python objects")
             elif isinstance(source, str):
                 self._load_table(name, source)
             else:
@@ -73,18 +83,29 @@ class DuckDBBackend:
     def _is_file(source: str | Path) -> bool:
         return Path(source).suffix.lower() in FILE_READERS or Path(source).exists()
 
-    def _load_file(self, name: str, path: Path) -> None:
-        if not path.exists():
-            raise CatalogError(f"cannot register {name!r}: file {str(path)!r} does not exist")
+    def _load_file(self, name: str, path: Path, options: Mapping[str, Any] | None) -> None:
+        if not files.exists(path):
+            raise CatalogError(f"cannot register {name!r}: file {str(path)!r} does not exist"
+                               + (" (the glob matches no file)" if glob.has_magic(str(path))
+                                  else ""))
         reader = FILE_READERS.get(path.suffix.lower(), "read_csv_auto")
         kind = "VIEW" if reader == "read_parquet" else "TABLE"
+        call = files.reader_call(reader, str(path), options)
         self._forget(name)
         try:
-            self.con.execute(f"CREATE TEMP {kind} {_quote(name)} AS "
-                             f"SELECT * FROM {reader}({_literal(str(path))})")
+            self.con.execute(f"CREATE TEMP {kind} {_quote(name)} AS SELECT * FROM {call}")
             self._created[name] = kind
         except duckdb.Error as err:
             raise CatalogError(f"cannot read {str(path)!r} for table {name!r}: {err}") from None
+        if reader.startswith("read_csv"):
+            columns = [r[0] for r in self.con.execute(f"DESCRIBE {_quote(name)}").fetchall()]
+            problem = files.csv_problem(path, columns)
+            if problem is not None:
+                self._forget(name)
+                raise CatalogError(
+                    f"cannot read {str(path)!r} for table {name!r} as CSV: {problem}. Fix the "
+                    "row, or give reader options, e.g. options={'delim': ',', 'quote': '\"', "
+                    "'ignore_errors': True} (rows that do not parse are then skipped)")
 
     def _load_table(self, name: str, source: str) -> None:
         self._forget(name)

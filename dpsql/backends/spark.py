@@ -20,8 +20,10 @@ For example (``spark`` is a SparkSession)::
 
 from __future__ import annotations
 
+import glob
 import secrets
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,11 +102,17 @@ class SparkBackend:
         self._cancelled = threading.Event()
         self._views: dict[str, str] = {}
 
-    def load(self, name: str, source: Any) -> dict[str, str]:
-        """Make ``source`` queryable as ``name``; return its column types (lower-case names)."""
+    def load(self, name: str, source: Any,
+             options: Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Make ``source`` queryable as ``name``; return its column types (lower-case names).
+
+        ``options`` are Spark's reader options for a file (``sep``, ``header``, ...)."""
         with self._lock:
             if isinstance(source, str | Path) and self._is_file(source):
-                frame = self._read_file(name, str(source))
+                frame = self._read_file(name, str(source), options or {})
+            elif options:
+                raise CatalogError(f"cannot register {name!r}: reader options apply to files "
+                                   "only, not to tables or DataFrames")
             elif isinstance(source, str):
                 frame = self._table(name, source)
             else:
@@ -123,12 +131,15 @@ class SparkBackend:
         return (Path(text).suffix.lower() in FILE_READERS or text.startswith(URI_SCHEMES)
                 or Path(text).exists())
 
-    def _read_file(self, name: str, path: str) -> Any:
-        if "://" not in path and not path.startswith("dbfs:/") and not Path(path).exists():
+    def _read_file(self, name: str, path: str, options: Mapping[str, Any]) -> Any:
+        if "://" not in path and not path.startswith("dbfs:/") and not Path(path).exists() \
+                and not glob.glob(path, recursive=True):
             raise CatalogError(f"cannot register {name!r}: file {path!r} does not exist")
         reader = self.spark.read
         if _reader(path) == "csv":
             reader = reader.option("header", "true").option("inferSchema", "true")
+        reader = reader.options(**{k: str(v).lower() if isinstance(v, bool) else v
+                                   for k, v in options.items()})
         try:
             return getattr(reader, _reader(path))(path)
         except Exception as err:  # pyspark raises many kinds; report the reader's message
