@@ -173,4 +173,4 @@ SELECT COUNT(age * 100000000) FROM visits WHERE patient_id = 3;
 # title: huge multiplier inside a clamp cannot fail on any row
 SELECT SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) FROM visits WHERE age > 50;
 # result: [(479.0,)]
-# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) in [0, 1] L1=4 L2=4
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) in [1, 1] L1=4 L2=4

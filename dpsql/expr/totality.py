@@ -49,8 +49,8 @@ from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES, INTEGER_TYPES, column_class
 from dpsql.errors import InternalError, UnsupportedQueryError
-from dpsql.expr.nodes import as_double
 from dpsql.expr.functions import DATES, SIGNATURES
+from dpsql.expr.nodes import as_double
 from dpsql.expr.types import (
     COMPARISONS,
     sql_type,
