@@ -1,23 +1,33 @@
-"""What ``dpsql serve`` adds to a small private query: psycopg round trip against ``con.sql``.
+"""What ``dpsql serve`` adds to small private queries: latency from one client and from 16
+concurrent clients, against the same queries asked in process.
 
 Run on purpose (not part of the default test run)::
 
-    .venv/bin/python tests/benchmarks/bench_server.py --queries 300
+    .venv/bin/python -m tests.benchmarks.bench_server --queries 1000 --clients 16
 
-Both sides answer the same series of distinct small queries (``COUNT(*)`` over the PUMS
-sample with a different ``WHERE age > n`` each time, so no answer comes from the cache) on
-an analyst-role connection with a durable ledger: in process through ``con.sql``, and
-through the server on loopback with psycopg (extended protocol, a bound parameter). It
-prints p50 and p99 of each, their ratio, and the server's overhead per query in ms
-(target: at most 5 ms).
+Every query is a distinct small private query (``COUNT(*)`` over the PUMS sample with a new
+``WHERE`` each time, so no answer comes from the cache) on an analyst-role connection with a
+durable ledger, asked four ways:
+
+- in process, one client: ``con.sql`` in a loop;
+- ``dpsql serve`` (its own process, started with ``python -m dpsql serve``), one psycopg
+  client on loopback (extended protocol, bound parameters);
+- in process, N threads, each with its own connection, sharing the queries;
+- ``dpsql serve``, N psycopg clients in threads, sharing the queries.
+
+It prints p50 and p99 of each query's latency, the throughput, the server's overhead at the
+median (target: at most 5 ms for one client), the machine's cores and load average.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -25,8 +35,8 @@ import psycopg
 import dpsql
 from dpsql.accounting.users import Users
 from dpsql.datasets import pums_path
-from dpsql.frontends.server import Server, ServerConfig
 from dpsql.frontends.server.auth import make_verifier
+from tests.server.processes import ServeProcess
 
 CATALOG = f"""[tables.pums]
 source = "{pums_path('PUMS_dup')}"
@@ -34,53 +44,94 @@ privacy_unit = "pid"
 bounds = {{ age = [0, 100], income = [0, 500000] }}
 max_rows_per_group = 2
 """
-QUERY = "SELECT COUNT(*) AS n FROM pums WHERE age > {}"
+QUERY = "SELECT COUNT(*) AS n FROM pums WHERE age > {} AND income > {}"
+PARAMETERISED = "SELECT COUNT(*) AS n FROM pums WHERE age > %s AND income > %s"
 EPSILON = 0.01
+PASSWORD = "benchmark password"
 
 
-def timed(run, queries: int) -> list[float]:
-    times = []
-    for i in range(queries):
+def timed(ask: Callable[[int], object], numbers: list[int], out: list[float]) -> None:
+    for n in numbers:
         began = time.perf_counter()
-        run(i)
-        times.append(time.perf_counter() - began)
-    return times
+        ask(n)
+        out.append(time.perf_counter() - began)
 
 
-def summary(times: list[float]) -> tuple[float, float]:
+def concurrently(clients: int, numbers: list[int],
+                 client: Callable[[list[int], list[float]], None]) -> tuple[list[float], float]:
+    """Run ``client(share, times)`` in ``clients`` threads; all latencies and the wall time."""
+    shares = [numbers[i::clients] for i in range(clients)]
+    times: list[list[float]] = [[] for _ in range(clients)]
+    threads = [threading.Thread(target=client, args=(s, t)) for s, t in zip(shares, times,
+                                                                           strict=True)]
+    began = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [t for ts in times for t in ts], time.perf_counter() - began
+
+
+def in_process(catalog: Path, ledger: Path) -> Callable[[list[int], list[float]], None]:
+    def client(numbers: list[int], times: list[float]) -> None:
+        with dpsql.connect(catalog=catalog, ledger=ledger, analyst="local",
+                           role="analyst") as con:
+            timed(lambda n: con.sql(QUERY.format(n % 90, n), epsilon=EPSILON).fetchall(),
+                  numbers, times)
+    return client
+
+
+def served(server: ServeProcess) -> Callable[[list[int], list[float]], None]:
+    def client(numbers: list[int], times: list[float]) -> None:
+        with psycopg.connect(host=server.host, port=server.port, user="bench",
+                             password=PASSWORD, dbname="dpsql", autocommit=True) as con:
+            con.execute(f"SET dpsql.epsilon = {EPSILON}")
+            timed(lambda n: con.execute(PARAMETERISED, [n % 90, n]).fetchall(), numbers, times)
+    return client
+
+
+def line(label: str, times: list[float], wall: float) -> str:
     ordered = sorted(times)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    p50 = statistics.median(ordered)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return (f"{label:<34} p50 {p50 * 1e3:7.2f} ms   p99 {p99 * 1e3:7.2f} ms   "
+            f"{len(times) / wall:6.1f} queries/s")
 
 
-def main(queries: int) -> None:
+def main(queries: int, clients: int) -> None:
     folder = Path(tempfile.mkdtemp())
     catalog, ledger = folder / "catalog.toml", folder / "ledger.db"
     catalog.write_text(CATALOG)
-    budget = dpsql.Budget(epsilon=10 * queries * EPSILON + 1, delta=1e-6)
+    budget = dpsql.Budget(epsilon=10 * queries * EPSILON + 1)
     with Users(ledger) as users:
-        users.add("bench", make_verifier("benchmark password"), budget)
-    con = dpsql.connect(catalog=catalog, ledger=ledger, analyst="local", role="analyst",
-                        budget=budget)
-    local = timed(lambda i: con.sql(QUERY.format(i % 90 + 10_000 * (i + 1)),
-                                    epsilon=EPSILON).fetchall(), queries)
-    with Server(ServerConfig(catalog=catalog, ledger=ledger, port=0)) as server:
-        host, port = server.address
-        with psycopg.connect(host=host, port=port, user="bench", password="benchmark password",
-                             dbname="dpsql", autocommit=True) as client:
-            client.execute(f"SET dpsql.epsilon = {EPSILON}")
-            remote = timed(lambda i: client.execute(
-                "SELECT COUNT(*) AS n FROM pums WHERE age > %s",
-                [i % 90 + 10_000 * (i + 1)]).fetchall(), queries)
-    con.close()
-    (lp50, lp99), (rp50, rp99) = summary(local), summary(remote)
-    print(f"{queries} distinct small private queries, one client, loopback")
-    print(f"in process (con.sql):   p50 {lp50 * 1e3:6.2f} ms   p99 {lp99 * 1e3:6.2f} ms")
-    print(f"dpsql serve (psycopg):  p50 {rp50 * 1e3:6.2f} ms   p99 {rp99 * 1e3:6.2f} ms")
-    print(f"ratio {rp50 / lp50:.2f}x; server overhead per query {(rp50 - lp50) * 1e3:.2f} ms "
-          "(p50)")
+        users.add("bench", make_verifier(PASSWORD), budget)
+        users.add("local", make_verifier(PASSWORD), budget)
+    load = os.getloadavg()
+    rows = []
+    with ServeProcess(catalog, ledger, log=folder / "serve") as server:
+        for label, make, threads, offset in (
+                ("in process, 1 client", in_process(catalog, ledger), 1, 0),
+                ("dpsql serve, 1 client", served(server), 1, 0),
+                (f"in process, {clients} clients", in_process(catalog, ledger), clients, 1),
+                (f"dpsql serve, {clients} clients", served(server), clients, 1)):
+            numbers = [10_000 * (offset * queries + i + 1) for i in range(queries)]
+            times, wall = concurrently(threads, numbers, make)
+            rows.append((label, times, wall))
+        server.stop()
+    load = tuple(round(max(a, b), 1) for a, b in zip(load, os.getloadavg(), strict=True))
+    print(f"{queries} distinct small private queries per line, loopback, {os.cpu_count()} "
+          f"cores, load average (1/5/15 min, the larger of start and end) {load}")
+    for label, times, wall in rows:
+        print(line(label, times, wall))
+    one = [statistics.median(t) for _, t, _ in rows[:2]]
+    many = [statistics.median(t) for _, t, _ in rows[2:]]
+    print(f"server overhead at the median: {(one[1] - one[0]) * 1e3:.2f} ms with 1 client, "
+          f"{(many[1] - many[0]) * 1e3:.2f} ms with {clients}")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--queries", type=int, default=300, help="queries per side")
-    main(parser.parse_args().queries)
+    parser.add_argument("--queries", type=int, default=1000, help="queries per line")
+    parser.add_argument("--clients", type=int, default=16, help="concurrent clients")
+    arguments = parser.parse_args()
+    main(arguments.queries, arguments.clients)

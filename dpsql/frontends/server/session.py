@@ -64,6 +64,7 @@ class Session:
         self._running = 0
         """The number of the statement being answered (0: idle), for cancel requests."""
         self._count = 0
+        self._binding: tuple[str, list[Any], str] = ("", [], "")
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Answer:
         """Answer one statement (audited); a refusal raises with its SQLSTATE."""
@@ -86,9 +87,16 @@ class Session:
 
     def _bound_text(self, sql: str, params: Sequence[Any]) -> str:
         try:
-            return bind(sql, list(params), dialect=DIALECT)
+            return self._bind(sql, params)
         except Error:
             return sql
+
+    def _bind(self, sql: str, params: Sequence[Any]) -> str:
+        """``sql`` with ``params`` bound as literals; the last binding is remembered (the
+        audit's text and the query's are one binding)."""
+        if self._binding[:2] != (sql, list(params)):
+            self._binding = (sql, list(params), bind(sql, list(params), dialect=DIALECT))
+        return self._binding[2]
 
     def _dispatch(self, sql: str, params: Sequence[Any] | None) -> Answer:
         words = _first_words(sql)
@@ -161,7 +169,7 @@ class Session:
         if "analyze" in options or query.upper().startswith("ANALYZE"):
             raise SessionError("0A000", "EXPLAIN ANALYZE would run the query and show exact "
                                "row counts: use EXPLAIN <query> for the plan, or run the query")
-        query = bind(query, list(params), dialect=DIALECT) if params else query
+        query = self._bind(query, params) if params else query
         info = self.con.explain(query, epsilon=self.settings.epsilon,
                                 delta=self.settings.delta, dialect=DIALECT)
         if "json" in options:
@@ -170,7 +178,7 @@ class Session:
         return Answer.of_text("QUERY PLAN", str(info).splitlines(), "EXPLAIN")
 
     def _select(self, sql: str, params: Sequence[Any] | None) -> Answer:
-        bound = sql if params is None else bind(sql, list(params), dialect=DIALECT)
+        bound = sql if params is None else self._bind(sql, params)
         tree = _parsed(bound)
         if tree is not None and metadata.is_probe(tree, self._catalog_tables):
             return self._probe(tree)
@@ -195,7 +203,7 @@ class Session:
     def _charged_for(self, sql: str, params: Sequence[Any] | None) -> Cost:
         """What a query that failed while reading data was charged (its full cost)."""
         try:
-            bound = bind(sql, list(params) if params is not None else None, dialect=DIALECT)
+            bound = sql if params is None else self._bind(sql, params)
             compiled = self.con.compile(bound, epsilon=self.settings.epsilon,
                                         delta=self.settings.delta, dialect=DIALECT)
         except Error:
