@@ -121,11 +121,16 @@ def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table:
             auto.append(name)
             continue
         try:
+            # Text and booleans are refused, not converted: ("0", "100") or (True, 5) is a
+            # mistake that float() would silently turn into bounds.
+            if isinstance(pair, str) or any(isinstance(v, str | bool) for v in pair):
+                raise TypeError
             lo, hi = (float(v) for v in pair)
         except (TypeError, ValueError, OverflowError):
             raise CatalogError(
                 f"bounds[{col!r}]={reprlib.repr(pair)}: give a pair (lo, hi) of finite "
-                "numbers, or \"auto\" to have dpsql estimate them privately") from None
+                "numbers (not text or booleans), or \"auto\" to have dpsql estimate them "
+                "privately") from None
         result[name] = check_value_bounds(lo, hi, f"bounds[{col!r}] of table {table!r}",
                                           error=CatalogError)
     return result, tuple(auto)

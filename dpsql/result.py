@@ -133,7 +133,8 @@ def _render(result: Result, max_rows: int = 20) -> str:
     body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     more = result.table.num_rows - len(rows)
     tail = [f"... {more} more rows"] if more > 0 else []
-    note = f"({result.table.num_rows} rows; 95% CIs; cost {result.cost}" + \
+    count = result.table.num_rows
+    note = f"({count} {'row' if count == 1 else 'rows'}; 95% CIs; cost {result.cost}" + \
         ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
     return "\n".join([line, *body, *tail, note])
 

@@ -386,7 +386,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, privacy_uni
 # dialect: bigquery
 SELECT SAFE_CAST(SUM(cost) AS INT64) AS total FROM visits;
 # result: [(220271,)]
-# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | total | also SUM(cost)
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | total=SUM(cost) in [0, 2000] L1=8000 L2=8000
 
 # title: bigquery dialect IF in post-processing
 # dialect: bigquery

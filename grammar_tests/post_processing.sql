@@ -89,7 +89,7 @@ SELECT SQRT(ABS(SUM(cost))) AS s, GREATEST(COUNT(*), 0) AS n, COALESCE(NULLIF(AV
 # title: CAST over an aggregate
 SELECT CAST(COUNT(*) AS INTEGER) AS n, COUNT(*) * 1.0 / 2 AS half FROM visits;
 # result: [(1056, 528.0)]
-# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n | half | also COUNT(*)
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4 | half
 
 # title: literal output columns
 SELECT 'all' AS scope, 1 AS one, COUNT(*) FROM visits;

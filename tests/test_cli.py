@@ -353,7 +353,7 @@ def test_interactive_shell_keeps_statements_in_its_history(tmp_path, catalog):
     term.send("SELECT COUNT(*)\n")
     term.expect(b"...> ")
     term.send("AS n FROM pums;\n")
-    assert b"1 rows; 95% CIs; cost \xce\xb5=1" in term.expect(b"dpsql> ")
+    assert b"1 row; 95% CIs; cost \xce\xb5=1" in term.expect(b"dpsql> ")
     term.send("SELECT MAX(age) FROM pums;\n")
     assert b"error: UnsupportedQueryError" in term.expect(b"dpsql> ")  # and the shell goes on
     term.send(".quit\n")
@@ -364,7 +364,7 @@ def test_interactive_shell_keeps_statements_in_its_history(tmp_path, catalog):
     again = Terminal([str(catalog), "shell"], env=env)  # a new session recalls the history
     again.expect(b"dpsql> ")
     again.send("\x1b[A\x1b[A\x1b[A\n")  # up x3: the two-line statement, now one entry
-    assert b"(1 rows; 95% CIs; cost" in again.expect(b"dpsql> ")
+    assert b"(1 row; 95% CIs; cost" in again.expect(b"dpsql> ")
     again.send("\x04")  # Ctrl-D leaves
     assert again.close() == 0
 
@@ -435,7 +435,7 @@ def test_progress_on_a_terminal_leaves_piped_stdout_clean(tmp_path):
     assert term.close() == 0
     assert b"running " in term.seen and term.seen.endswith(CLEAR.encode())
     lines = stdout.splitlines()
-    assert len(lines) == 3 and lines[0].split() == ["n"] and lines[2].startswith("(1 rows;")
+    assert len(lines) == 3 and lines[0].split() == ["n"] and lines[2].startswith("(1 row;")
 
 
 @pytest.mark.slow

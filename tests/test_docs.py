@@ -61,7 +61,7 @@ def test_cli_demo_prints_answers_with_intervals_and_budget():
     out = run_cli("demo", "--rows", "20000")
     assert out.returncode == 0, out.stderr
     assert "95% CIs" in out.stdout and "budget left" in out.stdout
-    assert out.stdout.count("rows; 95% CIs") == 4
+    assert out.stdout.count("; 95% CIs") == 4
 
 
 def test_cli_help_is_fast_and_documents_commands():

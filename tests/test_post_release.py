@@ -81,3 +81,10 @@ def test_refused_before_any_data_is_read(con, sql, message):
     with pytest.raises(dpsql.UnsupportedQueryError, match=message):
         con.compile(sql)
     assert con.budget.spent == spent
+
+
+def test_a_numeric_cast_of_an_aggregate_keeps_its_interval(con):
+    result = con.sql("SELECT COUNT(*)::INT AS n, CAST(COUNT(*) AS VARCHAR) AS t FROM visits",
+                     seed=1)
+    assert set(result.ci().column_names) == {"n", "t", "n_lower", "n_upper"}
+    assert "(1 row; 95% CIs" in repr(result) and "n_lower" not in repr(result)

@@ -116,3 +116,10 @@ def test_metadata_comes_from_the_catalog_and_costs_nothing():
     assert "(3 rows)" in repr(con.describe("v"))
     with pytest.raises(dpsql.CatalogError, match="not registered"):
         con.describe("nope")
+
+
+@pytest.mark.parametrize("pair", [("0", "100"), (True, 5), (0, False), "0-100"])
+def test_text_and_boolean_bounds_are_refused(pair):
+    with pytest.raises(dpsql.CatalogError, match="not text or booleans"):
+        dpsql.connect().register("v", pa.table({"pid": [1], "age": [3.0]}), privacy_unit="pid",
+                                 bounds={"age": pair})

@@ -334,7 +334,8 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         inner = item.this if isinstance(item, exp.Alias) else item
         name = item.alias or (inner.name if isinstance(inner, exp.Column) else fragment(inner))
         noisy = to_noisy(inner, "SELECT", allow_aliases=False)
-        bare = collector.aggregate(inner) if is_aggregate(inner) else None
+        core = _uncast(inner)
+        bare = collector.aggregate(core) if is_aggregate(core) else None
         items.append(exp.alias_(noisy, name, quoted=not _PLAIN_NAME.match(name))
                      if name != getattr(noisy, "name", None) else noisy)
         columns.append(OutputColumn(name=name, aggregate=bare))
@@ -367,6 +368,24 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
     return replace(draft, stats=tuple(collector.stats.values()),
                    aggregates=tuple(aggregates.values()),
                    output=output, columns=tuple(columns))
+
+
+def _uncast(node: exp.Expression) -> exp.Expression:
+    """The aggregate under a numeric cast of it (``COUNT(*)::INT``), which keeps its interval;
+    ``node`` itself otherwise.
+
+    >>> import sqlglot
+    >>> _uncast(sqlglot.parse_one("CAST(COUNT(*) AS BIGINT)")).sql()
+    'COUNT(*)'
+    >>> _uncast(sqlglot.parse_one("CAST(COUNT(*) AS TEXT)")).sql()
+    'CAST(COUNT(*) AS TEXT)'
+    """
+    core = node
+    while isinstance(core, exp.Paren | exp.Cast):
+        if isinstance(core, exp.Cast) and not core.to.is_type(*exp.DataType.NUMERIC_TYPES):
+            return node
+        core = core.this
+    return core
 
 
 def _refuse_raw_column(column: exp.Column, context: str, unit: str | None) -> None:
