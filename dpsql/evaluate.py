@@ -19,6 +19,7 @@ import numpy as np
 from dpsql.compile import CompiledQuery, seeded_salt
 from dpsql.mechanisms import Sampler
 from dpsql.release import NoisyEngine, release
+from dpsql.render import html_table
 from dpsql.result import Result
 
 if TYPE_CHECKING:
@@ -43,6 +44,13 @@ class UtilityReport:
     level: float
     released_share: float
     columns: tuple[ColumnUtility, ...]
+
+    def _repr_html_(self) -> str:
+        """The report for notebooks: one row per aggregate column."""
+        rows = [[c.name, f"{c.mae:.4g}", f"{c.relative_error:.2%}", f"{c.coverage:.1%}",
+                 str(c.cells)] for c in self.columns]
+        return html_table(["column", "MAE", "relative error", f"{self.level:.0%} CI coverage",
+                           "cells"], rows, str(self).splitlines()[0])
 
     def __str__(self) -> str:
         lines = [f"{self.runs} runs; {self.released_share:.1%} of true groups released"]

@@ -21,6 +21,7 @@ import numpy as np
 from dpsql.estimators import estimator
 from dpsql.mechanisms.selection import release_probability, truncated_geometric_probability
 from dpsql.plan import PrivacyPlan
+from dpsql.render import html_table
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
@@ -99,6 +100,14 @@ class Explanation:
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(self.data))
 
+    def _repr_html_(self) -> str:
+        """The plan for notebooks: one row per output column, the query's terms below."""
+        rows = [[c["name"], c["aggregate"] or "", c["mechanism"] or "",
+                 _number(c["l1_sensitivity"]), _number(c["l2_sensitivity"]),
+                 _number(c["noise_std"])] for c in self.data["columns"]]
+        return html_table(["column", "aggregate", "mechanism", "L1", "L2", "noise std"], rows,
+                          str(self).splitlines()[0] + "; " + str(self).splitlines()[-1].strip())
+
     def __str__(self) -> str:
         d = self.data
         lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "
@@ -117,3 +126,7 @@ class Explanation:
             f"{sel['method']}, keep if noisy units >= {sel['threshold']:g}"
         lines.append(f"  groups: {groups}")
         return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else f"{value:.4g}"

@@ -28,6 +28,7 @@ from sqlglot import exp
 from dpsql.catalog import Catalog
 from dpsql.errors import ParseError
 from dpsql.parse import parse
+from dpsql.render import html_table, text_table
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,14 @@ class Listing:
         return self.table.num_rows
 
     def __repr__(self) -> str:
+        return text_table(*self._cells())
+
+    def _repr_html_(self) -> str:
+        return html_table(*self._cells())
+
+    def _cells(self) -> tuple[list[str], list[list[str]], str]:
         rows = [[("NULL" if v is None else str(v)) for v in row] for row in self.fetchall()]
-        widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(self.columns)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True))
-                 for r in [self.columns, *rows]]
-        return "\n".join([*lines, f"({len(rows)} {'row' if len(rows) == 1 else 'rows'})"])
+        return self.columns, rows, f"({len(rows)} {'row' if len(rows) == 1 else 'rows'})"
 
 
 def tables(catalog: Catalog) -> Listing:

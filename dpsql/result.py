@@ -28,6 +28,7 @@ from dpsql.errors import ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator
 from dpsql.explain import Explanation
 from dpsql.plan import PrivacyPlan
+from dpsql.render import html_table, text_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -108,35 +109,32 @@ class Result:
         return self.table.num_rows
 
     def __repr__(self) -> str:
-        return _render(self)
+        return text_table(*_cells(self))
+
+    def _repr_html_(self) -> str:
+        """The same table for notebooks."""
+        return html_table(*_cells(self))
 
 
-def _render(result: Result, max_rows: int = 20) -> str:
-    """A text table with ± 95% half-widths next to every aggregate."""
+def _cells(result: Result, max_rows: int = 20) -> tuple[list[str], list[list[str]], str]:
+    """Header, cells (each aggregate with its 95% interval as [lo, hi]) and the note."""
     bounds = result.ci(0.95)
     rows = []
     for i in range(min(result.table.num_rows, max_rows)):
         cells = []
         for col in result.plan.columns:
-            value = bounds.column(col.name)[i].as_py()
-            text = format_value(value)
+            text = format_value(bounds.column(col.name)[i].as_py())
             lo = bounds.column(f"{col.name}_lower")[i].as_py() if col.aggregate else None
             hi = bounds.column(f"{col.name}_upper")[i].as_py() if col.aggregate else None
             if lo is not None:
                 text += f" [{format_value(lo)}, {format_value(hi)}]"
             cells.append(text)
         rows.append(cells)
-    header = [c.name for c in result.plan.columns]
-    widths = [max(len(h), *(len(r[j]) for r in rows)) if rows else len(h)
-              for j, h in enumerate(header)]
-    line = "  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))
-    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    more = result.table.num_rows - len(rows)
-    tail = [f"... {more} more rows"] if more > 0 else []
     count = result.table.num_rows
-    note = f"({count} {'row' if count == 1 else 'rows'}; 95% CIs; cost {result.cost}" + \
+    more = f"... {count - len(rows)} more rows\n" if count > len(rows) else ""
+    note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs; cost {result.cost}" + \
         ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
-    return "\n".join([line, *body, *tail, note])
+    return [c.name for c in result.plan.columns], rows, note
 
 
 def format_value(value: Any) -> str:

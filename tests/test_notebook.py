@@ -48,7 +48,7 @@ def test_cell_magic_shows_the_html_table_with_intervals_and_budget(executed):
     [page] = outputs(cell_running(executed, "%%dpsql --epsilon 0.5 by_sex"), "text/html")
     assert page.startswith('<table class="dpsql-result"><thead><tr><th>sex</th><th>n</th>'
                            "<th>mean_age</th></tr></thead>")
-    cells = re.findall(r'<td title="95% CI \[[^"]+\]">[^<]+ ± [^<]+</td>', page)
+    cells = re.findall(r'<td title="95% CI \[[^"]+\]">[^<]+ (?:± [^<]+|\[[^<]+\])</td>', page)
     assert page.count("<tr><td>") == 2 and len(cells) == 4
     assert "cost ε=0.5, δ=0 · budget left ε=1.5, δ=1e-06" in page
     assert "NOT PRIVATE" not in page

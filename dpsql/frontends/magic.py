@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import itertools
 import keyword
+import math
 import re
 import weakref
 from dataclasses import dataclass
@@ -152,12 +153,12 @@ def _target(rest: str) -> str | None:
 class Cell:
     """One shown value; for an aggregate, ``value ± h`` with its exact CI as a tooltip.
 
-    ``h = max(value - lower, upper - value)``: the CI's half-width when it is centred on
-    the value, and never narrower than the CI when it is not (AVG's interval is clipped
-    to the column's bounds).
+    ``h`` is the CI's half-width when the CI is centred on the value; when it is not (an
+    AVG's interval clipped to the column's bounds) a ``±`` would mislead, and the cell reads
+    ``value [lower, upper]``.
 
     >>> Cell.of(10.0, 8.0, 12.0).text, Cell.of(0.0, 0.0, 2.5).text, Cell.of("a").text
-    ('10 ± 2', '0 ± 2.5', 'a')
+    ('10 ± 2', '0 [0, 2.5]', 'a')
     """
 
     text: str
@@ -167,9 +168,11 @@ class Cell:
     def of(cls, value: Any, lower: float | None = None, upper: float | None = None) -> Cell:
         if value is None or lower is None or upper is None:
             return cls(format_value(value))
-        half = max(float(value) - lower, upper - float(value))
-        return cls(f"{format_value(value)} ± {format_value(half)}",
-                   f"{LEVEL:.0%} CI [{format_value(lower)}, {format_value(upper)}]")
+        below, above = float(value) - lower, upper - float(value)
+        interval = f"[{format_value(lower)}, {format_value(upper)}]"
+        if not math.isclose(below, above, rel_tol=1e-9, abs_tol=1e-12):
+            return cls(f"{format_value(value)} {interval}", f"{LEVEL:.0%} CI {interval}")
+        return cls(f"{format_value(value)} ± {format_value(above)}", f"{LEVEL:.0%} CI {interval}")
 
     def html(self) -> str:
         title = "" if self.interval is None else f' title="{html.escape(self.interval)}"'
@@ -202,7 +205,7 @@ class ResultView:
         result = self.result
         rows = f"{len(result)} row" + ("" if len(result) == 1 else "s")
         seeded = "" if result.private else " · SEEDED, NOT PRIVATE"
-        return (f"{rows} · ± covers the {LEVEL:.0%} CI · cost {result.cost}"
+        return (f"{rows} · ± and [lower, upper] are the {LEVEL:.0%} CI · cost {result.cost}"
                 f" · budget left {self.remaining}{seeded}")
 
     def _repr_html_(self) -> str:
