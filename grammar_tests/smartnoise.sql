@@ -68,3 +68,12 @@ SELECT region, COUNT(*) AS n FROM visits GROUP BY region ORDER BY n LIMIT 2 WITH
 # title: TOP inside a subquery
 SELECT COUNT(*) FROM (SELECT TOP 10 patient_id, age FROM visits) AS v;
 # error: UnsupportedQueryError: LIMIT inside a subquery
+
+# title: SmartNoise PI and RAND after the noise
+SELECT ROUND(PI(), 2) AS pi, RAND() < 2 AS yes, POWER(AVG(age), 2) AS squared FROM pums;
+# result: [(3.14, True, 2012.33)]
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=2 selection=public | pi | yes | squared | also AVG(age)
+
+# title: RAND in WHERE is refused
+SELECT COUNT(*) FROM pums WHERE RAND() < 0.5;
+# error: UnsupportedQueryError: WHERE: `RANDOM()` is not supported

@@ -56,9 +56,10 @@ ROW_ALLOWED = ("columns, numbers, strings, comparisons, AND/OR/NOT, IN (list), B
 POST_NODES: tuple[type[exp.Expression], ...] = (
     *ROW_NODES, exp.Div, exp.IntDiv, exp.Mod, exp.Round, exp.Case, exp.If, exp.Cast, exp.TryCast,
     exp.DataType, exp.Sqrt, exp.Pow, exp.Ln, exp.Log, exp.Exp, exp.Floor, exp.Ceil, exp.DPipe,
-    exp.Concat, exp.Alias, exp.Order, exp.Ordered, exp.Sign, exp.Nullif,
+    exp.Concat, exp.Alias, exp.Order, exp.Ordered, exp.Sign, exp.Nullif, exp.Pi, exp.Rand,
 )
-"""Node types allowed over noisy outputs (post-processing is free and safe)."""
+"""Node types allowed over noisy outputs (post-processing is free and safe; RAND() there
+draws fresh randomness independent of the data, as post-processing may)."""
 
 
 def fragment(node: exp.Expression, limit: int | None = 80) -> str:
