@@ -9,13 +9,15 @@ Every query is a distinct small private query (``COUNT(*)`` over the PUMS sample
 ``WHERE`` each time, so no answer comes from the cache) on an analyst-role connection with a
 durable ledger, asked four ways:
 
-- in process, one client: ``con.sql`` in a loop;
+- in process, one client: ``con.sql``;
 - ``dpsql serve`` (its own process, started with ``python -m dpsql serve``), one psycopg
   client on loopback (extended protocol, bound parameters);
 - in process, N threads, each with its own connection, sharing the queries;
 - ``dpsql serve``, N psycopg clients in threads, sharing the queries.
 
-It prints p50 and p99 of each query's latency, the throughput, the server's overhead at the
+The one-client pair alternates query by query, and the N-client pair alternates in halves,
+so both sides of a pair see the same machine (the load of a shared machine moves). It
+prints p50 and p99 of each query's latency, the throughput, the server's overhead at the
 median (target: at most 5 ms for one client), the machine's cores and load average.
 """
 
@@ -72,22 +74,53 @@ def concurrently(clients: int, numbers: list[int],
     return [t for ts in times for t in ts], time.perf_counter() - began
 
 
-def in_process(catalog: Path, ledger: Path) -> Callable[[list[int], list[float]], None]:
-    def client(numbers: list[int], times: list[float]) -> None:
-        with dpsql.connect(catalog=catalog, ledger=ledger, analyst="local",
-                           role="analyst") as con:
-            timed(lambda n: con.sql(QUERY.format(n % 90, n), epsilon=EPSILON).fetchall(),
-                  numbers, times)
-    return client
+class InProcess:
+    """A client asking ``con.sql`` on its own analyst-role connection."""
+
+    def __init__(self, catalog: Path, ledger: Path) -> None:
+        self.con = dpsql.connect(catalog=catalog, ledger=ledger, analyst="local",
+                                 role="analyst")
+
+    def ask(self, n: int) -> None:
+        self.con.sql(QUERY.format(n % 90, n), epsilon=EPSILON).fetchall()
+
+    def close(self) -> None:
+        self.con.close()
 
 
-def served(server: ServeProcess) -> Callable[[list[int], list[float]], None]:
-    def client(numbers: list[int], times: list[float]) -> None:
-        with psycopg.connect(host=server.host, port=server.port, user="bench",
-                             password=PASSWORD, dbname="dpsql", autocommit=True) as con:
-            con.execute(f"SET dpsql.epsilon = {EPSILON}")
-            timed(lambda n: con.execute(PARAMETERISED, [n % 90, n]).fetchall(), numbers, times)
-    return client
+class Served:
+    """A psycopg client of ``dpsql serve``."""
+
+    def __init__(self, server: ServeProcess) -> None:
+        self.con = psycopg.connect(host=server.host, port=server.port, user="bench",
+                                   password=PASSWORD, dbname="dpsql", autocommit=True)
+        self.con.execute(f"SET dpsql.epsilon = {EPSILON}")
+
+    def ask(self, n: int) -> None:
+        self.con.execute(PARAMETERISED, [n % 90, n]).fetchall()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def alternating(clients: tuple, numbers: list[int]) -> list[list[float]]:
+    """One query of each client in turn; each client's latencies."""
+    times: list[list[float]] = [[] for _ in clients]
+    for n in numbers:
+        for client, out in zip(clients, times, strict=True):
+            timed(client.ask, [n], out)
+    return times
+
+
+def threads(make: Callable[[], object], clients: int,
+            numbers: list[int]) -> tuple[list[float], float]:
+    def client(share: list[int], times: list[float]) -> None:
+        asker = make()
+        try:
+            timed(asker.ask, share, times)
+        finally:
+            asker.close()
+    return concurrently(clients, numbers, client)
 
 
 def line(label: str, times: list[float], wall: float) -> str:
@@ -107,16 +140,23 @@ def main(queries: int, clients: int) -> None:
         users.add("bench", make_verifier(PASSWORD), budget)
         users.add("local", make_verifier(PASSWORD), budget)
     load = os.getloadavg()
-    rows = []
+    numbers = [10_000 * (i + 1) for i in range(queries)]  # two analysts: two answer caches
     with ServeProcess(catalog, ledger, log=folder / "serve") as server:
-        for label, make, threads, offset in (
-                ("in process, 1 client", in_process(catalog, ledger), 1, 0),
-                ("dpsql serve, 1 client", served(server), 1, 0),
-                (f"in process, {clients} clients", in_process(catalog, ledger), clients, 1),
-                (f"dpsql serve, {clients} clients", served(server), clients, 1)):
-            numbers = [10_000 * (offset * queries + i + 1) for i in range(queries)]
-            times, wall = concurrently(threads, numbers, make)
-            rows.append((label, times, wall))
+        pair = (InProcess(catalog, ledger), Served(server))
+        local, remote = alternating(pair, numbers)
+        for client in pair:
+            client.close()
+        rows = [("in process, 1 client", local, sum(local)),
+                ("dpsql serve, 1 client", remote, sum(remote))]
+        many = {"in process": ([], 0.0), "dpsql serve": ([], 0.0)}
+        for half in range(2):
+            share = [10_000 * queries * (half + 2) + 10 * i + 5 for i in range(queries // 2)]
+            for label, make in (("in process", lambda: InProcess(catalog, ledger)),
+                                ("dpsql serve", lambda: Served(server))):
+                times, wall = threads(make, clients, share)
+                many[label] = (many[label][0] + times, many[label][1] + wall)
+        rows += [(f"{label}, {clients} clients", times, wall)
+                 for label, (times, wall) in many.items()]
         server.stop()
     load = tuple(round(max(a, b), 1) for a, b in zip(load, os.getloadavg(), strict=True))
     print(f"{queries} distinct small private queries per line, loopback, {os.cpu_count()} "

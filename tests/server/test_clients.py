@@ -46,6 +46,27 @@ def test_psql_runs_private_queries_settings_and_lists_tables(served):
 
 @pytest.mark.skipif(PSQL is None, reason="psql is not installed (apt-get install "
                     "postgresql-client; .ci/run does)")
+def test_psql_describes_tables_from_public_metadata(served):
+    user = served.new_user()
+    done = psql(served, user, r"\d pums", r"\d+ pums", r"\d", r"\dt+", r"\l", r"\du")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:7] == [f"{c}|int8|||" for c in
+                         ("age", "sex", "educ", "race", "income", "married", "pid")]
+    assert "income|int8||||plain||0|" in lines  # \d+: storage, stats target, description
+    assert "public|pums|table|dpsql" in lines  # \d lists the catalog's tables only
+    assert sum(line.startswith("public|") for line in lines) == 2  # in \d and in \dt+
+    assert any(line.startswith("dpsql|dpsql|UTF8|") for line in lines)  # \l: one database
+    assert spent(served, user) == 0
+
+
+def spent(served, user: str) -> float:
+    with served.connect(user) as con:
+        return con.execute("SHOW dpsql.budget").fetchone()[1]
+
+
+@pytest.mark.skipif(PSQL is None, reason="psql is not installed (apt-get install "
+                    "postgresql-client; .ci/run does)")
 def test_psql_shows_refusals_and_login_failures(served):
     user = served.new_user()
     refused = psql(served, user, "SELECT * FROM pums")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import psycopg
 import pytest
 
@@ -28,6 +30,9 @@ ROUTES = [
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
     "SELECT n FROM r, pg_catalog.pg_class",
     "SELECT * FROM pums; SELECT COUNT(*) FROM pums",  # a batch stops at its first error
+    f"SELECT * FROM pg_catalog.unnest((SELECT list(column0) FROM read_csv('{RAW}')))",
+    "SELECT x FROM pg_catalog.generate_series(1, 3) x, pums",
+    "SELECT c.relname FROM pg_catalog.pg_class c, LATERAL (SELECT COUNT(*) FROM pums) p",
 ]
 
 
@@ -60,6 +65,18 @@ def test_no_route_reads_raw_rows_and_refusals_spend_nothing(served, sql):
         else:
             pytest.fail(f"{sql!r} was answered: {rows[:3]}")
         assert budget(con)[0] == 0
+
+
+def test_a_runaway_catalog_probe_is_stopped_by_its_time_limit(served):
+    """Probes may use generate_series and unnest (psql's \\d+ does): the limit bounds them."""
+    user = served.new_user()
+    with served.connect(user) as con:
+        began = time.monotonic()
+        with pytest.raises(psycopg.Error) as caught:
+            con.execute("SELECT COUNT(*) FROM pg_catalog.generate_series(1, 10000000000000) g, "
+                        "pg_catalog.generate_series(1, 10000000000000) h")
+        assert caught.value.sqlstate == "0A000" and time.monotonic() - began < 30
+        assert con.execute("SELECT 1").fetchone() == (1,)
 
 
 def test_catalog_probes_see_names_and_types_only(served):

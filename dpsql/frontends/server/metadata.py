@@ -27,6 +27,8 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from dpsql.frontends.server import pgcatalog
+
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
 SCHEMA = "public"
 """The schema the catalog's tables appear in, for tools."""
@@ -53,8 +55,10 @@ def is_probe(tree: exp.Expression, tables: set[str]) -> bool:
         return False
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     for table in tree.find_all(exp.Table):
+        if isinstance(table.this, SERIES) and table.db.lower() in ("pg_catalog", ""):
+            continue  # numbers only (psql's \d sends one); the time limit bounds it
         if not isinstance(table.this, exp.Identifier):
-            return False  # a table function: read_csv(...), generate_series(...)
+            return False  # a table function: read_csv(...), range(...)
         name, schema = table.name.lower(), table.db.lower()
         if table.catalog or name in tables:
             return False
@@ -65,6 +69,10 @@ def is_probe(tree: exp.Expression, tables: set[str]) -> bool:
                    for node in tree.walk())
 
 
+RENAMED = {"array_upper": "array_length"}
+"""PostgreSQL functions under DuckDB's name for them."""
+SERIES = (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest)
+"""Table functions a probe may use (psql's \\d+ does): numbers and arrays, no reading."""
 FORBIDDEN = frozenset({"current_setting", "getenv", "query", "query_table"})
 """Scalar functions that read the engine's state rather than metadata."""
 
@@ -93,6 +101,16 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "to_regtype": _constant(None),
     "to_regclass": _constant(None),
     "to_regnamespace": _constant(None),
+    "pg_get_expr": _constant(None),  # defaults, checks, partitions: none exist here
+    "pg_get_indexdef": _constant(None),
+    "pg_get_constraintdef": _constant(None),
+    "pg_get_triggerdef": _constant(None),
+    "pg_get_statisticsobjdef_columns": _constant(None),
+    "pg_relation_is_publishable": _constant(False),
+    "pg_table_size": _constant(0),  # the metadata database's tables are empty
+    "pg_total_relation_size": _constant(0),
+    "pg_relation_size": _constant(0),
+    "pg_database_size": _constant(0),
 }
 """PostgreSQL functions DuckDB lacks (or answers about itself), as constants."""
 
@@ -100,24 +118,46 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
 def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func) and \
             node.this.name.lower() == "pg_catalog":
-        return _replace(node.expression, who)
+        # A replaced node's children are not visited by transform: do them here.
+        return node.expression.transform(lambda inner: _replace(inner, who))
     if isinstance(node, exp.CurrentVersion):
         return exp.Literal.string(who.version)
     if isinstance(node, exp.CurrentUser | exp.SessionUser):
         return exp.Literal.string(who.user)
     if isinstance(node, exp.CurrentSchema):
         return exp.Literal.string(SCHEMA)
+    if isinstance(node, exp.Table) and isinstance(node.this, SERIES):
+        node.set("db", None)  # DuckDB's generate_series is not in a schema
+    if isinstance(node, exp.Table):
+        return pgcatalog.redirect(node)
+    if isinstance(node, exp.Column):
+        return pgcatalog.unqualify(node)
     if isinstance(node, exp.Func) and (name := _name(node)) in CONSTANTS:
         return CONSTANTS[name](who)
-    if isinstance(node, exp.Cast) and isinstance(node.to.this, str) and \
-            node.to.this.lower().startswith("reg"):
+    if isinstance(node, exp.Cast) and (_type_name(node.to) or "").startswith("reg"):
         return _object_identifier(node)
+    if isinstance(node, exp.DataType) and (target := _type_name(node)) is not None:
+        return exp.DataType.build(target, dialect="postgres")  # pg_catalog.int2 -> int2
+    if isinstance(node, exp.Anonymous) and node.name.lower() in RENAMED:
+        node.set("this", RENAMED[node.name.lower()])
     if isinstance(node, exp.Operator):
         operator = node.text("operator").lower().removeprefix("pg_catalog.")
         if operator in ("~", "!~"):
             match = exp.RegexpLike(this=node.this, expression=node.expression)
             return match if operator == "~" else exp.Not(this=match)
     return node
+
+
+def _type_name(to: exp.DataType) -> str | None:
+    """The name of an object identifier type (``regclass``) or of a type qualified by
+    ``pg_catalog``, lower case; None for other types."""
+    if isinstance(to.this, str):
+        return to.this.lower() if to.this.lower().startswith("reg") else None
+    kind = to.args.get("kind")
+    if to.this == exp.DataType.Type.USERDEFINED and isinstance(kind, exp.Dot) and \
+            kind.this.name.lower() == "pg_catalog":
+        return kind.expression.name.lower()
+    return None
 
 
 def _object_identifier(cast: exp.Cast) -> exp.Expression:

@@ -1,0 +1,89 @@
+"""PostgreSQL catalog relations and columns that DuckDB's ``pg_catalog`` lacks, for the
+metadata database: enough for psql's ``\\d TABLE``, ``\\d+ TABLE``, ``\\dt+``, ``\\l``, ``\\du``.
+
+A probe's reference to one of them becomes a subquery in its place (:func:`redirect`), so
+nothing is added to the metadata database that other catalog queries could list. The
+relations with nothing to describe here (triggers, policies, inheritance, publications,
+extended statistics, roles) are empty; ``pg_class`` and ``pg_database`` are DuckDB's with
+the columns they miss, as constants.
+
+>>> from sqlglot import exp
+>>> redirect(exp.to_table("pg_catalog.pg_policy")).sql("duckdb")[:48]
+'(SELECT CAST(NULL AS BIGINT) AS oid, CAST(NULL A'
+>>> redirect(exp.to_table("pums")).sql()
+'pums'
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp, parse_one
+
+EXTENDED = {
+    "pg_class": "SELECT * REPLACE (CAST(NULL AS VARCHAR[]) AS reloptions, "
+                "'d' AS relreplident), false AS relforcerowsecurity FROM pg_catalog.pg_class",
+    "pg_attribute": "SELECT * REPLACE ('p' AS attstorage) FROM pg_catalog.pg_attribute",
+    "pg_database": "SELECT 0 AS oid, 'dpsql' AS datname, true AS datallowconn, "
+                   "false AS datistemplate, 6 AS encoding, 'c' AS datlocprovider, "
+                   "'C' AS datcollate, 'C' AS datctype, NULL AS daticulocale, "
+                   "NULL AS datacl, 0 AS datdba, -1 AS datconnlimit",
+}
+"""DuckDB's relations with the columns psql reads that they lack (or wrong: DuckDB's own
+databases are not the server's, which has one)."""
+
+EMPTY = {
+    "pg_inherits": "inhrelid BIGINT, inhparent BIGINT, inhseqno INTEGER, "
+                   "inhdetachpending BOOLEAN",
+    "pg_trigger": "oid BIGINT, tgrelid BIGINT, tgparentid BIGINT, tgname VARCHAR, "
+                  "tgfoid BIGINT, tgtype SMALLINT, tgenabled VARCHAR, tgisinternal BOOLEAN, "
+                  "tgconstrrelid BIGINT, tgconstrindid BIGINT, tgconstraint BIGINT",
+    "pg_policy": "oid BIGINT, polname VARCHAR, polrelid BIGINT, polcmd VARCHAR, "
+                 "polpermissive BOOLEAN, polroles BIGINT[], polqual VARCHAR, "
+                 "polwithcheck VARCHAR",
+    "pg_statistic_ext": "oid BIGINT, stxrelid BIGINT, stxname VARCHAR, stxnamespace BIGINT, "
+                        "stxowner BIGINT, stxstattarget INTEGER, stxkeys SMALLINT[], "
+                        "stxkind VARCHAR[], stxexprs VARCHAR",
+    "pg_publication": "oid BIGINT, pubname VARCHAR, pubowner BIGINT, puballtables BOOLEAN, "
+                      "pubinsert BOOLEAN, pubupdate BOOLEAN, pubdelete BOOLEAN, "
+                      "pubtruncate BOOLEAN, pubviaroot BOOLEAN",
+    "pg_publication_rel": "oid BIGINT, prpubid BIGINT, prrelid BIGINT, prqual VARCHAR, "
+                          "prattrs SMALLINT[]",
+    "pg_publication_namespace": "oid BIGINT, pnpubid BIGINT, pnnspid BIGINT",
+    "pg_partitioned_table": "partrelid BIGINT, partstrat VARCHAR, partnatts SMALLINT, "
+                            "partdefid BIGINT",
+    "pg_foreign_table": "ftrelid BIGINT, ftserver BIGINT, ftoptions VARCHAR[]",
+    "pg_roles": "oid BIGINT, rolname VARCHAR, rolsuper BOOLEAN, rolinherit BOOLEAN, "
+                "rolcreaterole BOOLEAN, rolcreatedb BOOLEAN, rolcanlogin BOOLEAN, "
+                "rolreplication BOOLEAN, rolbypassrls BOOLEAN, rolconnlimit INTEGER, "
+                "rolvaliduntil TIMESTAMP, rolconfig VARCHAR[]",
+    "pg_auth_members": "roleid BIGINT, member BIGINT, grantor BIGINT, admin_option BOOLEAN",
+}
+"""Relations with nothing in them here: their columns, as PostgreSQL 15 names them."""
+
+
+def _empty(columns: str) -> str:
+    pairs = [column.strip().split(" ", 1) for column in columns.split(",")]
+    return "SELECT " + ", ".join(f"CAST(NULL AS {kind}) AS {name}" for name, kind in pairs) + \
+        " WHERE false"
+
+
+RELATIONS = {name: parse_one(sql, dialect="duckdb") for name, sql in
+             {**EXTENDED, **{name: _empty(cols) for name, cols in EMPTY.items()}}.items()}
+
+
+def redirect(table: exp.Table) -> exp.Expression:
+    """A reference to a relation DuckDB lacks (or lacks columns of), as a subquery under the
+    reference's alias; other references unchanged."""
+    name = table.name.lower()
+    if name not in RELATIONS or table.db.lower() not in ("pg_catalog", "") or table.catalog:
+        return table
+    alias = table.alias or name
+    return exp.Subquery(this=RELATIONS[name].copy(),
+                        alias=exp.TableAlias(this=exp.to_identifier(alias)))
+
+
+def unqualify(column: exp.Column) -> exp.Column:
+    """``pg_catalog.pg_class.relname`` names the relation by its name, which is now the
+    subquery's alias: drop the schema (changed in place)."""
+    if column.db.lower() == "pg_catalog" and column.table.lower() in RELATIONS:
+        column.set("db", None)
+    return column
