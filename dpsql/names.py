@@ -21,6 +21,8 @@ dpsql.errors.UnsupportedQueryError: alias `__dp_unit_of`: names starting with __
 
 from __future__ import annotations
 
+import re
+
 from sqlglot import exp
 
 from dpsql.errors import UnsupportedQueryError
@@ -38,6 +40,17 @@ def reserved_message(name: str, what: str) -> str:
     return (f"{what} `{name}`: names starting with {RESERVED_PREFIX} are reserved for the "
             "columns and tables dpsql generates; rename it (e.g. "
             f"{name.lstrip('_') or 'x'})")
+
+
+def written_name(name: str) -> str:
+    """The name the analyst wrote for a column the join analysis renamed because several
+    tables have it (``__dp_j<side>_<column>``); any other name as it is. For messages.
+
+    >>> written_name("__dp_j0_patient_id"), written_name("age")
+    ('patient_id', 'age')
+    """
+    match = re.fullmatch(r"__dp_j\d+_(.+)", name)
+    return match.group(1) if match else name
 
 
 def check_identifier(name: str, what: str) -> None:

@@ -99,3 +99,14 @@ def test_lookup_reads_the_public_table_and_its_names_are_reserved():
 def test_refused_before_reading_data(sql, message):
     with pytest.raises(dpsql.UnsupportedQueryError, match=message):
         plan_of(sql)
+
+
+def test_messages_name_joined_columns_as_written():
+    cat = catalog()
+    with pytest.raises(dpsql.UnsupportedQueryError) as err:
+        analyze("SELECT a.pid FROM t AS a JOIN t AS b ON a.pid = b.pid", cat, epsilon=1.0,
+                delta=1e-6)
+    assert "`pid`" in str(err.value) and "__dp" not in str(err.value)
+    with pytest.raises(dpsql.UnsupportedQueryError, match="Write privacy_unit_column = pid "):
+        analyze("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (privacy_unit_column = a.x) COUNT(*) "
+                "FROM t AS a JOIN t AS b ON a.pid = b.pid", cat, epsilon=1.0, delta=1e-6)

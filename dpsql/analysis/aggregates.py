@@ -54,6 +54,7 @@ from dpsql.analysis.named_bounds import (
 from dpsql.dialect import is_anonymization
 from dpsql.errors import BoundsNeeded, UnsupportedQueryError
 from dpsql.expr.types import integer_valued, type_class
+from dpsql.names import written_name
 from dpsql.plan import (
     NOISY_TABLE,
     ROW_ID,
@@ -389,11 +390,13 @@ def _uncast(node: exp.Expression) -> exp.Expression:
 
 
 def _refuse_raw_column(column: exp.Column, context: str, unit: str | None) -> None:
+    name = written_name(column.name)
     fix = ("Only GROUP BY columns may appear outside aggregates; aggregate it "
-           f"(e.g. AVG({column.name})) or add it to GROUP BY")
+           f"(e.g. AVG({name})) or add it to GROUP BY")
     if unit and column.name.lower() == unit:
-        fix = f"Use COUNT(DISTINCT {column.name}) to count people"
-    refuse(column, context, "group keys and aggregates", fix)
+        fix = f"Use COUNT(DISTINCT {name}) to count people"
+    refuse(exp.column(name) if name != column.name else column, context,
+           "group keys and aggregates", fix)
 
 
 def _check_literal_count(node: exp.Expression, clause: str) -> None:

@@ -43,6 +43,7 @@ from dpsql.analysis.grammar import fragment, refuse
 from dpsql.analysis.named_bounds import number_literal
 from dpsql.dialect import DifferentialPrivacy
 from dpsql.errors import PrivacyError, UnsupportedQueryError
+from dpsql.names import written_name
 
 CLAUSE = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
 NAMES = ("epsilon", "delta", "max_groups_contributed", "max_rows_contributed",
@@ -192,7 +193,7 @@ def check_options(draft: Draft, ctx: Context) -> Draft:
 
 def _written(unit: str) -> str:
     """The unit as the analyst can name it (a joined unit is named by its table's column)."""
-    return unit.rpartition("_")[2] if unit.startswith("__dp_j") else unit
+    return written_name(unit)
 
 
 def check_public_groups(draft: Draft, ctx: Context) -> Draft:
