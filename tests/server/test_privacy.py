@@ -32,6 +32,7 @@ ROUTES = [
     "SELECT * FROM pums; SELECT COUNT(*) FROM pums",  # a batch stops at its first error
     f"SELECT * FROM pg_catalog.unnest((SELECT list(column0) FROM read_csv('{RAW}')))",
     "SELECT x FROM pg_catalog.generate_series(1, 3) x, pums",
+    "SELECT * FROM pg_catalog.unnest((SELECT list(income) FROM pums))",
     "SELECT c.relname FROM pg_catalog.pg_class c, LATERAL (SELECT COUNT(*) FROM pums) p",
 ]
 
