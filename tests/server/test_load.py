@@ -86,7 +86,7 @@ def test_soak_16_clients_reconnecting_for_a_minute_at_most(tmp_path):
             memory.append(server.rss_mib())
         errors = server.errors.read_text()
     done = len(memory)
-    assert done >= 5, f"only {done} rounds in a minute"
+    assert done >= 4, f"only {done} rounds in a minute"
     assert totals["ok"] + totals["53DP1"] == 16 * asks * done, totals  # nothing else failed
     assert totals["53DP1"] == 4 * asks * done - 30  # 'tight' answered exactly 3 / 0.1 times
     assert spent(ledger, "tight") == 3.0
