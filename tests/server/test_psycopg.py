@@ -212,3 +212,11 @@ def test_32_concurrent_connections_of_one_analyst_never_overdraw(served):
     assert outcomes.count("ok") == 10 and outcomes.count("53DP1") == 22
     with served.connect(user) as con:
         assert con.execute("SHOW dpsql.budget").fetchone()[1:3] == (10.0, 0.0)
+
+
+def test_equal_parameters_of_other_types_are_bound_anew(served):
+    user = served.new_user()
+    with served.connect(user) as con:
+        for value in (True, 1, "1"):  # True == 1 in Python: different literals all the same
+            got = con.execute("SELECT %s AS v", [value]).fetchone()[0]
+            assert (type(got), got) == (type(value), value)

@@ -64,7 +64,7 @@ class Session:
         self._running = 0
         """The number of the statement being answered (0: idle), for cancel requests."""
         self._count = 0
-        self._binding: tuple[str, list[Any], str] = ("", [], "")
+        self._binding: tuple[str, Sequence[Any] | None, str] = ("", None, "")
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Answer:
         """Answer one statement (audited); a refusal raises with its SQLSTATE."""
@@ -92,10 +92,11 @@ class Session:
             return sql
 
     def _bind(self, sql: str, params: Sequence[Any]) -> str:
-        """``sql`` with ``params`` bound as literals; the last binding is remembered (the
-        audit's text and the query's are one binding)."""
-        if self._binding[:2] != (sql, list(params)):
-            self._binding = (sql, list(params), bind(sql, list(params), dialect=DIALECT))
+        """``sql`` with ``params`` bound as literals; the last binding is remembered for the
+        same parameters object (the audit's text and the query's are one binding; equal
+        values of other types, 1 and True, are not the same parameters)."""
+        if self._binding[0] != sql or self._binding[1] is not params:
+            self._binding = (sql, params, bind(sql, list(params), dialect=DIALECT))
         return self._binding[2]
 
     def _dispatch(self, sql: str, params: Sequence[Any] | None) -> Answer:
