@@ -220,3 +220,39 @@ def test_equal_parameters_of_other_types_are_bound_anew(served):
         for value in (True, 1, "1"):  # True == 1 in Python: different literals all the same
             got = con.execute("SELECT %s AS v", [value]).fetchone()[0]
             assert (type(got), got) == (type(value), value)
+
+
+NAVIGATOR = [  # catalog queries in the style of DBeaver's PostgreSQL navigator
+    "SELECT db.oid,db.* FROM pg_catalog.pg_database db WHERE datallowconn AND NOT "
+    "datistemplate OR db.datname = 'dpsql' ORDER BY db.datname",
+    "SELECT n.oid,n.*,d.description FROM pg_catalog.pg_namespace n LEFT OUTER JOIN "
+    "pg_catalog.pg_description d ON d.objoid=n.oid AND d.objsubid=0 AND "
+    "d.classoid='pg_namespace'::regclass ORDER BY nspname",
+    "select c.oid,c.*,d.description,pg_catalog.pg_get_expr(c.relpartbound, c.oid) as "
+    "partition_expr, pg_catalog.pg_get_partkeydef(c.oid) as partition_key from "
+    "pg_catalog.pg_class c left outer join pg_catalog.pg_description d on d.objoid=c.oid and "
+    "d.objsubid=0 and d.classoid='pg_class'::regclass where c.relnamespace=(select oid from "
+    "pg_catalog.pg_namespace where nspname='public') and c.relkind not in ('i','I','c')",
+    "select c.oid,a.*,pg_catalog.format_type(a.atttypid, a.atttypmod) as formatted_type, "
+    "d.description from pg_catalog.pg_attribute a inner join pg_catalog.pg_class c on "
+    "(a.attrelid=c.oid) left outer join pg_catalog.pg_description d on d.objoid=a.attrelid "
+    "and d.objsubid=a.attnum where NOT a.attisdropped and c.relname='pums' order by a.attnum",
+    "SELECT i.*,i.indkey as keys,c.relname,tc.relname as tabrelname FROM pg_catalog.pg_index i "
+    "INNER JOIN pg_catalog.pg_class c ON c.oid=i.indexrelid INNER JOIN pg_catalog.pg_class tc "
+    "ON tc.oid=i.indrelid WHERE tc.relname='pums'",
+    "select c.oid,pg_catalog.pg_total_relation_size(c.oid) as total_rel_size,"
+    "pg_catalog.pg_relation_size(c.oid) as rel_size FROM pg_catalog.pg_class c",
+    "SELECT a.oid,a.* FROM pg_catalog.pg_roles a ORDER BY a.rolname",
+    "select * from pg_catalog.pg_extension",
+]
+
+
+def test_a_jdbc_navigators_catalog_queries_are_answered(served):
+    user = served.new_user()
+    with served.connect(user) as con:
+        answers = [con.execute(sql).fetchall() for sql in NAVIGATOR]
+        assert [row[2] for row in answers[0]] == ["dpsql"]  # oid, then db.*: oid, datname
+        assert [row[2] for row in answers[2]] == ["pums"]  # tables of public: the catalog's
+        assert len(answers[3]) == 7 and answers[4] == [] and answers[-1] == []
+        assert all(row[1:] == (0, 0) for row in answers[5])  # the tables are empty here
+        assert spent(con) == 0

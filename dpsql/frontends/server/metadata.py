@@ -106,6 +106,7 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "pg_get_constraintdef": _constant(None),
     "pg_get_triggerdef": _constant(None),
     "pg_get_statisticsobjdef_columns": _constant(None),
+    "pg_get_partkeydef": _constant(None),
     "pg_relation_is_publishable": _constant(False),
     "pg_table_size": _constant(0),  # the metadata database's tables are empty
     "pg_total_relation_size": _constant(0),

@@ -1,5 +1,6 @@
 """PostgreSQL catalog relations and columns that DuckDB's ``pg_catalog`` lacks, for the
-metadata database: enough for psql's ``\\d TABLE``, ``\\d+ TABLE``, ``\\dt+``, ``\\l``, ``\\du``.
+metadata database: enough for psql's ``\\d TABLE``, ``\\d+ TABLE``, ``\\dt+``, ``\\l``, ``\\du``
+and the navigators of JDBC tools.
 
 A probe's reference to one of them becomes a subquery in its place (:func:`redirect`), so
 nothing is added to the metadata database that other catalog queries could list. The
@@ -56,6 +57,9 @@ EMPTY = {
                 "rolreplication BOOLEAN, rolbypassrls BOOLEAN, rolconnlimit INTEGER, "
                 "rolvaliduntil TIMESTAMP, rolconfig VARCHAR[]",
     "pg_auth_members": "roleid BIGINT, member BIGINT, grantor BIGINT, admin_option BOOLEAN",
+    "pg_extension": "oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, "
+                    "extrelocatable BOOLEAN, extversion VARCHAR, extconfig BIGINT[], "
+                    "extcondition VARCHAR[]",
 }
 """Relations with nothing in them here: their columns, as PostgreSQL 15 names them."""
 
