@@ -47,7 +47,6 @@ from dpsql.rewrite.expressions import missing, source
 from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"
-COUNT = "__dp_n"
 VALUES = "__dp_values"
 WEIGHT = "__dp_w"
 TOTAL = "__dp_total"
@@ -132,35 +131,43 @@ def per_value_weight(c: int, values: exp.Expression) -> exp.Expression:
 
 
 def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
-                  filters: exp.Expression | None) -> exp.Select:
-    """Σ over kept (unit, group) pairs of count × per-value weight, per (group, bucket)."""
+                 filters: exp.Expression | None) -> exp.Select:
+    """Σ over the rows of kept (unit, group) pairs of the per-value weight, per (group, bucket).
+
+    A unit's weight per value depends on how many values it has in the group: those are
+    counted per (unit, group) and joined back to the rows (a join costs a fraction of a
+    window partitioned by unit, and sums the same: a unit with n values in a bucket adds
+    n × its weight).
+    """
     keys = [k.name for k in plan.keys]
     limits = plan.contribution
-    c = limits.rows_per_group
     unit = exp.column("__dp_unit")
-    cell = [unit, *(exp.column(k) for k in keys), exp.column(BUCKET)]
-    counts = exp.select(*cell, exp.alias_(exp.Count(this=exp.Star()), COUNT)).from_(
-        _rows(plan, spec, exp.column(plan.privacy_unit), filters).subquery("__dp_hr2",
-                                                                           copy=False),
-        copy=False).group_by(*cell, copy=False)
-    per_pair = exp.Window(this=exact_sum(exp.column(COUNT)),
-                          partition_by=[unit.copy(), *(exp.column(k) for k in keys)])
-    counts = exp.select("*", exp.alias_(as_bigint(per_pair), VALUES)).from_(
-        counts.subquery("__dp_hn", copy=False), copy=False)
-    per_value = per_value_weight(c, exp.column(VALUES, table="__dp_q"))
+    pair = [unit, *(exp.column(k) for k in keys)]
+    rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
+    totals = exp.select(*pair, exp.alias_(exp.Count(this=exp.Star()), VALUES)).from_(
+        rows.copy().subquery("__dp_hr2", copy=False), copy=False).group_by(*pair, copy=False)
+    per_value = per_value_weight(limits.rows_per_group, exp.column(VALUES, table="__dp_v"))
     if limits.caps_total:
         total = exp.column(TOTAL, table="__dp_k")
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])
         per_value = exp.IntDiv(this=exp.paren(exp.Mul(this=per_value, expression=capped)),
                                expression=total)
-    weight = exp.Mul(this=exp.column(COUNT, table="__dp_q"), expression=exp.paren(per_value))
-    on = exp.and_(exp.EQ(this=exp.column("__dp_unit", table="__dp_q"),
-                         expression=exp.column("__dp_unit", table="__dp_k")),
-                  *(exp.NullSafeEQ(this=exp.column(k, table="__dp_q"),
-                                   expression=exp.column(k, table="__dp_k")) for k in keys))
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     items = [*(exp.alias_(g.copy(), g.name) for g in group),
-             exp.alias_(as_bigint(exact_sum(weight)), WEIGHT)]
-    return (exp.select(*items).from_(counts.subquery("__dp_q", copy=False), copy=False)
-            .join(exp.to_table(kept).as_("__dp_k"), on=on, join_type="inner", copy=False)
-            .group_by(*group, copy=False))
+             exp.alias_(as_bigint(exact_sum(per_value)), WEIGHT)]
+    weights = (exp.select(*items).from_(rows.subquery("__dp_q", copy=False), copy=False)
+               .join(totals.subquery("__dp_v", copy=False), on=_same_pair("__dp_v", keys),
+                     join_type="inner", copy=False))
+    if keys or limits.caps_total:
+        # Without keys every unit with a row is kept, and only a total cap needs its rows.
+        weights = weights.join(exp.to_table(kept).as_("__dp_k"), on=_same_pair("__dp_k", keys),
+                               join_type="inner", copy=False)
+    return weights.group_by(*group, copy=False)
+
+
+def _same_pair(other: str, keys: list[str]) -> exp.Expression:
+    """The row's (unit, keys) is ``other``'s (keys NULL-safe)."""
+    return exp.and_(exp.EQ(this=exp.column("__dp_unit", table="__dp_q"),
+                           expression=exp.column("__dp_unit", table=other)),
+                    *(exp.NullSafeEQ(this=exp.column(k, table="__dp_q"),
+                                     expression=exp.column(k, table=other)) for k in keys))

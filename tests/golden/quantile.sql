@@ -51,53 +51,67 @@ LEFT JOIN (
       __dp_q.region AS region,
       __dp_q.__dp_bucket AS __dp_bucket,
       CAST(SUM(
-        __dp_q.__dp_n * (
-          CASE
-            WHEN 1048576 IS NULL OR (
-              3145728 // __dp_q.__dp_values
-            ) IS NULL
-            THEN NULL
-            ELSE LEAST(1048576, 3145728 // __dp_q.__dp_values)
-          END
-        )
+        CASE
+          WHEN 1048576 IS NULL OR (
+            3145728 // __dp_v.__dp_values
+          ) IS NULL
+          THEN NULL
+          ELSE LEAST(1048576, 3145728 // __dp_v.__dp_values)
+        END
       ) AS BIGINT) AS __dp_w
     FROM (
       SELECT
-        *,
-        CAST(SUM(__dp_n) OVER (PARTITION BY __dp_unit, region) AS BIGINT) AS __dp_values
+        *
       FROM (
         SELECT
-          __dp_unit,
+          pid AS __dp_unit,
           region,
-          __dp_bucket,
-          COUNT(*) AS __dp_n
+          CASE
+            WHEN x IS NULL OR ISNAN(x)
+            THEN NULL
+            ELSE CAST(FLOOR(LEAST(GREATEST((
+              CAST(x AS DOUBLE) - 0
+            ) * 102.4, 0), 1023)) AS BIGINT)
+          END AS __dp_bucket
+        FROM t
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_hr
+      WHERE
+        NOT __dp_bucket IS NULL
+    ) AS __dp_q
+    INNER JOIN (
+      SELECT
+        __dp_unit,
+        region,
+        COUNT(*) AS __dp_values
+      FROM (
+        SELECT
+          *
         FROM (
           SELECT
-            *
-          FROM (
-            SELECT
-              pid AS __dp_unit,
-              region,
-              CASE
-                WHEN x IS NULL OR ISNAN(x)
-                THEN NULL
-                ELSE CAST(FLOOR(LEAST(GREATEST((
-                  CAST(x AS DOUBLE) - 0
-                ) * 102.4, 0), 1023)) AS BIGINT)
-              END AS __dp_bucket
-            FROM t
-            WHERE
-              NOT pid IS NULL
-          ) AS __dp_hr
+            pid AS __dp_unit,
+            region,
+            CASE
+              WHEN x IS NULL OR ISNAN(x)
+              THEN NULL
+              ELSE CAST(FLOOR(LEAST(GREATEST((
+                CAST(x AS DOUBLE) - 0
+              ) * 102.4, 0), 1023)) AS BIGINT)
+            END AS __dp_bucket
+          FROM t
           WHERE
-            NOT __dp_bucket IS NULL
-        ) AS __dp_hr2
-        GROUP BY
-          __dp_unit,
-          region,
-          __dp_bucket
-      ) AS __dp_hn
-    ) AS __dp_q
+            NOT pid IS NULL
+        ) AS __dp_hr
+        WHERE
+          NOT __dp_bucket IS NULL
+      ) AS __dp_hr2
+      GROUP BY
+        __dp_unit,
+        region
+    ) AS __dp_v
+      ON __dp_q.__dp_unit = __dp_v.__dp_unit
+      AND __dp_q.region IS NOT DISTINCT FROM __dp_v.region
     INNER JOIN __dp_kept AS __dp_k
       ON __dp_q.__dp_unit = __dp_k.__dp_unit
       AND __dp_q.region IS NOT DISTINCT FROM __dp_k.region
