@@ -245,12 +245,13 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
     - DuckDB's CONCAT reads NULL as '' and any value as text; sqlglot prints it for Spark as
       ``CONCAT(COALESCE(i, ''), …)``, which casts '' to ``i``'s type and raises on the rows
-      where ``i`` is NULL, so each argument is made text first.
+      where ``i`` is NULL, so each argument is made text first (CONCAT_WS, a subclass in
+      sqlglot, is left alone: the group-choice digest relies on its separator).
     - A tuple ``IN`` is the OR of field-wise equalities (Spark compares structs only when
       their field names agree).
     - A NULL literal where a condition goes is a NULL BOOLEAN (Spark refuses type VOID there).
     """
-    if isinstance(node, exp.Concat) and node.args.get("coalesce"):
+    if type(node) is exp.Concat and node.args.get("coalesce"):
         text = exp.DataType.build("STRING")
         return exp.Concat(expressions=[
             exp.Coalesce(this=exp.Cast(this=arg.copy(), to=text.copy()),
