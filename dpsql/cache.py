@@ -61,9 +61,11 @@ class LedgerCache:
 
 
 def answer_key(*, analyst: str, bounded_sql: str, epsilon: float, delta: float,
-               sources: str) -> str:
-    """A stable hash of everything a noisy answer depends on."""
-    text = json.dumps([analyst, bounded_sql, repr(float(epsilon)), repr(float(delta)), sources])
+               sources: str, released: str) -> str:
+    """A stable hash of everything a noisy answer depends on: the bounded query and its
+    cost, the data, and ``released``, the query that post-processes the noisy statistics."""
+    text = json.dumps([analyst, bounded_sql, repr(float(epsilon)), repr(float(delta)), sources,
+                       released])
     return hashlib.sha256(text.encode()).hexdigest()
 
 

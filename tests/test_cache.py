@@ -35,6 +35,20 @@ def test_different_parameters_are_different_questions():
     assert con.budget.spent.epsilon == 0.75
 
 
+@pytest.mark.parametrize("after", [
+    "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex HAVING n > 500",
+    "SELECT * FROM (SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex) q WHERE n > 500",
+    "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex ORDER BY n DESC LIMIT 1",
+])
+def test_other_post_processing_of_the_same_statistics_is_another_question(after):
+    """The cached answer is the released table: replaying it for a query that filters or
+    ranks the same statistics differently would answer the wrong question."""
+    con = connection(budget=dpsql.Budget(epsilon=10, delta=1e-6))
+    both = con.sql("SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex", epsilon=5.0).fetchall()
+    assert len(both) == 2 and min(n for _, n in both) < 500 < max(n for _, n in both)
+    assert len(con.sql(after, epsilon=5.0).fetchall()) == 1
+
+
 def test_cache_can_be_switched_off():
     con = connection(cache=False)
     answers = {tuple(con.sql(QUERY, epsilon=0.5).fetchall()) for _ in range(3)}
