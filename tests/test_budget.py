@@ -109,3 +109,23 @@ def test_a_ledger_keeps_zcdp_budgets_like_the_accountant(tmp_path):
     with pytest.raises(dpsql.BudgetExceededError, match=r"rho 0\.005 > remaining 0 "):
         con.sql("SELECT COUNT(*) FROM t", epsilon=0.1, delta=0.0)
     con.close()
+
+
+def test_a_rho_budget_counts_a_selection_in_memory_as_the_ledger_does(tmp_path):
+    """A truncated-geometric selection is an (ε, δ) step: under a ρ budget it is counted as
+    ε²/2 beside its δ, by the in-memory accountant as by the ledger (it was left out)."""
+    import pyarrow as pa
+
+    table = pa.table({"pid": list(range(300)), "k": [f"g{i % 3}" for i in range(300)]})
+    spent = []
+    for ledger in (None, tmp_path / "ledger.db"):
+        con = dpsql.connect(budget=dpsql.Budget(rho=5.0, delta=1e-4), ledger=ledger)
+        con.register("t", table, privacy_unit="pid")
+        compiled = con.compile("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=1.0,
+                               delta=1e-6)
+        assert any(e.kind == "approx" for e in compiled.events)
+        expected = sum(e.epsilon ** 2 / 2 for e in compiled.events)
+        con.sql("SELECT k, COUNT(*) FROM t GROUP BY k", epsilon=1.0, delta=1e-6)
+        spent.append(con.budget.rho_spent)
+        con.close()
+    assert spent[0] == pytest.approx(spent[1]) == pytest.approx(expected)

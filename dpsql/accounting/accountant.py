@@ -19,7 +19,7 @@ import math
 import threading
 from fractions import Fraction
 
-from dpsql.accounting.composition import zcdp
+from dpsql.accounting.composition import MechanismEvent, laplace, zcdp
 from dpsql.accounting.report import build_report, zcdp_epsilon
 from dpsql.accounting.values import Budget, Charge, Cost
 from dpsql.errors import BudgetExceededError
@@ -46,11 +46,11 @@ class Accountant:
     @property
     def rho_spent(self) -> float:
         """Total ρ of the noise so far (zCDP composition: ρ's add up)."""
-        value = zcdp([e for c in self._charges for e in c.events if e.kind != "approx"])
+        value = zcdp(approximate_zcdp([e for c in self._charges for e in c.events]))
         return 0.0 if value is None else value
 
     def _check_rho(self, delta: float, events: tuple) -> None:
-        new = zcdp([e for e in events if e.kind != "approx"]) or 0.0
+        new = zcdp(approximate_zcdp(events)) or 0.0
         _, dlt = self._sums()
         if not events:
             raise BudgetExceededError("query refused, nothing was spent: a zCDP budget needs "
@@ -138,3 +138,15 @@ class Accountant:
 
     def __repr__(self) -> str:
         return f"Accountant(total={self.total}, spent={self.spent}, remaining={self.remaining})"
+
+
+def approximate_zcdp(events) -> list[MechanismEvent]:
+    """The history as zCDP steps: an (ε, δ) step (a partition selection) is δ-approximately
+    ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4 with its δ), so under a ρ budget it counts
+    as a pure ε step, its δ charged beside (as the ledger counts it).
+
+    >>> from dpsql.accounting.composition import approx
+    >>> [str(e) for e in approximate_zcdp([approx(0.5, 1e-6)])]
+    ['laplace(ε=0.5)']
+    """
+    return [laplace(e.epsilon) if e.kind == "approx" else e for e in events]
