@@ -74,7 +74,7 @@ def _values(plan: PrivacyPlan, spec: StatSpec, filters: exp.Expression | None) -
     rows = rows.from_(source(plan), copy=False)
     if filters is not None:
         rows = rows.where(filters.copy(), copy=False)
-    triples = exp.select(UNIT, *(k.name for k in plan.keys), VALUE).distinct()
+    triples = exp.select(UNIT, *(exp.column(k.name) for k in plan.keys), VALUE).distinct()
     triples = triples.from_(rows.subquery("__dp_dr", copy=False), copy=False)
     return triples.where(exp.Not(this=exp.Is(this=exp.column(VALUE), expression=exp.Null())),
                          copy=False)

@@ -78,10 +78,11 @@ def attach(plan: PrivacyPlan, spine: exp.Select, cells: exp.Select | None,
     for spec in plan.histograms:
         weights = (unit_weights(plan, spec, kept, filters) if kept is not None
                    else _row_weights(plan, spec, filters))
-        lists = exp.select(*keys, exp.alias_(_entries(), spec.name)).from_(
+        lists = exp.select(*(exp.column(k) for k in keys),
+                           exp.alias_(_entries(), spec.name)).from_(
             weights.subquery("__dp_hw", copy=False), copy=False)
         if keys:
-            lists = lists.group_by(*keys, copy=False)
+            lists = lists.group_by(*(exp.column(k) for k in keys), copy=False)
         alias = f"{spec.name}_t"
         query = query.select(exp.column(spec.name, table=alias), copy=False)
         on = exp.and_(*(exp.NullSafeEQ(this=exp.column(k, table="__dp_s"),

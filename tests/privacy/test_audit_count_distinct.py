@@ -61,9 +61,9 @@ def test_negative_control_distinct_values_without_a_per_unit_limit_is_flagged(mo
     """A rewrite that lets a unit add all its distinct values (c ignored) must be caught."""
     honest = distinct_module.distinct_counts
 
-    def unlimited(plan, spec, kept, filters, salt):
+    def unlimited(plan, spec, kept, filters):
         loose = replace(plan, contribution=replace(plan.contribution, max_rows_per_group=10**6))
-        return honest(loose, spec, kept, filters, salt)
+        return honest(loose, spec, kept, filters)
 
     monkeypatch.setattr(distinct_module, "distinct_counts", unlimited)
     epsilon_lower = run_audit(distinct_connection, QUERY, EVENTS, CONTROL_TRIALS)

@@ -5,7 +5,8 @@ max_rows_per_unit = r = 16 < g·c = 256. With q = min(g, r/c) = 1 every statisti
 norms L1 = L2 = 1 (``normalised_norms``): one unit moves the statistic's cells by one per-cell
 bound *in total*, however many groups it touches.
 
-D': 30 one-row units per key with x = 2 (per key COUNT(*) = 30, SUM(x) = 60). D adds a target
+D': 400 one-row units per key with x = 2 (per key COUNT(*) = 400, SUM(x) = 800; large enough
+that released values, never below 0, are moved there almost never). D adds a target
 unit with 18 rows in every key: 16 of x = 1e6 (clamped to 10), a NULL and a NaN. Per key its
 partials are clamped to c = 16 rows (COUNT 16, SUM 160); over its 16 groups that is T = 256
 clamped rows, so ``cap_total`` scales every partial by r/T = 1/16: the target adds exactly 1 row
@@ -70,7 +71,8 @@ KEYS = [f"k{i:02d}" for i in range(16)]
 C = 16                 # max_rows_per_group
 R = 16                 # max_rows_per_unit, far below len(KEYS) · C
 HI = 10.0              # bounds of x: [0, HI]
-ON_NEIGHBOUR = {"n": 30.0, "s": 60.0}   # per key on D'
+PER_KEY = 400
+ON_NEIGHBOUR = {"n": float(PER_KEY), "s": 2.0 * PER_KEY}   # per key on D'
 BOUND = {"n": C, "s": C * HI}           # per-cell bound of each statistic
 
 
@@ -93,8 +95,8 @@ CASES = {
 
 
 def connection(with_target: bool) -> dpsql.Connection:
-    units = list(range(30 * len(KEYS)))
-    keys, xs = KEYS * 30, [2.0] * len(units)
+    units = list(range(PER_KEY * len(KEYS)))
+    keys, xs = KEYS * PER_KEY, [2.0] * len(units)
     if with_target:
         for key in KEYS:
             units += [TARGET] * 18
