@@ -151,10 +151,21 @@ def test_cancel_interrupts_a_running_query_which_spends_nothing(tmp_path):
     try:
         user = big.new_user()
         with big.connect(user) as con:
-            threading.Timer(0.3, con.cancel_safe).start()
-            with pytest.raises(psycopg.errors.QueryCanceled):
-                con.execute("SELECT specialty, COUNT(*) AS n, AVG(cost) AS c FROM visits "
-                            "GROUP BY specialty", prepare=False)
+            done = threading.Event()
+
+            def keep_cancelling() -> None:  # however fast the machine runs the query
+                while not done.wait(0.05):
+                    con.cancel_safe()
+
+            canceller = threading.Thread(target=keep_cancelling, daemon=True)
+            canceller.start()
+            try:
+                with pytest.raises(psycopg.errors.QueryCanceled):
+                    con.execute("SELECT specialty, COUNT(*) AS n, AVG(cost) AS c FROM visits "
+                                "GROUP BY specialty", prepare=False)
+            finally:
+                done.set()
+                canceller.join()  # no cancel still in flight for the next statement
             assert con.execute("SHOW dpsql.budget").fetchone()[1] == 0
         assert big.audit(user)[0].sqlstate == "57014"
     finally:
