@@ -18,33 +18,12 @@ from hypothesis import strategies as st
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import Client
 from tests.server.conftest import PASSWORD, start
+from tests.server.wire import read_message, startup
 
 
 def raw(served) -> socket.socket:
     sock = socket.create_connection((served.host, served.port), timeout=10)
     return sock
-
-
-def startup(user: str) -> bytes:
-    body = struct.pack("!i", pg.PROTOCOL_V3) + b"user\x00" + user.encode() + \
-        b"\x00database\x00dpsql\x00\x00"
-    return struct.pack("!i", len(body) + 4) + body
-
-
-def read_message(sock: socket.socket) -> tuple[bytes, bytes]:
-    head = _exactly(sock, 5)
-    (length,) = struct.unpack("!i", head[1:])
-    return head[:1], _exactly(sock, length - 4)
-
-
-def _exactly(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 def until_closed(sock: socket.socket) -> list[bytes]:
