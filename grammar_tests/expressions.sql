@@ -162,6 +162,14 @@ SELECT SUM(TRY_CAST(cost AS INTEGER)) FROM visits;
 SELECT SUM(CAST(cost AS INTEGER)) FROM visits;
 # error: UnsupportedQueryError: `CAST(cost AS INT)` can fail on some rows (a numeric value that is not a valid INT),
 
+# title: a cast to a type Spark lacks is refused on every engine
+SELECT SUM(LEAST(GREATEST(TRY_CAST(cost AS UBIGINT), 0), 10)) FROM visits;
+# error: UnsupportedQueryError: `TRY_CAST(cost AS UBIGINT)` casts to UBIGINT, which not every engine dpsql runs on has
+
+# title: a number literal of more than 38 digits is refused, with its scientific notation
+SELECT COUNT(*) FROM visits WHERE cost < 1000000000000000000000000000000000000000;
+# error: UnsupportedQueryError: `1000000000000000000000000000000000000000` has more than 38 digits, which engines read differently (DuckDB as a 128-bit integer or a DOUBLE, Spark not at all); write it in scientific notation, e.g. 1.000000e+39
+
 # title: CAST of text to a number is refused
 SELECT COUNT(*) FROM visits WHERE CAST(specialty AS INTEGER) > 3;
 # error: UnsupportedQueryError: `CAST(specialty AS INT)` can fail on some rows (a string value that is not a valid

@@ -172,6 +172,10 @@ def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
     if target == "other" or source == "other" or node.args.get("format") is not None:
         _fail(node, "casts to or from a type dpsql cannot check; cast to a number, text, "
               "boolean, date or timestamp")
+    if node.to.this in UNPORTABLE:
+        _fail(node, f"casts to {node.to.sql(dialect='duckdb')}, which not every engine dpsql "
+              "runs on has (Spark has no unsigned or 128-bit integers); cast to BIGINT, "
+              "DECIMAL(38, 0) or DOUBLE")
     if isinstance(node, exp.TryCast):
         return target
     if _literal_text(node.this) is not None or isinstance(node.this, exp.Null):
@@ -247,6 +251,28 @@ def _fits(value: decimal.Decimal, to: exp.DataType) -> bool:
     return to.this == _T.DOUBLE
 
 
+UNPORTABLE = frozenset((_T.INT128, _T.UINT128, _T.UTINYINT, _T.USMALLINT, _T.UINT, _T.UBIGINT,
+                        _T.UMEDIUMINT, _T.UDECIMAL, _T.UDOUBLE))
+"""Cast targets that DuckDB has and Spark lacks: refused, so a plan runs on every engine."""
+MAX_DIGITS = 38
+"""The most digits a number literal may have: DuckDB and Spark read up to 38 as a DECIMAL;
+beyond, DuckDB reads a 128-bit integer or a DOUBLE and Spark fails."""
+
+
+def _digits(text: str) -> int:
+    """The precision of the DECIMAL a number literal is read as: the digits of its integer
+    part (leading zeros aside) and all of its fraction; 0 in scientific notation, which
+    every engine reads as a DOUBLE.
+
+    >>> _digits("0.00120"), _digits("-170141183460469231731687303715884105727"), _digits("1e400")
+    (5, 39, 0)
+    """
+    if "e" in text.lower():
+        return 0
+    whole, _, fraction = text.lstrip("+-").partition(".")
+    return len(whole.lstrip("0")) + len(fraction)
+
+
 def _finite_number(text: str) -> bool:
     try:
         return math.isfinite(float(text))
@@ -271,6 +297,10 @@ def type_class(node: exp.Expression, types: Mapping[str, str]) -> str:
     if isinstance(node, exp.Literal):
         if not node.is_string and not _finite_number(node.this):
             _fail(node, "is not a finite number")
+        if not node.is_string and _digits(node.this) > MAX_DIGITS:
+            _fail(node, f"has more than {MAX_DIGITS} digits, which engines read differently "
+                  "(DuckDB as a 128-bit integer or a DOUBLE, Spark not at all); write it in "
+                  f"scientific notation, e.g. {float(node.this):.6e}")
         return "string" if node.is_string else "numeric"
     if isinstance(node, exp.Boolean):
         return "boolean"
