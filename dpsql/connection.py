@@ -204,7 +204,7 @@ class Connection:
     def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
             seed: int | None = None, dialect: str | None = None,
             quantile_ci: float | None = None) -> Result | Listing:
-        """Answer ``query`` with (epsilon, delta)-DP noise; charge the budget first.
+        """Answer ``query`` with (epsilon, delta)-DP noise, charged before it is returned.
 
         ``SHOW TABLES`` and ``DESCRIBE table`` are answered from the catalog (a ``Listing``,
         free).
@@ -230,10 +230,8 @@ class Connection:
         self.budget.check(compiled.cost.epsilon, compiled.cost.delta, compiled.events,
                           dataset=compiled.dataset)
         exact = self._execute(compiled, seed)
-        self._charge(compiled, query)
-        result = self._release(compiled, exact, Sampler(seed))
-        self._remember(compiled, seed, result)
-        return result
+        result = self._release(compiled, exact, Sampler(seed))  # shown only once paid for
+        return self._charge(compiled, query, seed, result)
 
     def tables(self) -> Listing:
         """The registered tables from the catalog: kind, privacy unit, declared limits (SQL:
@@ -313,22 +311,51 @@ class Connection:
         except QueryCancelled:
             raise
         except Exception:
-            self._charge(compiled, compiled.sql, failed=True)
+            self._charge_failure(compiled)
             raise ExecutionError(FAILED_AFTER_READING) from None
 
-    def _charge(self, compiled: CompiledQuery, query: str, *, failed: bool = False) -> None:
+    def _charge(self, compiled: CompiledQuery, query: str, seed: int | None,
+                result: Result) -> Result:
+        """Charge the query and keep its answer; the answer to return.
+
+        With a ledger the charge and the stored answer are one transaction: a crash leaves
+        both or neither, and if another connection answered the same question first its
+        answer is returned, uncharged (``Ledger.charge_answer``).
+        """
+        if seed is None and isinstance(self.answers, LedgerCache):
+            data = dump(result)
+            stored = self.answers.ledger.charge_answer(
+                self._answer_key(compiled), data, compiled.cost.epsilon,
+                compiled.cost.delta, **self._charge_record(compiled, query))
+            return result if stored == data else load(stored, compiled.plan)
+        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta,
+                           **self._charge_record(compiled, query))
+        if seed is None and self.answers is not None:
+            self.answers.put(self._answer_key(compiled), dump(result))
+        return result
+
+    def _charge_failure(self, compiled: CompiledQuery) -> None:
+        """Charge a query that failed once the engine read data (the failure may depend on
+        it); the bounded SQL is recorded, not the analyst's text."""
+        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta,
+                           **self._charge_record(compiled, compiled.sql, failed=True))
+
+    @staticmethod
+    def _charge_record(compiled: CompiledQuery, query: str, *,
+                       failed: bool = False) -> dict[str, object]:
         mechanism = compiled.plan.mechanism + (" (failed while reading the data)"
                                                if failed else "")
-        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta, query=query,
-                           dataset=compiled.dataset, plan=str(compiled.plan),
-                           mechanism=mechanism, events=compiled.events)
+        return {"query": query, "dataset": compiled.dataset, "plan": str(compiled.plan),
+                "mechanism": mechanism, "events": compiled.events}
 
     def _release(self, compiled: CompiledQuery, exact: pa.Table,
                  sampler: Sampler | None) -> Result:
-        """``release``, after the charge: a failure there is answered generically too."""
+        """``release``, before the charge; a failure there is charged and answered
+        generically (it may depend on the data)."""
         try:
             return release(compiled, exact, sampler, engine=self._noisy)
         except Exception:
+            self._charge_failure(compiled)
             raise ExecutionError(FAILED_AFTER_READING) from None
 
     def _cached(self, compiled: CompiledQuery, seed: int | None) -> Result | None:
@@ -337,10 +364,6 @@ class Connection:
             return None
         data = self.answers.get(self._answer_key(compiled))
         return None if data is None else load(data, compiled.plan)
-
-    def _remember(self, compiled: CompiledQuery, seed: int | None, result: Result) -> None:
-        if seed is None and self.answers is not None:
-            self.answers.put(self._answer_key(compiled), dump(result))
 
     def evaluate(self, query: str, *, runs: int = 100, epsilon: float | None = None,
                  delta: float | None = None, level: float = 0.95,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -90,3 +91,27 @@ def test_dataset_budget_caps_every_analyst_together(tmp_path):
         bob.sql("SELECT COUNT(*) FROM pums", epsilon=0.5)
     bob.sql("SELECT COUNT(*) FROM pums", epsilon=0.25)
     assert bob.budget.spent.epsilon == 0.25
+
+
+def test_one_question_asked_at_once_on_many_connections_is_charged_once(tmp_path):
+    """Connections of one analyst racing with the same question: one charge, one answer
+    (the charge and the stored answer are one ledger transaction, and whoever stores
+    second gets the first answer back, uncharged)."""
+    path = tmp_path / "ledger.db"
+    connection(path, budget=dpsql.Budget(epsilon=10.0), analyst="dora").close()
+    cons = [connection(path, budget=None, analyst="dora") for _ in range(6)]
+    start, answers = threading.Barrier(len(cons)), []
+
+    def ask(con: dpsql.Connection) -> None:
+        start.wait()
+        answers.append(con.sql(QUERY, epsilon=0.5).fetchall())
+
+    threads = [threading.Thread(target=ask, args=(con,)) for con in cons]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answers) == len(cons) and all(a == answers[0] for a in answers)
+    assert len(cons[0].budget.charges) == 1 and cons[0].budget.spent.epsilon == 0.5
+    for con in cons:
+        con.close()

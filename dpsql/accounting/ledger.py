@@ -231,21 +231,55 @@ class Ledger:
                plan: str | Mapping[str, Any] = "", mechanism: str = "",
                rho: float | None = None, events: tuple = ()) -> LedgerCharge:
         """Check and record a spend in one write transaction; durable once this returns."""
+        row, cost = self._charge_row(epsilon, delta, query, dataset, plan, mechanism, rho,
+                                     events)
+        charge_id = self._run(lambda db: self._insert_charge(db, row, cost, dataset, events),
+                              transaction="IMMEDIATE")
+        return _record((charge_id, *row))
+
+    def charge_answer(self, key: str, answer: bytes, epsilon: float, delta: float, *,
+                      query: str, dataset: str = "", plan: str | Mapping[str, Any] = "",
+                      mechanism: str = "", events: tuple = ()) -> bytes:
+        """Charge a spend and store its answer under ``key`` in one write transaction.
+
+        A crash leaves both or neither: a question answered and charged is replayed from
+        the cache when asked again, never drawn and charged a second time. If an answer is
+        stored under ``key`` already (another connection asked first), that answer is
+        returned and nothing is charged, so one question has one released value.
+        """
+        row, cost = self._charge_row(epsilon, delta, query, dataset, plan, mechanism, None,
+                                     events)
+
+        def settle(db: sqlite3.Connection) -> bytes:
+            stored = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
+                                (key, self.analyst)).fetchone()
+            if stored is not None:
+                return bytes(stored[0])
+            self._insert_charge(db, row, cost, dataset, events)
+            db.execute("INSERT INTO cache VALUES (?, ?, ?, ?)",
+                       (key, self.analyst, bytes(answer), time.time()))
+            return bytes(answer)
+
+        return self._run(settle, transaction="IMMEDIATE")
+
+    def _charge_row(self, epsilon: float, delta: float, query: str, dataset: str,
+                    plan: str | Mapping[str, Any], mechanism: str, rho: float | None,
+                    events: tuple) -> tuple[tuple, tuple[Fraction, Fraction]]:
+        """The charges row of a spend, and its exact cost (refused if not a valid one)."""
         cost = _exact("epsilon", epsilon), _exact("delta", delta)
         plan_text = plan if isinstance(plan, str) else json.dumps(plan, sort_keys=True,
                                                                    default=str)
-        row = (self.analyst, dataset, query, hashlib.sha256(query.encode()).hexdigest(),
-               plan_text, mechanism, repr(float(epsilon)), repr(float(delta)),
-               None if rho is None else float(rho), time.time(), "spent",
-               json.dumps([asdict(e) for e in events]))
+        return (self.analyst, dataset, query, hashlib.sha256(query.encode()).hexdigest(),
+                plan_text, mechanism, repr(float(epsilon)), repr(float(delta)),
+                None if rho is None else float(rho), time.time(), "spent",
+                json.dumps([asdict(e) for e in events])), cost
 
-        def record(db: sqlite3.Connection) -> int:
-            self._refuse_if_over(db, cost, dataset, events)
-            return db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
-                              "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid
-
-        charge_id = self._run(record, transaction="IMMEDIATE")
-        return _record((charge_id, *row))
+    def _insert_charge(self, db: sqlite3.Connection, row: tuple,
+                       cost: tuple[Fraction, Fraction], dataset: str, events: tuple) -> int:
+        """Refuse the spend unless it fits, then append it; the new charge's id."""
+        self._refuse_if_over(db, cost, dataset, events)
+        return db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid
 
     def cache_get(self, key: str) -> bytes | None:
         """The answer stored under ``key`` for this analyst, or None."""
@@ -255,7 +289,8 @@ class Ledger:
         return None if row is None else bytes(row[0])
 
     def cache_put(self, key: str, value: bytes) -> bytes:
-        """Store an answer right after its noise was drawn (its charge has committed).
+        """Store an answer that was paid for already (``charge_answer`` charges and stores
+        in one transaction).
 
         The first answer stored under a key wins and is returned, so everyone asking one
         key sees one released value. Keys should include the analyst: a key already held
