@@ -91,3 +91,15 @@ def test_pgjdbc_queries_prepared_statements_and_metadata(served):
     assert any(line.startswith("prepared ") for line in out)
     assert "refused 0A000" in out and "budget 53DP1" in out
     assert "table pums" in out and "column income int8" in out and "schema public" in out
+
+
+@pytest.mark.skipif(PSQL is None, reason="psql is not installed (apt-get install "
+                    "postgresql-client; .ci/run does)")
+def test_psql_show_tables_and_describe_answer_from_the_catalog_for_free(served):
+    user = served.new_user()
+    done = psql(served, user, "SHOW TABLES", "DESCRIBE pums")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("pums|private|pid|") for line in lines), lines
+    assert any(line.startswith("pid|") and "privacy unit" in line for line in lines), lines
+    assert spent(served, user) == 0

@@ -28,6 +28,7 @@ from dpsql.frontends.server.answers import NOTHING, TEXT, Answer, Column
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
 from dpsql.frontends.server.sqlstates import SessionError, sqlstate
 from dpsql.parse import parse
+from dpsql.result import Result
 
 DIALECT = "postgres"
 CANCEL_WINDOW = 30.0
@@ -159,6 +160,8 @@ class Session:
             return answers.budget(self.con.budget)
         if name.lower() == "dpsql.catalog":
             return answers.catalog(self.con.catalog)
+        if name.lower() == "tables":
+            return Answer.of_table(self.con.tables().arrow(), tag="SHOW")
         value = self.settings.show(name)
         column = name.lower().replace("transaction isolation level", "transaction_isolation")
         return Answer.of_text(column, [value], "SHOW")
@@ -186,8 +189,8 @@ class Session:
         before = self.users.last_charge()
         result = self.con.sql(bound, epsilon=self.settings.epsilon, delta=self.settings.delta,
                               dialect=DIALECT)
-        table = result.ci(self.settings.interval_level) if self.settings.intervals else \
-            result.arrow()
+        table = result.ci(self.settings.interval_level) if self.settings.intervals and \
+            isinstance(result, Result) else result.arrow()
         return Answer.of_table(table, charged=self.users.charged_since(self.user, before,
                                                                        (bound,)))
 
