@@ -197,7 +197,7 @@ class SparkBackend:
             context = self.spark.sparkContext
             context.setJobGroup(self._group, "dpsql bounded query", interruptOnCancel=True)
             try:
-                return self.spark.sql(sql, args=parameters or None).toArrow()
+                return _as_duckdb_types(self.spark.sql(sql, args=parameters or None).toArrow())
             except Exception as err:
                 if self._cancelled.is_set():
                     raise QueryCancelled("the query was cancelled; nothing was spent") from None
@@ -280,6 +280,19 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.DayOfWeek):
         return exp.paren(exp.Sub(this=node.copy(), expression=exp.Literal.number(1)))
     return node
+
+
+def _as_duckdb_types(table: pa.Table) -> pa.Table:
+    """Spark's TIME columns come back in nanoseconds; DuckDB's (and every TIME dpsql
+    registers) in microseconds, so results of the two engines compare equal.
+
+    >>> t = pa.table({"tm": pa.array([1000], pa.time64("ns"))})
+    >>> _as_duckdb_types(t).column("tm").type
+    Time64Type(time64[us])
+    """
+    fields = [pa.field(f.name, pa.time64("us"), f.nullable) if f.type == pa.time64("ns") else f
+              for f in table.schema]
+    return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
 
 
 def _is_condition(node: exp.Expression) -> bool:
