@@ -369,6 +369,32 @@ def test_interactive_shell_keeps_statements_in_its_history(tmp_path, catalog):
     assert again.close() == 0
 
 
+def test_shell_schema_prints_create_table_with_what_dpsql_knows(catalog):
+    out = run_cli(str(catalog), "shell", stdin=".schema\n.schema pums\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("CREATE TABLE pums (") == 2
+    assert "  pid BIGINT  -- privacy unit\n);" in out.stdout
+    assert "  age BIGINT,  -- bounds [0, 100]" in out.stdout
+    assert "-- private; max_rows_per_group 2" in out.stdout
+    missing = run_cli(str(catalog), "shell", stdin=".schema nope\n")
+    assert missing.returncode == cli.EXIT_CODES["invalid"].code
+    assert "nope" in one_error_line(missing.stderr)
+
+
+def test_interactive_shell_completes_commands_tables_and_columns(tmp_path, catalog):
+    env = {**os.environ, "HOME": str(tmp_path), "TERM": "xterm"}
+    term = Terminal([str(catalog), "shell"], env=env)
+    term.expect(b"dpsql> ")
+    term.send(".sch\t pu\t\n")  # .schema pums
+    assert b"CREATE TABLE pums (" in term.expect(b"dpsql> ")
+    term.send("SELECT COUNT(*) AS n FROM pu\t WHERE inc\t > 0;\n")
+    assert b"(1 row; 95% CIs; cost" in term.expect(b"dpsql> ")
+    term.send(".quit\n")
+    assert term.close() == 0
+    history = (tmp_path / ".dpsql_history").read_text().splitlines()
+    assert "SELECT COUNT(*) AS n FROM pums WHERE income > 0;" in history
+
+
 # -- progress and Ctrl-C -----------------------------------------------------------------------
 
 

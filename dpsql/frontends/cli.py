@@ -325,7 +325,8 @@ def _shell(args: argparse.Namespace) -> int:
                                 out=sys.stdout)
         if not sys.stdin.isatty():
             return shell.run(session, shell.piped_reader(sys.stdin), interactive=False)
-        read, save = shell.terminal_reader(shell.HISTORY)
+        read, save = shell.terminal_reader(shell.HISTORY, shell.Completer(
+            lambda: {info.name: list(info.columns) for info in con.catalog}))
         print(f"dpsql {_version()} shell: SQL ends with ';'; .help lists commands, .quit "
               f"leaves. Budget {con.budget.total}, ε per query "
               f"{con.default_epsilon if args.epsilon is None else args.epsilon:g}.")

@@ -23,6 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, TextIO
 
+from sqlglot import exp
+
 from dpsql.errors import Error
 from dpsql.frontends.common import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
 
@@ -37,6 +39,7 @@ HISTORY_LENGTH = 2000
 COMMANDS = {
     ".help": "list these commands",
     ".tables": "registered tables: privacy unit, columns, bounds, limits, public keys",
+    ".schema [TABLE]": "each table (or TABLE) as CREATE TABLE, roles and bounds as comments",
     ".budget": "budget spent and left, under every composition method",
     ".explain SQL": "what SQL would release and cost (reads no data, spends nothing)",
     ".epsilon [E]": "show or set ε for each following query",
@@ -124,7 +127,8 @@ class Session:
         name, _, rest = line.strip().removesuffix(";").strip().partition(" ")
         rest = rest.strip()
         handlers: dict[str, Callable[[str], None]] = {
-            ".help": self._help, ".tables": self._tables, ".budget": self._budget,
+            ".help": self._help, ".tables": self._tables, ".schema": self._schema,
+            ".budget": self._budget,
             ".explain": self._explain, ".epsilon": self._epsilon, ".delta": self._delta,
             ".format": self._format}
         if name not in handlers:
@@ -142,6 +146,11 @@ class Session:
 
     def _tables(self, _: str) -> None:
         self.print("\n".join(describe_table(info) for info in self.con.catalog)
+                   or "no tables: pass a catalog (dpsql catalog.toml shell)")
+
+    def _schema(self, table: str) -> None:
+        tables = [self.con.catalog.get(table)] if table else list(self.con.catalog)
+        self.print("\n".join(schema(info) for info in tables)
                    or "no tables: pass a catalog (dpsql catalog.toml shell)")
 
     def _budget(self, _: str) -> None:
@@ -200,6 +209,92 @@ def describe_table(info) -> str:
         details.append("public keys " + ", ".join(info.public_keys))
     extra = f"\n  {'; '.join(details)}" if details else ""
     return f"{info.name} ({kind}): {columns}{extra}"
+
+
+def schema(info) -> str:
+    """One registered table for ``.schema``: CREATE TABLE, what dpsql knows as comments.
+
+    >>> from dpsql.catalog import TableInfo
+    >>> print(schema(TableInfo.private("t", columns={"pid": "INT", "x": "DOUBLE", "k": "TEXT"},
+    ...                                privacy_unit="pid", bounds={"x": (0, 1)},
+    ...                                public_keys={"k": ["a", "b"]}, max_rows_per_group=2)))
+    -- private; max_rows_per_group 2
+    CREATE TABLE t (
+      pid INT,  -- privacy unit
+      x DOUBLE,  -- bounds [0, 1]
+      k TEXT  -- public key: 2 values
+    );
+    """
+    kind = "public" if info.public else "private" if info.privacy_unit is not None else \
+        "private, one person per row"
+    limits = [f"{limit} {getattr(info, limit)}" for limit in
+              ("max_groups_per_unit", "max_rows_per_group", "max_rows_per_unit")
+              if getattr(info, limit) is not None]
+    lines = []
+    for number, (name, sql_type) in enumerate(info.columns.items(), start=1):
+        column = exp.to_identifier(name).sql(dialect="duckdb")
+        notes = []
+        if name == info.privacy_unit:
+            notes.append("privacy unit")
+        if name in info.bounds:
+            lo, hi = info.bounds[name]
+            notes.append(f"bounds [{lo:g}, {hi:g}]")
+        if name in getattr(info, "auto_bounds", ()):
+            notes.append('bounds "auto"')
+        if name in info.public_keys:
+            notes.append(f"public key: {len(info.public_keys[name])} values")
+        comma = "," if number < len(info.columns) else ""
+        lines.append(f"  {column} {sql_type}{comma}" + (f"  -- {'; '.join(notes)}" if notes
+                                                         else ""))
+    table = exp.to_identifier(info.name).sql(dialect="duckdb")
+    return "\n".join([f"-- {'; '.join([kind, *limits])}", f"CREATE TABLE {table} (", *lines,
+                      ");"])
+
+
+KEYWORDS = ("SELECT", "FROM", "WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT", "AS", "AND",
+            "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "LIKE", "CASE", "WHEN", "THEN", "ELSE",
+            "END", "DISTINCT", "JOIN", "LEFT JOIN", "ON", "USING", "WITH", "UNION ALL",
+            "COUNT", "SUM", "AVG", "MEDIAN", "QUANTILE_CONT", "VARIANCE", "STDDEV", "LEAST",
+            "GREATEST", "COALESCE", "CAST", "TRY_CAST", "EXPLAIN", "DESCRIBE", "SHOW TABLES",
+            "DIFFERENTIAL_PRIVACY", "OPTIONS")
+"""The SQL words offered by tab completion, beside table and column names."""
+
+
+class Completer:
+    """Tab completion for the terminal shell: dot-commands at the start of a line; else
+    table names, column names and SQL keywords (in the case the word was begun in).
+
+    >>> c = Completer(lambda: {"pums": ["age", "income", "pid"]})
+    >>> c.candidates(".sc", ".sc"), c.candidates("SELECT inc", "inc"), c.candidates("se", "se")
+    (['.schema'], ['income'], ['select'])
+    >>> c.candidates("SELECT age FROM p", "p"), c.candidates(".schema p", "p")
+    (['pid', 'pums'], ['pums'])
+    """
+
+    def __init__(self, names: Callable[[], dict[str, list[str]]]) -> None:
+        self.names = names
+        self._matches: list[str] = []
+
+    def candidates(self, line: str, word: str) -> list[str]:
+        head = line.lstrip()
+        if head.startswith(".") and head == word:
+            pool = [name.split()[0] for name in COMMANDS] + list(QUIT)
+        elif head.startswith((".schema", ".describe")):
+            pool = list(self.names())
+        else:
+            tables = self.names()
+            upper = word[:1].isupper()
+            pool = [*tables, *(c for columns in tables.values() for c in columns),
+                    *(k if upper else k.lower() for k in KEYWORDS)]
+        return sorted({name for name in pool if name.startswith(word)})
+
+    def complete(self, word: str, state: int) -> str | None:
+        """readline's completer protocol: the ``state``-th candidate for ``word``."""
+        if state == 0:
+            import readline
+
+            self._matches = self.candidates(readline.get_line_buffer(), word)
+        return self._matches[state] if state < len(self._matches) else None
 
 
 def _setting(value: float | None, default: float) -> str:
@@ -276,11 +371,17 @@ def _attempt(act: Callable[[str], None], texts: list[str], line_no: int, interac
     return 0
 
 
-def terminal_reader(history: Path | None) -> tuple[Callable[[str], str | None],
-                                                   Callable[[], None]]:
-    """``input()`` with line editing and a history file; and the function that saves it."""
+def terminal_reader(history: Path | None, completer: Completer | None = None
+                    ) -> tuple[Callable[[str], str | None], Callable[[], None]]:
+    """``input()`` with line editing, tab completion and a history file; and the function
+    that saves the history."""
     readline = _readline()
     path = None if history is None else history.expanduser()
+    if readline is not None and completer is not None:
+        readline.set_completer(completer.complete)
+        readline.set_completer_delims(" \t\n(),;=<>+-*/'\"")
+        readline.parse_and_bind("bind ^I rl_complete" if "libedit" in (readline.__doc__ or "")
+                                else "tab: complete")
     if readline is not None and path is not None:
         with contextlib.suppress(OSError):  # first run, or unreadable: an empty history
             readline.read_history_file(path)
