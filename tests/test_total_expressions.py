@@ -219,7 +219,7 @@ def test_a_literal_cast_is_accepted_exactly_when_duckdb_converts_it(target):
 def test_casts_to_types_some_engine_lacks_are_refused(fragment):
     """Spark has no unsigned or 128-bit integers: a plan that names one would fail there."""
     con = extreme_connection(empty=False)
-    with pytest.raises(dpsql.UnsupportedQueryError, match="not every engine|cannot check"):
+    with pytest.raises(dpsql.UnsupportedQueryError, match=r"not every engine|cannot check"):
         con.sql(f"SELECT COUNT(*) FROM x WHERE {fragment}", epsilon=1.0)
 
 
@@ -231,7 +231,7 @@ def test_number_literals_beyond_38_digits_are_refused(literal):
     """DuckDB reads them as HUGEINT or DOUBLE, Spark raises on them: refused, with the
     scientific notation that every engine reads as the same DOUBLE."""
     con = extreme_connection(empty=False)
-    with pytest.raises(dpsql.UnsupportedQueryError, match="more than 38 digits.*e[+-]"):
+    with pytest.raises(dpsql.UnsupportedQueryError, match=r"more than 38 digits.*e[+-]"):
         con.sql(f"SELECT COUNT(*) FROM x WHERE m > {literal}", epsilon=1.0)
     ((count,),) = con.sql(f"SELECT COUNT(*) FROM x WHERE m > {float(literal):e}",
                           epsilon=1e6).fetchall()
