@@ -121,11 +121,40 @@ class Explanation:
                 std = "n/a" if col["noise_std"] is None else f"{col['noise_std']:.4g}"
                 lines.append(f"  {col['name']}: {col['aggregate']} L1={col['l1_sensitivity']:g} "
                              f"L2={col['l2_sensitivity']:.4g} std={std}")
-        sel = d["partition_selection"]
-        groups = "public keys" if sel == "public" else \
-            f"{sel['method']}, keep if noisy units >= {sel['threshold']:g}"
-        lines.append(f"  groups: {groups}")
+        lines.extend(_selection_lines(d["partition_selection"]))
         return "\n".join(lines)
+
+
+def _selection_lines(sel: str | dict[str, Any]) -> list[str]:
+    """How groups are chosen, and the chance that a group of n people is released.
+
+    >>> print("\\n".join(_selection_lines({"method": "laplace_threshold", "threshold": 15.0,
+    ...     "epsilon": 0, "delta": 1e-6, "release_probability": {"1": 0.0, "10": 0.04,
+    ...     "20": 0.9, "50": 1.0}})))
+      groups: private keys, laplace_threshold: kept if the noisy count of people >= 15 (δ=1e-06)
+      P(group released | n people): n=1 0%  n=10 4%  n=20 90%  n=50 100%
+    """
+    if sel == "public":
+        return ["  groups: public keys"]
+    assert isinstance(sel, dict)
+    if sel["method"] == "truncated_geometric":
+        how = (f"truncated_geometric: kept at random by its exact count of people "
+               f"(ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
+    else:
+        how = (f"{sel['method']}: kept if the noisy count of people >= {sel['threshold']:g} "
+               f"(δ={sel['delta']:g})")
+    chances = "  ".join(f"n={n} {_percent(p)}" for n, p in sel["release_probability"].items())
+    return [f"  groups: private keys, {how}", f"  P(group released | n people): {chances}"]
+
+
+def _percent(p: float) -> str:
+    """A probability as a percentage that never rounds a possible release to 0% or a
+    possible loss to 100%."""
+    if 0 < p < 0.005:
+        return "<1%"
+    if 0.995 <= p < 1:
+        return ">99%"
+    return f"{p:.0%}"
 
 
 def _number(value: float | None) -> str:

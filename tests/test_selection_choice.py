@@ -120,3 +120,26 @@ def test_end_to_end_the_geometric_releases_noisy_sums_only():
     assert 0 < table.num_rows <= 50
     assert con.budget.spent.epsilon == pytest.approx(1.0)
     assert con.budget.spent.delta == pytest.approx(1e-6)
+
+
+@pytest.mark.parametrize(("sql", "method"), [
+    ("SELECT specialty, SUM(cost) AS total FROM visits GROUP BY specialty",
+     "truncated_geometric: kept at random by its exact count of people"),
+    ("SELECT specialty, COUNT(DISTINCT patient_id) AS n FROM visits GROUP BY specialty",
+     "laplace_threshold: kept if the noisy count of people >= "),
+])
+def test_explain_text_gives_the_release_curve_of_private_keys(sql, method):
+    """The text says how a group is chosen and P(release | n people) at each listed n, as
+    the selection's own probability functions give it (no data read)."""
+    con = dpsql.connect()
+    con.register("visits", datasets.visits(2_000), privacy_unit="patient_id",
+                 bounds={"cost": (0, 2000)})
+    explained = con.explain(sql, epsilon=1.0, delta=1e-6)
+    text, selection = str(explained), explained.to_dict()["partition_selection"]
+    assert f"groups: private keys, {method}" in text
+    curve = text.splitlines()[-1]
+    assert curve.startswith("  P(group released | n people): n=1 <1%")
+    for n, p in selection["release_probability"].items():
+        shown = "<1%" if 0 < p < 0.005 else ">99%" if 0.995 <= p < 1 else f"{p:.0%}"
+        assert f"n={n} {shown}" in curve
+    assert "100%" in curve and con.budget.spent.epsilon == 0
