@@ -237,3 +237,14 @@ def test_number_literals_beyond_38_digits_are_refused(literal):
                           epsilon=1e6).fetchall()
     assert count >= 0
 
+
+
+@pytest.mark.parametrize("fragment", ["TRY_CAST(name AS TIME) IS NULL", "TRY_CAST(ts AS TIME) = tm",
+                                      "TRY_CAST('25:00' AS TIME) = tm"])
+def test_casts_to_time_of_anything_but_a_valid_literal_are_refused(fragment):
+    """Spark has TIME literals but no cast to TIME: refused on every engine, before any
+    data is read."""
+    con = extreme_connection(empty=False)
+    with pytest.raises(dpsql.UnsupportedQueryError, match="TIME"):
+        con.sql(f"SELECT COUNT(*) FROM x WHERE {fragment}", epsilon=1.0)
+    assert con.budget.spent.epsilon == 0

@@ -32,7 +32,7 @@ from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
-from dpsql.expr.nodes import ExactSum
+from dpsql.expr.nodes import HEX_NUMBER, ExactSum
 from dpsql.plan import BoundedQuery
 
 if TYPE_CHECKING:
@@ -250,7 +250,18 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - A tuple ``IN`` is the OR of field-wise equalities (Spark compares structs only when
       their field names agree).
     - A NULL literal where a condition goes is a NULL BOOLEAN (Spark refuses type VOID there).
+    - A hex number (``hex_number``: DuckDB casts '0x…' text) is ``CONV(…, 16, 10)``.
+    - A TIME literal is ``TIME '…'``: sqlglot writes CAST(… AS TIMESTAMP) for Spark, which
+      cannot compare that with a TIME column, and Spark refuses CAST(… AS TIME).
     """
+    if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.TIME and \
+            isinstance(node.this, exp.Literal) and node.this.is_string:
+        return exp.Var(this="TIME '" + node.this.name.replace("'", "''") + "'")
+    if isinstance(node, exp.Cast) and node.meta.get(HEX_NUMBER):
+        digits = node.this.expression.copy()
+        return exp.Cast(this=exp.Anonymous(this="CONV", expressions=[
+            digits, exp.Literal.number(16), exp.Literal.number(10)]),
+            to=exp.DataType.build("BIGINT"))
     if type(node) is exp.Concat and node.args.get("coalesce"):
         text = exp.DataType.build("STRING")
         return exp.Concat(expressions=[

@@ -40,5 +40,26 @@ def exact_sum(node: exp.Expression) -> exp.Expression:
     return ExactSum(this=node)
 
 
+HEX_NUMBER = "dpsql_hex_number"
+"""The ``meta`` mark of a ``hex_number`` cast, which the Spark backend writes with CONV."""
+
+
+def hex_number(text: exp.Expression, digits: int) -> exp.Expression:
+    """The BIGINT written by the first ``digits`` hex digits of ``text``: ``CAST('0x' ||
+    SUBSTR(text, 1, digits) AS BIGINT)``, which DuckDB reads as hexadecimal. The cast is
+    marked (``HEX_NUMBER``) so that the Spark backend writes ``CAST(CONV(SUBSTR(text, 1,
+    digits), 16, 10) AS BIGINT)`` instead.
+
+    >>> hex_number(exp.MD5(this=exp.column("x")), 7).sql("duckdb")
+    "CAST('0x' || SUBSTRING(MD5(x), 1, 7) AS BIGINT)"
+    """
+    prefix = exp.Substring(this=text, start=exp.Literal.number(1),
+                           length=exp.Literal.number(digits))
+    cast = exp.Cast(this=exp.DPipe(this=exp.Literal.string("0x"), expression=prefix),
+                    to=exp.DataType.build("BIGINT"))
+    cast.meta[HEX_NUMBER] = True
+    return cast
+
+
 def as_bigint(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))

@@ -176,9 +176,14 @@ def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
         _fail(node, f"casts to {node.to.sql(dialect='duckdb')}, which not every engine dpsql "
               "runs on has (Spark has no unsigned or 128-bit integers); cast to BIGINT, "
               "DECIMAL(38, 0) or DOUBLE")
-    if isinstance(node, exp.TryCast):
+    literal = _literal_text(node.this) is not None or isinstance(node.this, exp.Null)
+    if target == "time" and not literal:
+        _fail(node, "casts a value to TIME, which not every engine dpsql runs on can do (Spark "
+              "has TIME literals and columns but no cast to TIME); compare the TIME column "
+              "with a literal such as '13:45:00' instead")
+    if isinstance(node, exp.TryCast) and not (literal and target == "time"):
         return target
-    if _literal_text(node.this) is not None or isinstance(node.this, exp.Null):
+    if literal:
         _check_literal_cast(node, target)
         return target
     safe = (target == "string" or (target, source) in {("numeric", "boolean"),

@@ -39,7 +39,14 @@ from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
 from dpsql.expr.totality import error_free
 from dpsql.plan import BoundedQuery, GroupKey, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
-from dpsql.rewrite.digest import keyed_hash
+from dpsql.rewrite.digest import (
+    SALT_CONSTANTS,
+    integer_unit,
+    key_code,
+    keyed_hash,
+    salt_constants,
+    unit_order,
+)
 from dpsql.rewrite.expressions import source
 from dpsql.rewrite.values import (
     RowValues,
@@ -57,6 +64,8 @@ ROWS = "__dp_rows"
 PAIRS = "__dp_pairs"
 HEAVY = "__dp_heavy"
 KEPT = "__dp_kept"
+CODES = "__dp_codes"
+CODE = "__dp_code"
 
 
 def rewrite(plan: PrivacyPlan) -> BoundedQuery:
@@ -212,8 +221,6 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
     g = plan.contribution.groups_per_unit
     if not plan.keys or _public_domain_size(plan) <= g:
         return pairs
-    digest = keyed_hash([(UNIT, plan.column_types.get(plan.privacy_unit, "")),
-                               *((k.name, plan.column_types.get(k.column, "")) for k in plan.keys)])
     names = _output_columns(pairs)
     heavy = (exp.select(UNIT).from_(PAIRS, copy=False).group_by(UNIT, copy=False)
              .having(exp.GT(this=exp.Count(this=exp.Star()), expression=number(g)), copy=False))
@@ -221,17 +228,48 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
     in_heavy = exp.In(this=exp.column(UNIT), query=heavy_units)
     light = exp.select(*names).from_(PAIRS, copy=False).where(exp.Not(this=in_heavy.copy()),
                                                              copy=False)
+    ranked_rows, order, codes = _ranked_rows(plan, in_heavy)
     # Keys break hash ties, so the choice is the same each time the engine evaluates it.
-    order = [exp.Ordered(this=digest), *(exp.Ordered(this=k) for k in _keys(plan))]
     window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
-                        order=exp.Order(expressions=order))
-    ranked = exp.select("*", exp.alias_(window, RANK)).from_(PAIRS, copy=False)
-    ranked = ranked.where(in_heavy, copy=False)
+                        order=exp.Order(expressions=[exp.Ordered(this=order),
+                                                     *(exp.Ordered(this=k) for k in _keys(plan))]))
+    ranked = _over(ranked_rows, "__dp_o", "*", exp.alias_(window, RANK))
     rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
     chosen = _over(ranked, "__dp_k", *names).where(rank_ok, copy=False)
     kept = exp.union(light, chosen, distinct=False, copy=False)
-    return (exp.select("*").from_(kept.subquery("__dp_kept", copy=False), copy=False)
-            .with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False))
+    query = (exp.select("*").from_(kept.subquery("__dp_kept", copy=False), copy=False)
+             .with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False))
+    return query if codes is None else query.with_(CODES, as_=codes, copy=False)
+
+
+def _ranked_rows(plan: PrivacyPlan, in_heavy: exp.Expression
+                 ) -> tuple[exp.Select, exp.Expression, exp.Select | None]:
+    """The heavy units' pairs, the expression they are ranked by, and the CTE it needs.
+
+    Integer units: ``digest.unit_order`` of the unit and the group's ``key_code``, the
+    codes computed once per distinct group (CTE ``CODES``) and joined to the pairs. Other
+    units: ``keyed_hash`` of (unit, keys), an MD5 per pair."""
+    key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
+    unit_type = plan.column_types.get(plan.privacy_unit, "")
+    if not integer_unit(unit_type):
+        rows = exp.select("*").from_(PAIRS, copy=False).where(in_heavy, copy=False)
+        return rows, keyed_hash([(UNIT, unit_type), *key_types]), None
+    groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
+    codes = _over(groups, "__dp_d", *_keys(plan), exp.alias_(key_code(key_types), CODE),
+                  *salt_constants())
+    same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
+                                 expression=exp.column(k.name, table="__dp_c"))
+                  for k in plan.keys]
+    rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
+                       exp.column(CODE, table="__dp_c"),
+                       *(exp.column(c, table="__dp_c") for c in SALT_CONSTANTS))
+            .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
+            .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
+                  on=exp.and_(*same_group), copy=False)
+            .where(in_heavy, copy=False))
+    for step, (name, value) in enumerate(unit_order(UNIT, CODE)):
+        rows = _over(rows, f"__dp_s{step}", "*", exp.alias_(value, name))
+    return rows, exp.column("__dp_h"), codes
 
 
 def _public_domain_size(plan: PrivacyPlan) -> float:

@@ -28,6 +28,21 @@ FROM (
       __dp_unit
     HAVING
       COUNT(*) > 2
+  ), __dp_codes AS (
+    SELECT
+      k,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k0')), 1, 7) AS BIGINT) AS __dp_k0,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k1')), 1, 7) AS BIGINT) AS __dp_k1,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5
+    FROM (
+      SELECT DISTINCT
+        k
+      FROM __dp_pairs
+    ) AS __dp_d
   )
   SELECT
     *
@@ -51,17 +66,63 @@ FROM (
     FROM (
       SELECT
         *,
-        ROW_NUMBER() OVER (
-          PARTITION BY __dp_unit
-          ORDER BY MD5(CONCAT_WS('|', $__dp_salt, CAST(__dp_unit AS TEXT), CAST(k AS TEXT))), k
-        ) AS __dp_rank
-      FROM __dp_pairs
-      WHERE
-        __dp_unit IN (
+        ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_h, k) AS __dp_rank
+      FROM (
+        SELECT
+          *,
+          (
+            __dp_a * __dp_code + __dp_b
+          ) % 2147483647 AS __dp_h
+        FROM (
           SELECT
-            __dp_unit
-          FROM __dp_heavy
-        )
+            *,
+            (
+              (
+                __dp_a * __dp_a
+              ) % 2147483647 * __dp_k4 + __dp_k5
+            ) % 2147483647 AS __dp_b
+          FROM (
+            SELECT
+              *,
+              (
+                (
+                  __dp_x * __dp_x
+                ) % 2147483647 * __dp_k2 + __dp_k3
+              ) % 2147483647 AS __dp_a
+            FROM (
+              SELECT
+                *,
+                (
+                  (
+                    (
+                      __dp_unit
+                    ) % 2147483647 + 2147483647
+                  ) % 2147483647 * __dp_k0 + __dp_k1
+                ) % 2147483647 AS __dp_x
+              FROM (
+                SELECT
+                  __dp_p.*,
+                  __dp_c.__dp_code,
+                  __dp_c.__dp_k0,
+                  __dp_c.__dp_k1,
+                  __dp_c.__dp_k2,
+                  __dp_c.__dp_k3,
+                  __dp_c.__dp_k4,
+                  __dp_c.__dp_k5
+                FROM __dp_pairs AS __dp_p
+                JOIN __dp_codes AS __dp_c
+                  ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
+                WHERE
+                  __dp_unit IN (
+                    SELECT
+                      __dp_unit
+                    FROM __dp_heavy
+                  )
+              ) AS __dp_s0
+            ) AS __dp_s1
+          ) AS __dp_s2
+        ) AS __dp_s3
+      ) AS __dp_o
     ) AS __dp_k
     WHERE
       __dp_rank <= 2
