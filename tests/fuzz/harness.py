@@ -17,9 +17,11 @@ The unit count kept only for a truncated-geometric selection moves by at most 1 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -48,11 +50,33 @@ settings.register_profile("dpsql-fuzz-long",
 settings.register_profile("dpsql-fuzz-spark",
                           max_examples=int(os.environ.get("DPSQL_FUZZ_SPARK_EXAMPLES", "300")),
                           deadline=None, suppress_health_check=_QUIET, phases=_PHASES)
+
+
+def source_seed() -> int | None:
+    """The seed of the long and Spark runs: a hash of dpsql's code and the fuzzer's own.
+
+    New code gets new examples, the same code the same ones, so a CI run can be reproduced
+    exactly before it happens (and a failure in CI is a failure on a developer's machine).
+    ``DPSQL_FUZZ_SEED`` overrides it: a number, or ``random`` for Hypothesis's own seed.
+    """
+    chosen = os.environ.get("DPSQL_FUZZ_SEED", "")
+    if chosen == "random":
+        return None
+    if chosen:
+        return int(chosen)
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("dpsql/**/*.py"), *root.glob("tests/fuzz/*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return int(digest.hexdigest()[:15], 16)
+
+
+FUZZ_SEED = source_seed()
 SHORT = settings.get_profile("dpsql-fuzz-short")
 """The default run: reproducible (derandomized), about half a minute on one core."""
 LONG = settings.get_profile("dpsql-fuzz-long")
-"""The slow run: thousands of fresh examples (``DPSQL_FUZZ_EXAMPLES`` to change), about ten
-minutes on two cores."""
+"""The slow run: thousands of examples (``DPSQL_FUZZ_EXAMPLES`` to change) from
+``FUZZ_SEED``, about ten minutes on two cores."""
 SPARK = settings.get_profile("dpsql-fuzz-spark")
 """DuckDB against Spark: fewer examples, as Spark takes about a second per query."""
 

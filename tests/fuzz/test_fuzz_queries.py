@@ -25,11 +25,11 @@ The default run is short and derandomized (the same examples in CI and locally);
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import event, given, seed, settings
 
 import dpsql
 from dpsql.backends import DuckDBBackend
-from tests.fuzz.harness import LONG, SHORT, Engine, check_query
+from tests.fuzz.harness import FUZZ_SEED, LONG, SHORT, Engine, check_query
 from tests.fuzz.queries import queries
 from tests.fuzz.tables import databases, limits
 
@@ -52,6 +52,7 @@ def test_accepted_queries_keep_their_bounds_on_every_neighbour(engine, db, decla
 
 
 @pytest.mark.slow
+@seed(FUZZ_SEED)
 @settings(LONG)
 @given(db=databases(), declared=limits(), sql=queries())
 def test_accepted_queries_keep_their_bounds_on_every_neighbour_long(engine, db, declared,

@@ -21,10 +21,10 @@ Spark runs each query in about a second, so this runs only with the ``slow`` tes
 from __future__ import annotations
 
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import event, given, seed, settings
 
 from dpsql.backends import DuckDBBackend
-from tests.fuzz.harness import SPARK, Engine, check_engines
+from tests.fuzz.harness import FUZZ_SEED, SPARK, Engine, check_engines
 from tests.fuzz.queries import queries
 from tests.fuzz.tables import databases, limits
 
@@ -38,6 +38,7 @@ def engines(spark) -> tuple[Engine, Engine]:
     return Engine(DuckDBBackend(), spark=True), Engine(SparkBackend(spark), spark=True)
 
 
+@seed(FUZZ_SEED)
 @settings(SPARK)
 @given(db=databases(spark=True), declared=limits(), sql=queries())
 def test_duckdb_and_spark_give_the_same_bounded_aggregates(engines, db, declared, sql):
