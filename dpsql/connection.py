@@ -68,6 +68,8 @@ class Connection:
 
     ``backend="spark"`` runs the bounded queries on ``spark``: a SparkSession, a master
     URL such as ``"local[2]"``, or None for ``SparkSession.builder.getOrCreate()``.
+    With ``ledger=`` the budget is kept in that file: ``budget=None`` uses the one stored
+    for ``analyst``, and ``reset_budget=True`` replaces it (what was spent stays spent).
     """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
@@ -77,7 +79,8 @@ class Connection:
                  default_delta: float | None = None, cache: bool = True,
                  ledger: str | Path | None = None, analyst: str = "default",
                  dataset_budgets: Mapping[str, Budget] | None = None,
-                 dialect: str = "duckdb", role: str = "owner") -> None:
+                 dialect: str = "duckdb", role: str = "owner",
+                 reset_budget: bool = False) -> None:
         role = _known_role(role)
         if role == "analyst" and seed is not None:
             raise RoleError(_owner_only("seed="))
@@ -95,7 +98,7 @@ class Connection:
             self.answers = MemoryCache() if cache else None
         else:
             self.budget = Ledger(ledger, budget=budget, analyst=analyst,
-                                 dataset_budgets=dataset_budgets)
+                                 dataset_budgets=dataset_budgets, reset_budget=reset_budget)
             self.answers = LedgerCache(self.budget) if cache else None
         self.seed = seed
         self._sources: dict[str, str] = {}

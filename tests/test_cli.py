@@ -205,6 +205,26 @@ def test_an_engine_failure_exits_1_and_is_charged(tmp_path):
     assert report.returncode == 0 and "1 queries" in report.stdout
 
 
+def test_a_ledger_keeps_its_budget_across_runs_and_the_flags_say_how_to_change_it(
+        tmp_path, catalog):
+    """A new ledger takes the default budget (ε = 1); later runs spend from the stored one;
+    asking for another total needs --reset-budget; an overdraft names the flags."""
+    ledger = ["--ledger", str(tmp_path / "l.db")]
+    first = run_cli(str(catalog), *ledger, "-c", COUNT)
+    assert first.returncode == 0, first.stderr
+    over = run_cli(str(catalog), *ledger, "-c", BY_SEX)
+    assert over.returncode == cli.EXIT_CODES["budget"].code
+    assert "--budget-epsilon sets the total, with --reset-budget" in one_error_line(over.stderr)
+    other = run_cli(str(catalog), *ledger, "--budget-epsilon", "3", "-c", BY_SEX)
+    assert other.returncode == cli.EXIT_CODES["usage"].code
+    assert "already holds the budget ε=1" in one_error_line(other.stderr)
+    assert "--reset-budget" in other.stderr and "budget=None" not in other.stderr
+    reset = run_cli(str(catalog), *ledger, "--budget-epsilon", "3", "--reset-budget", "-c", BY_SEX)
+    assert reset.returncode == 0, reset.stderr
+    report = run_cli(*ledger, "budget")
+    assert "budget ε=3 δ=1e-06; 2 queries" in report.stdout and "ε spent 2, left 1" in report.stdout
+
+
 def test_a_closed_stdout_exits_141_quietly(catalog):
     proc = subprocess.Popen([sys.executable, "-m", "dpsql", str(catalog), "shell"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -458,6 +458,25 @@ def _create_schema(db: sqlite3.Connection, path: Path) -> None:
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
+def stored_budget(path: str | Path, analyst: str) -> Budget | None:
+    """The budget a ledger file holds for ``analyst``; None when the file, or a budget for
+    that analyst in it, does not exist. Reads only: nothing is created.
+
+    >>> stored_budget("no-such-ledger.db", "alice") is None
+    True
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return _budget(db, "analyst", analyst) if _has_budget(db, "analyst", analyst) else None
+    except sqlite3.Error:  # not a ledger (yet): opening it will say so
+        return None
+    finally:
+        db.close()
+
+
 def _has_budget(db: sqlite3.Connection, scope: str, name: str) -> bool:
     return db.execute("SELECT 1 FROM budgets WHERE scope = ? AND name = ?",
                       (scope, name)).fetchone() is not None

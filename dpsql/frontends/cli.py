@@ -30,7 +30,7 @@ import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from dpsql.errors import OperationalError
+from dpsql.errors import BudgetExceededError, OperationalError
 from dpsql.frontends.common import (
     EXIT_CODES,
     FORMATS,
@@ -44,6 +44,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+    from dpsql.accounting.values import Budget
     from dpsql.connection import Connection
 
 COMMANDS = ("shell", "explain", "budget", "demo", "serve", "users", "audit")
@@ -97,6 +98,9 @@ QUERY_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--budget-epsilon",), {"type": float, "metavar": "E",
                              "help": "total ε budget (default 1, or what the ledger holds)"}),
     (("--budget-delta",), {"type": float, "metavar": "D", "help": "total δ budget (default 1e-6)"}),
+    (("--reset-budget",), {"action": "store_true",
+                           "help": "replace the ledger's budget with --budget-epsilon and "
+                                   "--budget-delta (what was spent stays spent)"}),
     (("--ledger",), {"metavar": "FILE",
                      "help": "durable privacy ledger shared by every process and run"}),
     (("--analyst",), {"metavar": "NAME", "help": "whose budget to spend (default: default)"}),
@@ -106,8 +110,8 @@ QUERY_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 )
 """Options accepted before the command and after it (``dpsql explain SQL --epsilon 0.2``)."""
 DEFAULTS = {"catalog": None, "epsilon": None, "delta": None, "budget_epsilon": None,
-            "budget_delta": 1e-6, "ledger": None, "analyst": "default", "seed": None,
-            "format": "table"}
+            "budget_delta": 1e-6, "reset_budget": False, "ledger": None, "analyst": "default",
+            "seed": None, "format": "table"}
 _TAKES_VALUE = {"-c", "--command", *(flag for flags, _ in QUERY_OPTIONS for flag in flags)}
 
 
@@ -257,13 +261,12 @@ def _connected(args: argparse.Namespace) -> Iterator[Connection]:
     import duckdb
 
     import dpsql
+    from dpsql.accounting.ledger import stored_budget
     from dpsql.frontends.progress import is_terminal
 
     database, catalog = _sources(args)
-    budget: dpsql.Budget | None = None  # with a ledger: the budget stored in the file
-    if args.budget_epsilon is not None or not args.ledger:
-        epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
-        budget = dpsql.Budget(epsilon=epsilon, delta=args.budget_delta)
+    budget = _asked_budget(args, stored_budget(args.ledger, args.analyst) if args.ledger
+                           else None)
     # dpsql does not close an engine it is given: this one is ours to close, before the
     # interpreter exits (a DuckDB connection left to interpreter shutdown can abort it).
     with duckdb.connect() as engine:
@@ -274,8 +277,32 @@ def _connected(args: argparse.Namespace) -> Iterator[Connection]:
         engine.execute("SET enable_progress_bar_print = false")
         engine.execute(f"SET enable_progress_bar = {str(is_terminal(sys.stderr)).lower()}")
         with dpsql.connect(engine, budget=budget, catalog=catalog, seed=args.seed,
-                           ledger=args.ledger, analyst=args.analyst) as con:
+                           ledger=args.ledger, analyst=args.analyst,
+                           reset_budget=args.reset_budget) as con:
             yield con
+
+
+def _asked_budget(args: argparse.Namespace, stored) -> Budget | None:
+    """The budget the options ask for; None to use the one the ledger holds (``stored``).
+
+    Without a ledger, or with one that holds no budget for the analyst yet, the budget
+    flags or their defaults; with one that does, the stored budget, unless the flags ask
+    for another: then ``--reset-budget`` is needed, as spending is kept across runs.
+    """
+    from dpsql.accounting.values import Budget
+
+    epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
+    asked = Budget(epsilon=epsilon, delta=args.budget_delta)
+    if stored is None or args.reset_budget:
+        return asked
+    if args.budget_epsilon is None and args.budget_delta == DEFAULTS["budget_delta"]:
+        return None
+    if (stored.epsilon, stored.delta) == (asked.epsilon, asked.delta):
+        return None
+    raise UsageError(f"the ledger {args.ledger} already holds the budget {stored} for "
+                     f"analyst {args.analyst!r}, not {asked} (what was spent stays spent): "
+                     "leave out --budget-epsilon and --budget-delta to use it, or add "
+                     "--reset-budget to replace it")
 
 
 def _attach_read_only(engine, database: str) -> None:
@@ -450,6 +477,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_CODES["broken_pipe"].code
         except Exception as error:  # every failure becomes one line and an exit code
             code, message = describe(error)
+            if isinstance(error, BudgetExceededError):
+                message += (" (on the command line: --epsilon asks for less; --budget-epsilon "
+                            "sets the total, with --reset-budget when a --ledger holds one)")
             sys.stderr.write(f"error: {message}\n")
             return code
 

@@ -3,9 +3,9 @@
 When a unit touches more groups than it may, the rewrite keeps the ones whose
 ``MD5(salt | unit | keys)`` is smallest — or, for an integer privacy unit, the ones first
 under ``unit_order``, a keyed order of (unit, group) in BIGINT arithmetic that needs one
-MD5 per distinct group instead of one per (unit, group) pair. The salt is secret and fresh per query (a query
-parameter, never part of the SQL text), so the
-choice is a uniformly random subset of the unit's own groups; it depends on nothing but
+MD5 per distinct group instead of one per (unit, group) pair. The salt is secret and
+fresh per query (a query parameter, never part of the SQL text), so the choice is a
+uniformly random subset of the unit's own groups; it depends on nothing but
 that unit's rows. DuckDB and Spark must make the *same* choice for the same salt (so their
 bounded aggregates agree exactly), which rules out engine hash functions (DuckDB's ``HASH``
 and Spark's murmur3 ``hash`` differ) and needs a text form of each value that both engines
