@@ -145,3 +145,24 @@ def test_url_forms(address, options):
 def test_bad_urls_are_refused_with_the_fix(address, message):
     with pytest.raises(sa.exc.ArgumentError, match=message):
         DpsqlDialect().create_connect_args(sa.make_url(address))
+
+
+def test_columns_are_reflected_from_the_catalog_and_reading_rows_is_refused(catalog):
+    """``inspect().get_columns`` and ``Table(autoload_with=...)`` read the catalog's public
+    metadata; ``pd.read_sql_table`` then asks for every row, which is refused, for free."""
+    pd = pytest.importorskip("pandas")
+    engine = sa.create_engine(url(catalog, budget_epsilon=3))
+    inspector = sa.inspect(engine)
+    columns = {c["name"]: c for c in inspector.get_columns("pums")}
+    assert list(columns) == ["age", "sex", "educ", "race", "income", "married", "pid"]
+    assert isinstance(columns["age"]["type"], sa.BIGINT)
+    assert (columns["pid"]["comment"], columns["age"]["comment"], columns["sex"]["comment"]) \
+        == ("privacy unit", "bounds [0, 100]", "public key")
+    assert inspector.has_table("pums") and not inspector.has_table("nope")
+    with pytest.raises(sa.exc.NoSuchTableError):
+        inspector.get_columns("nope")
+    assert sa.Table("pums", sa.MetaData(), autoload_with=engine).c.keys() == list(columns)
+    with pytest.raises(Exception, match="Only GROUP BY columns may appear outside aggregates"):
+        pd.read_sql_table("pums", engine)
+    with engine.connect() as connection:
+        assert dpsql_connection(connection).budget.spent.epsilon == 0

@@ -102,6 +102,46 @@ class DpsqlDialect(default.DefaultDialect):
         """The registered tables (``inspect(engine).get_table_names()``, ``%sqlcmd tables``)."""
         return [info.name for info in _catalog(connection)]
 
+    def has_table(self, connection: Any, table_name: str, schema: str | None = None,
+                  **kw: Any) -> bool:
+        return table_name.lower() in {info.name.lower() for info in _catalog(connection)}
+
+    def get_columns(self, connection: Any, table_name: str, schema: str | None = None,
+                    **kw: Any) -> list[dict[str, Any]]:
+        """Each column's name and type from the catalog's public metadata (no data read);
+        what dpsql knows of it (privacy unit, bounds, public key) as its comment.
+
+        ``pd.read_sql_table`` reflects a table this way and then asks for every row, which
+        dpsql refuses (a ``ProgrammingError`` that says why and gives an aggregate query).
+        """
+        from sqlalchemy.exc import NoSuchTableError
+
+        from dpsql.errors import CatalogError
+
+        try:
+            info = _catalog(connection).get(table_name)
+        except CatalogError:
+            raise NoSuchTableError(table_name) from None
+        return [{"name": name, "type": _sqlalchemy_type(sql_type), "nullable": True,
+                 "default": None, "comment": _column_comment(info, name)}
+                for name, sql_type in info.columns.items()]
+
+    def get_pk_constraint(self, connection: Any, table_name: str, schema: str | None = None,
+                          **kw: Any) -> dict[str, Any]:
+        return {"constrained_columns": [], "name": None}
+
+    def get_foreign_keys(self, connection: Any, table_name: str, schema: str | None = None,
+                         **kw: Any) -> list[dict[str, Any]]:
+        return []
+
+    def get_indexes(self, connection: Any, table_name: str, schema: str | None = None,
+                    **kw: Any) -> list[dict[str, Any]]:
+        return []
+
+    def get_view_names(self, connection: Any, schema: str | None = None,
+                       **kw: Any) -> list[str]:
+        return []
+
 
 _OPTIONS = {"catalog": ("catalog", str), "ledger": ("ledger", str),
             "analyst": ("analyst", str), "epsilon": ("default_epsilon", float),
@@ -138,6 +178,45 @@ def _value(name: str, text: str, kind: type) -> Any:
         what, example = ("an integer", "0") if kind is int else ("a number", "0.5")
         raise ArgumentError(f"dpsql URL parameter {name}={text!r} is not {what}, "
                             f"e.g. {name}={example}") from None
+
+
+def _sqlalchemy_type(sql_type: str) -> Any:
+    """The SQLAlchemy type of a catalog (DuckDB) type name; NullType when there is none.
+
+    >>> _sqlalchemy_type("BIGINT"), _sqlalchemy_type("DECIMAL(10, 2)"), _sqlalchemy_type("MAP")
+    (BIGINT(), DECIMAL(precision=10, scale=2), NullType())
+    """
+    import sqlalchemy.types as types
+    from sqlglot import exp
+
+    try:
+        parsed = exp.DataType.build(sql_type, dialect="duckdb")
+    except Exception:
+        return types.NullType()
+    found = {exp.DataType.Type.TINYINT: types.SMALLINT, exp.DataType.Type.SMALLINT: types.SMALLINT,
+             exp.DataType.Type.INT: types.INTEGER, exp.DataType.Type.BIGINT: types.BIGINT,
+             exp.DataType.Type.FLOAT: types.FLOAT, exp.DataType.Type.DOUBLE: types.DOUBLE,
+             exp.DataType.Type.VARCHAR: types.VARCHAR, exp.DataType.Type.TEXT: types.TEXT,
+             exp.DataType.Type.BOOLEAN: types.BOOLEAN, exp.DataType.Type.DATE: types.DATE,
+             exp.DataType.Type.TIMESTAMP: types.TIMESTAMP, exp.DataType.Type.TIME: types.TIME,
+             }.get(parsed.this)
+    if parsed.this == exp.DataType.Type.DECIMAL:
+        precision, scale = ([int(e.name) for e in parsed.expressions] + [18, 3])[:2]
+        return types.DECIMAL(precision=precision, scale=scale)
+    return found() if found is not None else types.NullType()
+
+
+def _column_comment(info, column: str) -> str | None:
+    """What the catalog declares of a column: privacy unit, bounds, public key."""
+    notes = []
+    if column == info.privacy_unit:
+        notes.append("privacy unit")
+    if column in info.bounds:
+        lo, hi = info.bounds[column]
+        notes.append(f"bounds [{lo:g}, {hi:g}]")
+    if column in info.public_keys:
+        notes.append("public key")
+    return "; ".join(notes) or None
 
 
 def _catalog(connection: Any):
