@@ -251,12 +251,16 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
       their field names agree).
     - A NULL literal where a condition goes is a NULL BOOLEAN (Spark refuses type VOID there).
     - A hex number (``hex_number``: DuckDB casts '0x…' text) is ``CONV(…, 16, 10)``.
+    - ``EXTRACT(second FROM ts)`` is ``SECOND(ts)``: Spark's EXTRACT gives the seconds with
+      their fraction (DECIMAL(8, 6)), DuckDB's whole seconds.
     - A TIME literal is ``TIME '…'``: sqlglot writes CAST(… AS TIMESTAMP) for Spark, which
       cannot compare that with a TIME column, and Spark refuses CAST(… AS TIME).
     """
     if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.TIME and \
             isinstance(node.this, exp.Literal) and node.this.is_string:
         return exp.Var(this="TIME '" + node.this.name.replace("'", "''") + "'")
+    if isinstance(node, exp.Extract) and node.this.name.lower() == "second":
+        return exp.Second(this=node.expression.copy())
     if isinstance(node, exp.Cast) and node.meta.get(HEX_NUMBER):
         digits = node.this.expression.copy()
         return exp.Cast(this=exp.Anonymous(this="CONV", expressions=[
