@@ -16,7 +16,19 @@ from __future__ import annotations
 
 
 class Error(Exception):
-    """Root of every error dpsql raises on purpose (PEP 249 ``Error``)."""
+    """Root of every error dpsql raises on purpose (PEP 249 ``Error``).
+
+    In IPython and Jupyter (a cell, ``%sql``, ``%%dpsql``) it shows as its one line, class
+    and message, without a traceback through dpsql: the message says what to change.
+    ``InternalError``, a bug, keeps its traceback.
+
+    >>> UnsupportedQueryError("SELECT: `pid` is not supported")._render_traceback_()
+    ['UnsupportedQueryError: SELECT: `pid` is not supported']
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook for how an exception is shown (instead of its traceback)."""
+        return [f"{type(self).__name__}: {self}"]
 
 
 class InterfaceError(Error):
@@ -103,6 +115,13 @@ class QueryCancelled(ExecutionError):
 
 class InternalError(DatabaseError):
     """A bug in dpsql: an invariant that should always hold did not (PEP 249 InternalError)."""
+
+    def _render_traceback_(self) -> list[str]:
+        """A bug is shown with its whole traceback, to report."""
+        import traceback
+
+        return "".join(traceback.format_exception(type(self), self,
+                                                  self.__traceback__)).splitlines()
 
 
 class PrivacyWarning(UserWarning):

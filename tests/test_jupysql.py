@@ -112,3 +112,19 @@ def test_named_parameters_through_the_url_are_bound_safely(shell, catalog):
     setup = f"import dpsql\ncon = dpsql.connect(catalog={str(catalog)!r}, default_epsilon=0.5)"
     assert rows(result) == release(setup, query.replace(":low", "30"), seed=4)
     run(shell, '%config SqlMagic.named_parameters = "warn"')
+
+
+def test_a_refused_query_shows_one_line_not_a_traceback(shell, capsys):
+    """In IPython a dpsql error shows as its class and message (what to change), for %sql
+    and for plain cells; a bug (InternalError) keeps its traceback."""
+    run(shell, SETUP)
+    run(shell, "%sql con")
+    for cell in ("%sql SELECT pid FROM pums", "con.sql('SELECT pid FROM pums')"):
+        capsys.readouterr()
+        assert not shell.run_cell(cell).success
+        shown = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
+        assert shown[-1].startswith("UnsupportedQueryError: SELECT: `pid` is not supported")
+        assert not any("Traceback" in line or "File " in line for line in shown), shown
+    capsys.readouterr()
+    assert not shell.run_cell("raise dpsql.InternalError('an invariant broke')").success
+    assert "Traceback" in capsys.readouterr().out
