@@ -252,15 +252,18 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - A NULL literal where a condition goes is a NULL BOOLEAN (Spark refuses type VOID there).
     - A hex number (``hex_number``: DuckDB casts '0x…' text) is ``CONV(…, 16, 10)``.
     - ``EXTRACT(second FROM ts)`` is ``SECOND(ts)``: Spark's EXTRACT gives the seconds with
-      their fraction (DECIMAL(8, 6)), DuckDB's whole seconds.
+      their fraction (DECIMAL(8, 6)), DuckDB's whole seconds; the day-of-week and
+      day-of-year parts are the functions too (Spark's EXTRACT knows neither DAYOFYEAR nor
+      DuckDB's day numbers), see ``EXTRACT_AS_FUNCTION``.
     - A TIME literal is ``TIME '…'``: sqlglot writes CAST(… AS TIMESTAMP) for Spark, which
       cannot compare that with a TIME column, and Spark refuses CAST(… AS TIME).
     """
     if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.TIME and \
             isinstance(node.this, exp.Literal) and node.this.is_string:
         return exp.Var(this="TIME '" + node.this.name.replace("'", "''") + "'")
-    if isinstance(node, exp.Extract) and node.this.name.lower() == "second":
-        return exp.Second(this=node.expression.copy())
+    if isinstance(node, exp.Extract) and node.this.name.lower() in EXTRACT_AS_FUNCTION:
+        function = EXTRACT_AS_FUNCTION[node.this.name.lower()]
+        return _duckdb_meaning(function(this=node.expression.copy()))
     if isinstance(node, exp.Cast) and node.meta.get(HEX_NUMBER):
         digits = node.this.expression.copy()
         return exp.Cast(this=exp.Anonymous(this="CONV", expressions=[
@@ -310,9 +313,21 @@ def _as_duckdb_types(table: pa.Table) -> pa.Table:
     return table.cast(pa.schema(fields)) if fields != list(table.schema) else table
 
 
+EXTRACT_AS_FUNCTION: dict[str, type[exp.Expression]] = {
+    "second": exp.Second, "dayofyear": exp.DayOfYear, "doy": exp.DayOfYear,
+    "dayofweek": exp.DayOfWeek, "dow": exp.DayOfWeek, "isodow": exp.DayOfWeekIso,
+}
+"""EXTRACT parts that Spark's EXTRACT lacks or computes otherwise, as the function nodes
+whose DuckDB meaning ``_duckdb_meaning`` writes for Spark."""
+
+
 def _is_condition(node: exp.Expression) -> bool:
+    """Where a NULL literal must be a BOOLEAN: a WHEN of a CASE without an operand (``CASE
+    k WHEN NULL`` compares k with it: left alone), WHERE, HAVING, AND, OR, NOT."""
     parent = node.parent
-    return (isinstance(parent, exp.If) and node.arg_key == "this") or \
+    in_when = isinstance(parent, exp.If) and node.arg_key == "this" and not (
+        isinstance(parent.parent, exp.Case) and parent.parent.this is not None)
+    return in_when or \
         isinstance(parent, exp.Where | exp.Having | exp.And | exp.Or | exp.Not)
 
 

@@ -123,3 +123,24 @@ def test_extract_of_seconds_is_whole_seconds_on_spark(engines, part):
     rows = [{"pid": 1, "ts": 1_636_938_303_980_954, "g": 1}]
     sql = f"SELECT SUM(LEAST(GREATEST(g + EXTRACT({part} FROM ts), 0), 1e308)) FROM t"
     check_engines(*engines, small(rows, spark=True), NO_LIMITS, sql)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("part", ["dayofyear", "doy", "dow", "dayofweek", "isodow"])
+def test_extract_of_day_numbers_runs_on_spark(engines, part):
+    """Spark's EXTRACT has no DAYOFYEAR (AnalysisException) and numbers weekdays from 1;
+    these parts are written as the functions that mean what DuckDB computes (found by a
+    random Spark run)."""
+    rows = [{"pid": i, "dt": 18000 + i} for i in range(1, 8)]
+    check_engines(*engines, small(rows, spark=True), NO_LIMITS,
+                  f"SELECT EXTRACT({part} FROM dt) AS p, COUNT(*) FROM t GROUP BY p")
+
+
+@pytest.mark.spark
+def test_case_operand_compared_with_null_runs_on_spark(engines):
+    """``CASE k WHEN NULL`` compares k with NULL; the NULL was made a BOOLEAN as if it were
+    a condition, and Spark then cast the text k to BOOLEAN and raised on 'a'
+    (SparkRuntimeException, only on rows that reached it; found by a random Spark run)."""
+    rows = [{"pid": 1, "k": "a", "i": 3}, {"pid": 2, "k": "b", "i": None}]
+    check_engines(*engines, small(rows, spark=True), NO_LIMITS,
+                  "SELECT COUNT(*) FROM t WHERE i NOT BETWEEN CASE k WHEN NULL THEN i END AND i")
