@@ -173,7 +173,18 @@ class SparkBackend:
     def render(self, query: BoundedQuery) -> str:
         """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
         where a namesake function differs (the salt stays the parameter ``:__dp_salt``)."""
-        return query.ast.transform(self._spark_meaning).sql("spark")
+        tree = _unshared(query.ast.copy())
+        # Children first: a replacement built from copies of its node's children (FLOOR's
+        # range guard, EXTRACT's functions) then holds children already given their meaning
+        # (sqlglot's transform, parents first, would not visit them).
+        for node in reversed(list(tree.walk())):
+            new = self._spark_meaning(node)
+            if new is not node:
+                if node is tree:
+                    tree = new
+                else:
+                    node.replace(new)
+        return tree.sql("spark")
 
     def _spark_meaning(self, node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and not node.args.get("db"):
@@ -319,6 +330,36 @@ EXTRACT_AS_FUNCTION: dict[str, type[exp.Expression]] = {
 }
 """EXTRACT parts that Spark's EXTRACT lacks or computes otherwise, as the function nodes
 whose DuckDB meaning ``_duckdb_meaning`` writes for Spark."""
+
+
+def _unshared(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with every node object in one place only: the rewrite may put one node in
+    several places (a filter in each histogram branch), and a transform replaces a node
+    under one parent only, so the other places kept DuckDB's meaning (found by the fuzzer:
+    a tuple IN inside a quantile's FILTER reached Spark as a struct comparison).
+
+    >>> shared = exp.column("x")
+    >>> tree = exp.and_(exp.EQ(this=shared, expression=exp.Literal.number(1)),
+    ...                 exp.EQ(this=shared, expression=exp.Literal.number(2)))
+    >>> left, right = _unshared(tree).find_all(exp.Column)
+    >>> left is right, left.parent is not right.parent
+    (False, True)
+    """
+    seen: set[int] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for key, value in list(node.args.items()):
+            children = value if isinstance(value, list) else [value]
+            fresh = [child.copy() if isinstance(child, exp.Expression) and id(child) in seen
+                     else child for child in children]
+            if any(new is not old for new, old in zip(fresh, children, strict=True)):
+                node.set(key, fresh if isinstance(value, list) else fresh[0])
+            for child in fresh:
+                if isinstance(child, exp.Expression):
+                    seen.add(id(child))
+                    stack.append(child)
+    return tree
 
 
 def _is_condition(node: exp.Expression) -> bool:

@@ -144,3 +144,15 @@ def test_case_operand_compared_with_null_runs_on_spark(engines):
     rows = [{"pid": 1, "k": "a", "i": 3}, {"pid": 2, "k": "b", "i": None}]
     check_engines(*engines, small(rows, spark=True), NO_LIMITS,
                   "SELECT COUNT(*) FROM t WHERE i NOT BETWEEN CASE k WHEN NULL THEN i END AND i")
+
+
+@pytest.mark.spark
+def test_a_tuple_in_inside_a_quantile_filter_runs_on_spark(engines):
+    """The quantile histogram repeats the FILTER condition, and a repeated node (or one
+    inside FLOOR's range guard) kept DuckDB's tuple IN, which Spark compares as structs
+    with other field names (AnalysisException; found by CI's seeded Spark run): the Spark
+    backend now unshares the tree and gives children their meaning before parents."""
+    rows = [{"pid": 1, "k": "a", "i": 1}, {"pid": 2, "k": "b", "i": 2}]
+    check_engines(*engines, small(rows, spark=True), NO_LIMITS,
+                  "SELECT k, QUANTILE_CONT(i, 0.5) FILTER (WHERE ((k, i) IN (('a', 1), "
+                  "('b', 2)))) FROM t GROUP BY k")
