@@ -45,7 +45,7 @@ PREDICATES = [
     "date_trunc('month', day) > '2000-01-01'", "date_trunc('millennium', day) IS NULL",
     "EXTRACT(year FROM day) > 2000", "year(day) + month(day) + day(day) > 0",
     "dayofweek(day) + dayofyear(day) + week(day) + quarter(day) > 0",
-    "hour(day) + minute(day) + second(day) = 0", "strftime(day, '%Y-%m-%d %j %U') <> ''",
+    "hour(day) + minute(day) + second(day) = 0", "strftime(day, '%Y-%m-%d %j') <> ''",
     "LENGTH(s) > 3", "LOWER(s) = UPPER(s)", "SUBSTR(s, 2147483647, 2147483647) = ''",
     "SUBSTR(s, -3) = 'abc'", "LEFT(s, -2) = ''", "RIGHT(s, 2147483647) = s",
     "TRIM(s) = '12'", "REPLACE(s, 'x', '') = ''", "STRPOS(s, 'b') > 0",

@@ -265,13 +265,16 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - ``EXTRACT(second FROM ts)`` is ``SECOND(ts)``: Spark's EXTRACT gives the seconds with
       their fraction (DECIMAL(8, 6)), DuckDB's whole seconds; the day-of-week and
       day-of-year parts are the functions too (Spark's EXTRACT knows neither DAYOFYEAR nor
-      DuckDB's day numbers), see ``EXTRACT_AS_FUNCTION``.
+      DuckDB's day numbers), see ``EXTRACT_AS_FUNCTION``; ``WEEK(d)``, which Spark lacks,
+      is its ISO week ``WEEKOFYEAR(d)``.
     - A TIME literal is ``TIME '…'``: sqlglot writes CAST(… AS TIMESTAMP) for Spark, which
       cannot compare that with a TIME column, and Spark refuses CAST(… AS TIME).
     """
     if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.TIME and \
             isinstance(node.this, exp.Literal) and node.this.is_string:
         return exp.Var(this="TIME '" + node.this.name.replace("'", "''") + "'")
+    if type(node) is exp.Week:
+        return exp.WeekOfYear(this=node.this.copy())
     if isinstance(node, exp.Extract) and node.this.name.lower() in EXTRACT_AS_FUNCTION:
         function = EXTRACT_AS_FUNCTION[node.this.name.lower()]
         return _duckdb_meaning(function(this=node.expression.copy()))

@@ -46,7 +46,9 @@ PART_NODES: dict[type[exp.Expression], str] = {
     exp.Day: "day", exp.DayOfWeek: "dayofweek", exp.DayOfYear: "dayofyear",
     exp.Hour: "hour", exp.Minute: "minute", exp.Second: "second",
 }
-STRFTIME_CODES = set("aAbBdHIjmMpSUWwyYeuVGz%")
+STRFTIME_CODES = set("aAbBdHIjmMpSyY")
+"""strftime codes every engine formats alike (Spark's patterns have no week numbers,
+weekday numbers, ISO years, padded days, zones or %% as DuckDB writes them)."""
 MAX_POSITION = 2**31 - 1
 
 SIGNATURES: dict[type[exp.Expression], tuple[tuple[tuple[str, frozenset[str]], ...], str]] = {

@@ -45,7 +45,8 @@ TIMESTAMPS = pool(("2020-01-01 00:00:00", "2021-06-30 12:34:56.789", "2020-01-01
                    "294247-01-10 04:00:54.775807", "garbage", "infinity"))
 TIMES = pool(("12:00:00", "00:00:00", "23:59:59.999999"),
              ("24:00:00", "25:00", "12:60:00", "garbage", "1:2:3"))
-FORMATS = pool(("'%Y-%m'", "'%d/%m/%Y %H:%M:%S'", "'%j %U %w'", "'%%'"), ("'%Q'", "'%'"))
+FORMATS = pool(("'%Y-%m'", "'%d/%m/%Y %H:%M:%S'", "'%j %I %p'"),
+               ("'%Q'", "'%'", "'%U %w'", "'%%'"))
 PARTS = pool(("year", "quarter", "month", "week", "day", "dayofweek", "dow", "isodow",
               "dayofyear", "hour", "minute", "second"), ("microseconds", "epoch"))
 DATE_PARTS = pool(("YEAR", "MONTH", "DAY", "DAYOFWEEK", "DAYOFYEAR", "QUARTER", "WEEK"))
