@@ -319,6 +319,14 @@ SELECT COUNT(*) FROM visits WHERE strftime(visit_date, '%Y-%m') = '2023-03';
 SELECT COUNT(*) FROM visits WHERE strftime(visit_date, '%Q') = '1';
 # error: UnsupportedQueryError: `STRFTIME(visit_date, '%Q')` uses format code %Q
 
+# title: strftime with a week number Spark cannot format alike is refused
+SELECT COUNT(*) FROM visits WHERE strftime(visit_date, '%U') = '10';
+# error: UnsupportedQueryError: `STRFTIME(visit_date, '%U')` uses format code %U
+
+# title: a cast of a value to TIME is refused on every engine
+SELECT COUNT(*) FROM visits WHERE TRY_CAST(specialty AS TIME) IS NULL;
+# error: UnsupportedQueryError: casts a value to TIME, which not every engine dpsql runs on can do
+
 # title: strftime with a format from a column is refused
 SELECT COUNT(*) FROM visits WHERE strftime(visit_date, specialty) = '1';
 # error: UnsupportedQueryError: `STRFTIME(visit_date, specialty)` needs a string literal format, e.g. strftime(visit_date, '%Y-%m')
