@@ -329,8 +329,6 @@ def _corpus():
 SPARK_DIFFERS = {
     "ROUND to a number of decimals": "Spark rounds a double's decimal text half up, DuckDB "
     "rounds x·10^d in binary",
-    "TRY_CAST of a bounded column keeps its bounds": "a DOUBLE cast to INTEGER truncates in "
-    "Spark and rounds half to even in DuckDB",
 }
 """Accepted cases whose row functions still mean something else in Spark (see docs/spark.md).
 Strict: once the rewrite prints them portably, these cases pass and must leave this list."""

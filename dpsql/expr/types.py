@@ -181,6 +181,15 @@ def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
         _fail(node, "casts a value to TIME, which not every engine dpsql runs on can do (Spark "
               "has TIME literals and columns but no cast to TIME); compare the TIME column "
               "with a literal such as '13:45:00' instead")
+    if source not in ("null", "string") and target not in (source, "string") and \
+            {source, target} != set(DATES) and {source, target} != {"numeric", "boolean"}:
+        _fail(node, f"converts {source} to {target}, which engines do differently (DuckDB "
+              "gives NULL, Spark converts or refuses); compute the value you mean with "
+              "EXTRACT, date_trunc or a CASE instead")
+    if source == "numeric" and not _keeps_digits(node.this, node.to, types):
+        _fail(node, f"may drop a fraction, which engines round differently (DuckDB to the "
+              f"nearest, Spark towards zero); say which you mean: ROUND, FLOOR or CEIL of "
+              f"`{node.this.sql(dialect='duckdb')}` first")
     if isinstance(node, exp.TryCast) and not (literal and target == "time"):
         return target
     if literal:
@@ -197,6 +206,54 @@ def _cast(node: exp.Cast, types: Mapping[str, str]) -> str:
               f"use TRY_CAST({node.this.sql(dialect='duckdb')} AS "
               f"{node.to.sql(dialect='duckdb')}), which gives NULL instead")
     return target
+
+
+def _keeps_digits(value: exp.Expression, to: exp.DataType,
+                  types: Mapping[str, str]) -> bool:
+    """Whether converting a number to ``to`` keeps every digit of ``value`` (a whole
+    number to an integer, a DECIMAL(p, s) to at least s decimals): only then do DuckDB
+    and Spark agree, since they round a dropped fraction differently.
+
+    >>> import sqlglot
+    >>> types = {"x": "DOUBLE", "m": "DECIMAL(10,2)", "n": "INTEGER"}
+    >>> to = exp.DataType.build
+    >>> _keeps_digits(sqlglot.parse_one("n * 2"), to("SMALLINT"), types)
+    True
+    >>> _keeps_digits(sqlglot.parse_one("x"), to("BIGINT"), types)
+    False
+    >>> _keeps_digits(sqlglot.parse_one("m"), to("DECIMAL(12, 3)"), types), \\
+    ...     _keeps_digits(sqlglot.parse_one("m"), to("DECIMAL(12, 1)"), types)
+    (True, False)
+    """
+    if to.this in INTEGER_RANGES:
+        scale = 0
+    elif to.this == _T.DECIMAL:
+        scale = _decimal_shape(to)[1]
+    else:
+        return True
+    if integer_valued(value, types):
+        return True
+    text = _literal_text(value)
+    if text is not None:
+        return "e" not in text.lower() and len(text.partition(".")[2].rstrip("0")) <= scale
+    if isinstance(value, exp.Column):
+        declared = types.get(value.name.lower(), "")
+        if declared.upper().startswith(("DECIMAL", "NUMERIC")):
+            return _decimal_shape(exp.DataType.build(declared))[1] <= scale
+    return False
+
+
+def _decimal_shape(to: exp.DataType) -> tuple[int, int]:
+    """(precision, scale) of a DECIMAL type, with DuckDB's defaults: DECIMAL is (18, 3),
+    DECIMAL(p) is (p, 0).
+
+    >>> _decimal_shape(exp.DataType.build("DECIMAL")), _decimal_shape(exp.DataType.build("DECIMAL(9)"))
+    ((18, 3), (9, 0))
+    """
+    sizes = [int(e.name) for e in to.expressions]
+    if not sizes:
+        return 18, 3
+    return (sizes[0], 0) if len(sizes) == 1 else (sizes[0], sizes[1])
 
 
 def _check_literal_cast(node: exp.Cast, target: str) -> None:
@@ -244,10 +301,7 @@ def _fits(value: decimal.Decimal, to: exp.DataType) -> bool:
         low, high = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if bits > 0 else (0, 2 ** -bits - 1)
         return low <= value.to_integral_value(decimal.ROUND_HALF_UP) <= high
     if to.this == _T.DECIMAL:
-        precision, scale = ([int(e.name) for e in to.expressions] + [18, 3])[:2] \
-            if to.expressions else (18, 3)
-        if len(to.expressions) == 1:
-            scale = 0
+        precision, scale = _decimal_shape(to)
         rounded = value.quantize(decimal.Decimal(1).scaleb(-scale), decimal.ROUND_HALF_UP,
                                  context=decimal.Context(prec=80))
         return abs(rounded) < decimal.Decimal(10) ** (precision - scale)
