@@ -12,6 +12,7 @@ backend. Metadata comes from ``register(...)`` calls or from a TOML file.
 
 from __future__ import annotations
 
+import difflib
 import math
 import reprlib
 import tomllib
@@ -250,10 +251,25 @@ class TomlTable:
     options: Mapping[str, Any]
 
 
-def read_toml(path: str | Path) -> list[TomlTable]:
+@dataclass(frozen=True)
+class CatalogFile:
+    """A TOML catalog: its tables, and the total budget it declares (empty if none)."""
+
+    tables: tuple[TomlTable, ...]
+    budget: Mapping[str, Any]
+
+
+BUDGET_KEYS = ("epsilon", "delta", "rho")
+
+
+def read_toml(path: str | Path) -> CatalogFile:
     """Read a TOML catalog; relative sources resolve against the file's folder.
 
     Format::
+
+        [budget]                       # optional: the total budget (or rho = ... for zCDP)
+        epsilon = 2.0
+        delta = 1e-6
 
         [tables.visits]
         source = "visits.parquet"
@@ -269,10 +285,30 @@ def read_toml(path: str | Path) -> list[TomlTable]:
         doc = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise CatalogError(f"cannot read catalog {str(path)!r}: {err}") from None
-    unknown = set(doc) - {"tables", "public"}
+    unknown = set(doc) - {"tables", "public", "budget"}
     if unknown:
         raise CatalogError(f"catalog {str(path)!r}: unknown sections {sorted(unknown)}; "
-                           "use [tables.NAME] for private and [public.NAME] for public tables")
+                           "use [tables.NAME] for private and [public.NAME] for public "
+                           "tables, and [budget] for the total budget")
+    return CatalogFile(tables=tuple(_toml_tables(doc, path)),
+                       budget=_toml_budget(doc.get("budget", {}), path))
+
+
+def _toml_budget(section: Any, path: Path) -> Mapping[str, Any]:
+    """The [budget] section's keys, checked by name (``Budget`` checks the values)."""
+    if not isinstance(section, dict):
+        raise CatalogError(f"catalog {str(path)!r}: budget must be a section, [budget], with "
+                           "epsilon = ... and delta = ... (or rho = ...)")
+    for key in section:
+        if key not in BUDGET_KEYS:
+            close = difflib.get_close_matches(key, BUDGET_KEYS, n=1)
+            hint = f"did you mean `{close[0]}`? " if close else ""
+            raise CatalogError(f"catalog {str(path)!r}, [budget]: unknown key `{key}`; "
+                               f"{hint}the keys are {', '.join(BUDGET_KEYS)}")
+    return dict(section)
+
+
+def _toml_tables(doc: Mapping[str, Any], path: Path) -> list[TomlTable]:
     entries = []
     for section, public in (("tables", False), ("public", True)):
         for name, spec in doc.get(section, {}).items():

@@ -28,7 +28,7 @@ from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
-from dpsql.catalog import Catalog, TableInfo, read_toml
+from dpsql.catalog import Catalog, CatalogFile, TableInfo, read_toml
 from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
 from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
@@ -63,6 +63,23 @@ FAILED_AFTER_READING = (
     "is a bug in dpsql or an unreadable source; the data owner can check the sources")
 
 
+def declared_budget(declared: CatalogFile, path: str | Path) -> Budget | None:
+    """The total budget a TOML catalog declares in ``[budget]``, or None if it has none.
+
+    >>> import pathlib, tempfile
+    >>> toml = pathlib.Path(tempfile.mkdtemp(), "c.toml")
+    >>> _ = toml.write_text("[budget]\\nepsilon = 3\\ndelta = 1e-7\\n")
+    >>> str(declared_budget(read_toml(toml), toml))
+    'ε=3, δ=1e-07'
+    """
+    if not declared.budget:
+        return None
+    try:
+        return Budget(**declared.budget)
+    except PrivacyError as err:
+        raise CatalogError(f"catalog {str(path)!r}, [budget]: {err}") from None
+
+
 class Connection:
     """A connection that answers SQL with differential privacy, on DuckDB or Spark.
 
@@ -70,6 +87,7 @@ class Connection:
     URL such as ``"local[2]"``, or None for ``SparkSession.builder.getOrCreate()``.
     With ``ledger=`` the budget is kept in that file: ``budget=None`` uses the one stored
     for ``analyst``, and ``reset_budget=True`` replaces it (what was spent stays spent).
+    A ``catalog=`` file's ``[budget]`` section stands for ``budget=`` when none is given.
     """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
@@ -88,6 +106,9 @@ class Connection:
         self.backend = _backend(backend, database, spark)
         self.dialect = _known_dialect(dialect)
         self.catalog = Catalog()
+        declared = read_toml(catalog) if catalog is not None else None
+        if budget is None and declared is not None:
+            budget = declared_budget(declared, catalog)
         self.analyst = analyst
         self.budget: Accountant | Ledger
         self.answers: AnswerStore | None
@@ -109,12 +130,12 @@ class Connection:
         if default_delta is None:
             default_delta = min(DEFAULT_DELTA, self.budget.total.delta)
         self.default_delta = default_delta
-        if catalog is not None:
-            self._load_catalog(catalog)
+        if declared is not None:
+            self._load_catalog(declared, catalog)
         self.role = role
 
-    def _load_catalog(self, path: str | Path) -> None:
-        for entry in read_toml(path):
+    def _load_catalog(self, declared: CatalogFile, path: str | Path) -> None:
+        for entry in declared.tables:
             register = self.register_public if entry.public else self.register
             known = [p for p in inspect.signature(register).parameters if p not in
                      ("name", "source")]

@@ -17,6 +17,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+import dpsql
 from dpsql.datasets import pums_path
 from dpsql.frontends import cli
 from dpsql.frontends.progress import CLEAR, run_with_progress
@@ -223,6 +224,41 @@ def test_a_ledger_keeps_its_budget_across_runs_and_the_flags_say_how_to_change_i
     assert reset.returncode == 0, reset.stderr
     report = run_cli(*ledger, "budget")
     assert "budget ε=3 δ=1e-06; 2 queries" in report.stdout and "ε spent 2, left 1" in report.stdout
+
+
+def test_the_catalog_declares_the_budget_and_the_flags_override_it(tmp_path, catalog):
+    """A catalog's [budget] is the total when no flag sets one (here ε = 3 allows three
+    queries at the default ε = 1); with a ledger it is stored, and changing it later
+    needs --reset-budget like the flags."""
+    catalog.write_text("[budget]\nepsilon = 3\ndelta = 1e-6\n\n" + catalog.read_text())
+    ledger = ["--ledger", str(tmp_path / "l.db")]
+    for query in (COUNT, BY_SEX, "SELECT AVG(age) FROM pums"):
+        answered = run_cli(str(catalog), *ledger, "-c", query)
+        assert answered.returncode == 0, answered.stderr
+    report = run_cli(*ledger, "budget")
+    assert "budget ε=3 δ=1e-06; 3 queries" in report.stdout, report.stdout
+    catalog.write_text(catalog.read_text().replace("epsilon = 3", "epsilon = 5"))
+    changed = run_cli(str(catalog), *ledger, "-c", COUNT)
+    assert changed.returncode == cli.EXIT_CODES["usage"].code
+    assert "already holds the budget ε=3" in one_error_line(changed.stderr)
+    assert "catalog's [budget]" in changed.stderr and "--reset-budget" in changed.stderr
+    flagged = run_cli(str(catalog), "--budget-epsilon", "0.5", "-c", COUNT)
+    assert flagged.returncode == cli.EXIT_CODES["budget"].code, flagged.stderr
+
+
+@pytest.mark.parametrize(("section", "match"), [
+    ("[budget]\nepsilon = true\n", "epsilon"),
+    ("[budget]\nepsilom = 1\n", "did you mean `epsilon`"),
+    ("[budget]\ndelta = 1e-6\n", "give a budget as epsilon"),
+    ("budget = 2\n", "must be a section"),
+])
+def test_a_wrong_budget_in_the_catalog_is_a_catalog_error(tmp_path, catalog, section, match):
+    catalog.write_text(section + "\n" + catalog.read_text())
+    with pytest.raises(dpsql.CatalogError, match=match):
+        dpsql.connect(catalog=str(catalog))
+    out = run_cli(str(catalog), "-c", COUNT)
+    assert out.returncode == cli.EXIT_CODES["invalid"].code and match.split("`")[0] in \
+        one_error_line(out.stderr)
 
 
 def test_a_closed_stdout_exits_141_quietly(catalog):

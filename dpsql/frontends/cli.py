@@ -262,11 +262,14 @@ def _connected(args: argparse.Namespace) -> Iterator[Connection]:
 
     import dpsql
     from dpsql.accounting.ledger import stored_budget
+    from dpsql.catalog import read_toml
+    from dpsql.connection import declared_budget
     from dpsql.frontends.progress import is_terminal
 
     database, catalog = _sources(args)
+    declared = declared_budget(read_toml(catalog), catalog) if catalog else None
     budget = _asked_budget(args, stored_budget(args.ledger, args.analyst) if args.ledger
-                           else None)
+                           else None, declared)
     # dpsql does not close an engine it is given: this one is ours to close, before the
     # interpreter exits (a DuckDB connection left to interpreter shutdown can abort it).
     with duckdb.connect() as engine:
@@ -282,27 +285,33 @@ def _connected(args: argparse.Namespace) -> Iterator[Connection]:
             yield con
 
 
-def _asked_budget(args: argparse.Namespace, stored) -> Budget | None:
+def _asked_budget(args: argparse.Namespace, stored, declared) -> Budget | None:
     """The budget the options ask for; None to use the one the ledger holds (``stored``).
 
-    Without a ledger, or with one that holds no budget for the analyst yet, the budget
-    flags or their defaults; with one that does, the stored budget, unless the flags ask
-    for another: then ``--reset-budget`` is needed, as spending is kept across runs.
+    The budget flags, else the catalog's ``[budget]`` (``declared``), else the defaults.
+    Without a ledger, or with one that holds no budget for the analyst yet, that budget;
+    with one that does, the stored budget, unless the flags or the catalog ask for
+    another: then ``--reset-budget`` is needed, as spending is kept across runs.
     """
     from dpsql.accounting.values import Budget
 
-    epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
-    asked = Budget(epsilon=epsilon, delta=args.budget_delta)
+    flagged = args.budget_epsilon is not None or args.budget_delta != DEFAULTS["budget_delta"]
+    if flagged or declared is None:
+        epsilon = 1.0 if args.budget_epsilon is None else args.budget_epsilon
+        asked = Budget(epsilon=epsilon, delta=args.budget_delta)
+    else:
+        asked = declared
     if stored is None or args.reset_budget:
         return asked
-    if args.budget_epsilon is None and args.budget_delta == DEFAULTS["budget_delta"]:
+    if not flagged and declared is None:
         return None
-    if (stored.epsilon, stored.delta) == (asked.epsilon, asked.delta):
+    if (stored.epsilon, stored.delta, stored.rho) == (asked.epsilon, asked.delta, asked.rho):
         return None
+    where = ("leave out --budget-epsilon and --budget-delta to use it" if flagged else
+             "change the catalog's [budget] to it")
     raise UsageError(f"the ledger {args.ledger} already holds the budget {stored} for "
                      f"analyst {args.analyst!r}, not {asked} (what was spent stays spent): "
-                     "leave out --budget-epsilon and --budget-delta to use it, or add "
-                     "--reset-budget to replace it")
+                     f"{where}, or add --reset-budget to replace it")
 
 
 def _attach_read_only(engine, database: str) -> None:

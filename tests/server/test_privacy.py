@@ -91,3 +91,23 @@ def test_catalog_probes_see_names_and_types_only(served):
         rows = con.execute("SELECT reltuples FROM pg_catalog.pg_class "
                            "WHERE relname = 'pums'").fetchall()
         assert rows in ([], [(0,)], [(0.0,)])  # the metadata database holds no rows
+
+
+def test_an_analyst_spends_their_own_budget_not_the_catalogs(tmp_path):
+    """The catalog's [budget] is for connect() and the CLI; on the server each analyst's
+    budget (``dpsql users add``) holds, whatever the catalog declares."""
+    from tests.server.conftest import start, write_catalog
+
+    catalog = write_catalog(tmp_path)
+    catalog.write_text("[budget]\nepsilon = 100\n\n" + catalog.read_text())
+    running = start(tmp_path, catalog=catalog)
+    try:
+        user = running.new_user(epsilon=1.5)
+        with running.connect(user) as con:
+            assert budget(con) == (0.0, 1.5)
+            con.execute("SELECT COUNT(*) FROM pums")
+            with pytest.raises(psycopg.Error, match="budget"):
+                con.execute("SELECT AVG(age) FROM pums")
+            assert budget(con) == (1.0, 0.5)
+    finally:
+        running.server.close()

@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 
 import dpsql
+from dpsql.accounting.ledger import stored_budget
 from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
@@ -218,8 +219,10 @@ class Server:
         engine = duckdb.connect()
         engine.execute("SET enable_progress_bar = false")  # it would print on the server
         try:
+            # The analyst's own budget, not the catalog's [budget] (which would replace it).
             con = dpsql.connect(engine, catalog=self.config.catalog, ledger=self.config.ledger,
-                                analyst=user, role="analyst")
+                                analyst=user, role="analyst",
+                                budget=stored_budget(self.config.ledger, user))
         except dpsql.Error as error:
             engine.close()
             with self._lock:
