@@ -247,7 +247,8 @@ def _decimal_shape(to: exp.DataType) -> tuple[int, int]:
     """(precision, scale) of a DECIMAL type, with DuckDB's defaults: DECIMAL is (18, 3),
     DECIMAL(p) is (p, 0).
 
-    >>> _decimal_shape(exp.DataType.build("DECIMAL")), _decimal_shape(exp.DataType.build("DECIMAL(9)"))
+    >>> build = exp.DataType.build
+    >>> _decimal_shape(build("DECIMAL")), _decimal_shape(build("DECIMAL(9)"))
     ((18, 3), (9, 0))
     """
     sizes = [int(e.name) for e in to.expressions]

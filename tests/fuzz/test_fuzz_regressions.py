@@ -204,5 +204,5 @@ def test_casts_engines_compute_differently_are_refused_before_reading(condition)
     con = dpsql.connect()
     con.register("t", pa.table({"pid": [1], "x": [2.5], "tm": [datetime.time(12)]}),
                  privacy_unit="pid")
-    with pytest.raises(dpsql.UnsupportedQueryError, match="ROUND|EXTRACT"):
+    with pytest.raises(dpsql.UnsupportedQueryError, match=r"ROUND|EXTRACT"):
         con.explain(f"SELECT COUNT(*) FROM t WHERE {condition}")
