@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 from sqlglot import exp
 
 from dpsql.accounting.composition import MechanismEvent, approx, laplace
@@ -83,6 +84,14 @@ class CompiledQuery:
     @functools.cached_property
     def _duckdb_sql(self) -> str:
         return self.bounded.sql("duckdb")
+
+    def named(self, table: pa.Table) -> pa.Table:
+        """An engine's result with the group keys under the plan's names. Engines name a
+        bare column reference by the column's own spelling (DuckDB and Spark answer
+        ``SELECT k`` over a column ``K`` with a column ``K``), while the plan reads its
+        key names, which are lower case."""
+        keys = {k.name.lower(): k.name for k in self.plan.keys}
+        return table.rename_columns([keys.get(c.lower(), c) for c in table.column_names])
 
     def parameters(self, salt: str) -> dict[str, Any]:
         """The query parameters to bind when the bounded query runs."""

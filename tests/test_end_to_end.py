@@ -248,3 +248,27 @@ def test_confidence_intervals_cover_at_least_the_nominal_level():
                  row["s_lower"] <= truth[1] <= row["s_upper"]]
     # Binomial(300, 0.9): 5 standard deviations below the mean is 0.815.
     assert (hits / runs >= 0.815).all(), hits / runs
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT Refurbished, COUNT(*) AS n FROM crashes GROUP BY Refurbished",
+    "SELECT AVG(Temperature) AS t FROM crashes GROUP BY Refurbished",
+    "SELECT Region, COUNT(DISTINCT DeviceID) AS n, MEDIAN(Temperature) AS m FROM crashes "
+    "GROUP BY Region",
+])
+def test_columns_named_in_mixed_case_are_grouped_and_read_back(sql):
+    """Engines name a bare column by its own spelling (``Refurbished``), not the bounded
+    query's (``refurbished``): dpsql then failed after reading the data, charging the
+    query in full, on every query grouped by such a column (found by tests/peers on
+    SmartNoise's Telemetry.Crashes)."""
+    table = pa.table({"DeviceID": [i % 40 for i in range(200)],
+                      "Refurbished": [i % 3 == 0 for i in range(200)],
+                      "Region": ["EMEA", "LATAM"] * 100,
+                      "Temperature": [25.0 + i % 40 for i in range(200)]})
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-6), seed=1)
+    con.register("crashes", table, privacy_unit="DeviceID",
+                 bounds={"Temperature": (25.0, 65.0)},
+                 public_keys={"Refurbished": [False, True], "Region": ["EMEA", "LATAM"]})
+    result = con.sql(sql, epsilon=1.0)
+    assert len(result.fetchall()) in (1, 2)
+    assert con.budget.spent.epsilon == 1.0

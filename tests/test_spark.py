@@ -260,6 +260,24 @@ def test_file_paths_in_from_are_refused_and_registered_paths_work(spark, tmp_pat
     assert con.sql("SELECT AVG(age) AS a FROM pums", seed=1).columns == ["a"]
 
 
+def test_mixed_case_columns_give_the_same_answer_on_both_engines(spark):
+    """Both engines name a bare column by its own spelling (``Region``); the plan reads
+    its key names (tests/test_end_to_end.py, the same bug on DuckDB)."""
+    table = pa.table({"DeviceID": [i % 40 for i in range(200)],
+                      "Region": ["EMEA", "LATAM"] * 100,
+                      "Temperature": [25.0 + i % 40 for i in range(200)]})
+    sql = ("SELECT Region, COUNT(DISTINCT DeviceID) AS n, AVG(Temperature) AS t FROM crashes "
+           "GROUP BY Region ORDER BY Region")
+    answers = []
+    for options in ({}, {"backend": "spark", "spark": spark}):
+        con = dpsql.connect(budget=BUDGET, **options)
+        con.register("crashes", table, privacy_unit="DeviceID",
+                     bounds={"Temperature": (25.0, 65.0)},
+                     public_keys={"Region": ["EMEA", "LATAM"]})
+        answers.append(con.sql(sql, seed=2).fetchall())
+    assert answers[0] == answers[1] and len(answers[0]) == 2
+
+
 def test_registers_dataframes_views_and_csv(spark, duck_con):
     frame = spark.createDataFrame(visits(300, seed=1))
     frame.createOrReplaceTempView("spark_visits")
@@ -385,3 +403,27 @@ def test_the_documented_spark_submit_job_runs(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     header, *rows = done.stdout.strip().splitlines()[-3:]
     assert header.split() == ["married", "n", "age"] and len(rows) == 2
+
+
+QUIET_RUN = """
+import dpsql, pyarrow as pa
+con = dpsql.connect(backend="spark", spark="local[1]", budget=dpsql.Budget(epsilon=1.0))
+con.register("t", pa.table({"pid": list(range(100)), "k": ["a"] * 100}), privacy_unit="pid",
+             public_keys={"k": ["a"]})
+print(con.sql("SELECT k, COUNT(*) AS n FROM t GROUP BY k").fetchall()[0][0])
+con.close()
+"""
+
+JVM_NOTICE = "WARNING: Using incubator modules: jdk.incubator.vector"
+"""Printed by the JVM itself when Spark 4 loads its vector module: beyond any log setting."""
+
+
+@pytest.mark.spark
+def test_a_session_dpsql_starts_is_quiet(tmp_path):
+    """No log4j notice, no Spark or Hadoop warning, no pyspark FutureWarning: a query's
+    output is all a console shows (docs/spark.md, "A quiet console")."""
+    done = subprocess.run([sys.executable, "-c", QUIET_RUN], capture_output=True, text=True,
+                          timeout=600, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == "a\n"
+    assert [line for line in done.stderr.splitlines() if line != JVM_NOTICE] == []

@@ -145,7 +145,8 @@ class DuckDBBackend:
 
     def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
         """Run a compiled query's bounded query, its salt bound as a parameter; every row."""
-        return self.run_sql(compiled.bounded_sql(self.dialect), compiled.parameters(salt))
+        return compiled.named(self.run_sql(compiled.bounded_sql(self.dialect),
+                                           compiled.parameters(salt)))
 
     def run_sql(self, sql: str, parameters: dict[str, Any] | None = None) -> pa.Table:
         """Run SQL (with named ``$parameters``) to completion and return every row."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import glob
 import secrets
 import threading
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,8 +47,12 @@ SCALAR_TYPES = {
 }
 """Spark's type names as the catalog (and DuckDB) spell them; others are upper-cased."""
 
-QUIET = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false"}
-"""Settings of a session dpsql creates itself from a master URL (no progress bars, no UI)."""
+LOG_SETTINGS = Path(__file__).with_name("log4j2-quiet.properties")
+QUIET = {"spark.ui.showConsoleProgress": "false", "spark.ui.enabled": "false",
+         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG_SETTINGS.as_uri()}"}
+"""Settings of a session dpsql creates itself from a master URL: no progress bars, no UI,
+and Spark's log at level ERROR (``log4j2-quiet.properties``), so that start-up notices and
+warnings do not mix with query output."""
 
 URI_SCHEMES = ("s3://", "s3a://", "gs://", "abfss://", "hdfs://", "dbfs:/", "file:/")
 
@@ -93,7 +98,11 @@ class SparkBackend:
                 builder = builder.master(spark)
             for key, value in QUIET.items():
                 builder = builder.config(key, value)
-            spark = builder.getOrCreate()
+            with warnings.catch_warnings():
+                # pyspark warns on import about pandas versions it has not been tested with;
+                # dpsql hands Spark Arrow tables, never pandas frames.
+                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+                spark = builder.getOrCreate()
         self.spark = spark
         self.closed = False
         self._lock = threading.Lock()
@@ -200,7 +209,8 @@ class SparkBackend:
 
     def execute(self, compiled: CompiledQuery, *, salt: str) -> pa.Table:
         """Run a compiled query's bounded query, its salt bound as a parameter; every row."""
-        return self.run_sql(self.render(compiled.bounded), compiled.parameters(salt))
+        return compiled.named(self.run_sql(self.render(compiled.bounded),
+                                           compiled.parameters(salt)))
 
     def run_sql(self, sql: str, parameters: dict[str, Any] | None = None) -> pa.Table:
         """Run Spark SQL (with named ``:parameters``) in this backend's job group."""
