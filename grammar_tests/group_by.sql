@@ -103,7 +103,12 @@ SELECT COUNT(*) FROM pums p GROUP BY p.pid;
 
 # title: GROUP BY an output alias
 SELECT region AS area, COUNT(*) FROM visits GROUP BY area;
-# error: UnsupportedQueryError: column `area` is not in table 'visits'
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | area | COUNT(*) L1=12 L2=6.9282
+
+# title: GROUP BY a name that is a column and an alias groups by the column, as in DuckDB
+SELECT specialty AS region, COUNT(*) FROM visits GROUP BY region;
+# error: UnsupportedQueryError: SELECT: `specialty` is not supported; allowed: group keys and aggregates
 
 # title: GROUP BY ROLLUP
 SELECT region, COUNT(*) FROM visits GROUP BY ROLLUP (region);

@@ -158,3 +158,8 @@ SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region IN (SELECT reg
 SELECT region, RANK() OVER (ORDER BY COUNT(*)) FROM visits GROUP BY region;
 # result: [('east north central', 7), ('mid atlantic', 5), ('mountain', 4), ('new england', 1), ('pacific', 8), ('south atlantic', 6), ('west north central', 3), ('west south central', 2)]
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | RANK() OVER (ORDER BY COUNT(*)) | also COUNT(*)
+
+# title: trigonometric and other math functions of noisy outputs
+SELECT region, 3 * COS(COUNT(*)) AS c, DEGREES(ATAN2(SUM(cost), 1)) AS a FROM visits GROUP BY region;
+# result: [('east north central', 0.645316, 89.9985), ('mid atlantic', 1.48462, 89.9983), ('mountain', 2.67601, 89.9972), ('new england', 1.32043, 89.9957), ('pacific', 1.34414, 89.9988), ('south atlantic', 1.81658, 89.9981), ('west north central', 1.53053, 89.997), ('west south central', -0.927068, 89.996)]
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | c | a | also COUNT(*), SUM(cost)

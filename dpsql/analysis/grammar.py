@@ -57,6 +57,8 @@ POST_NODES: tuple[type[exp.Expression], ...] = (
     *ROW_NODES, exp.Div, exp.IntDiv, exp.Mod, exp.Round, exp.Case, exp.If, exp.Cast, exp.TryCast,
     exp.DataType, exp.Sqrt, exp.Pow, exp.Ln, exp.Log, exp.Exp, exp.Floor, exp.Ceil, exp.DPipe,
     exp.Concat, exp.Alias, exp.Order, exp.Ordered, exp.Sign, exp.Nullif, exp.Pi, exp.Rand,
+    exp.Cos, exp.Sin, exp.Tan, exp.Acos, exp.Asin, exp.Atan, exp.Atan2, exp.Cbrt, exp.Degrees,
+    exp.Radians,
 )
 """Node types allowed over noisy outputs (post-processing is free and safe; RAND() there
 draws fresh randomness independent of the data, as post-processing may)."""

@@ -95,7 +95,8 @@ class Source:
 
 
 def needs_source(select: exp.Select) -> bool:
-    """True when FROM is more than one registered table, or GROUP BY has expressions."""
+    """True when FROM is more than one registered table, or GROUP BY has expressions or
+    names a SELECT alias."""
     source = select.args.get("from_")
     if select.args.get("joins") or select.args.get("with_"):
         return True
@@ -105,8 +106,8 @@ def needs_source(select: exp.Select) -> bool:
     group = select.args.get("group")
     if group is None:
         return False
-    aliased = {e.alias.lower() for e in select.expressions
-               if isinstance(e, exp.Alias) and not isinstance(e.this, exp.Column)}
+    aliased = {e.alias.lower() for e in select.expressions if isinstance(e, exp.Alias) and
+               not (isinstance(e.this, exp.Column) and e.this.name.lower() == e.alias.lower())}
     return any(not isinstance(k, exp.Column) or k.name.lower() in aliased
                for k in group.expressions)
 
