@@ -61,11 +61,13 @@ class LedgerCache:
 
 
 def answer_key(*, analyst: str, bounded_sql: str, epsilon: float, delta: float,
-               sources: str, released: str) -> str:
+               sources: str, released: str, mechanisms: str) -> str:
     """A stable hash of everything a noisy answer depends on: the bounded query and its
-    cost, the data, and ``released``, the query that post-processes the noisy statistics."""
+    cost, the data, ``released``, the query that post-processes the noisy statistics, and
+    ``mechanisms``, the releases that spend the cost (a quantile asked for with its
+    interval is three releases of the same histogram)."""
     text = json.dumps([analyst, bounded_sql, repr(float(epsilon)), repr(float(delta)), sources,
-                       released])
+                       released, mechanisms])
     return hashlib.sha256(text.encode()).hexdigest()
 
 

@@ -444,7 +444,9 @@ class Connection:
         # statistics under another HAVING, window or outer query are another answer.
         return answer_key(analyst=self.analyst, bounded_sql=compiled.bounded_sql(),
                           epsilon=compiled.cost.epsilon, delta=compiled.cost.delta,
-                          sources=sources, released=compiled.plan.output.sql("duckdb"))
+                          sources=sources, released=compiled.plan.output.sql("duckdb"),
+                          mechanisms=repr((compiled.events, [
+                              a.quantile.level for a in compiled.plan.quantiles])))
 
     def _public_tables(self, plan: PrivacyPlan) -> set[str]:
         infos = [self.catalog.get(t) for t in plan.private_tables]

@@ -35,6 +35,21 @@ def test_different_parameters_are_different_questions():
     assert con.budget.spent.epsilon == 0.75
 
 
+@pytest.mark.parametrize("levels", [(None, 0.95), (0.95, None), (0.9, 0.95)])
+def test_a_quantile_with_or_without_its_interval_is_another_question(levels):
+    """The same bounded query and cost, other releases: the interval's ends are two more
+    exponential mechanisms. The cache returned the first answer for the second question,
+    whose interval it lacked (KeyError when shown)."""
+    con = connection()
+    sql = "SELECT sex, MEDIAN(age) AS m, COUNT(*) AS n FROM pums GROUP BY sex"
+    for level in levels:
+        result = con.sql(sql, epsilon=0.5, quantile_ci=level)
+        repr(result)
+        assert result.cost.epsilon == 0.5
+        assert (result.ci(0.9).column("m_lower").null_count == 0) == (level is not None)
+    assert con.budget.spent.epsilon == 1.0
+
+
 @pytest.mark.parametrize("after", [
     "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex HAVING n > 500",
     "SELECT * FROM (SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex) q WHERE n > 500",
