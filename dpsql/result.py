@@ -132,8 +132,12 @@ def _cells(result: Result, max_rows: int = 20) -> tuple[list[str], list[list[str
         rows.append(cells)
     count = result.table.num_rows
     more = f"... {count - len(rows)} more rows\n" if count > len(rows) else ""
-    note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs; cost {result.cost}" + \
-        ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
+    by_name = {a.name: a for a in result.plan.aggregates}
+    bare = [c.name for c in result.plan.columns if c.aggregate and by_name[c.aggregate].quantile
+            and (by_name[c.aggregate].quantile.level or 0) < 0.95]
+    asked = f"; no CI for {', '.join(bare)}: ask with quantile_ci=0.95" if bare else ""
+    note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs{asked}; cost " \
+        f"{result.cost}" + ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
     return [c.name for c in result.plan.columns], rows, note
 
 

@@ -128,3 +128,15 @@ def test_intervals_only_at_or_below_the_released_level(con):
 def test_a_level_outside_zero_one_is_refused(con):
     with pytest.raises(dpsql.ProgrammingError, match=r"quantile_ci=1\.5"):
         con.sql(SQL, quantile_ci=1.5)
+
+
+@pytest.mark.parametrize(("level", "note"), [
+    (None, "no CI for m, a: ask with quantile_ci=0.95"),
+    (0.9, "no CI for m, a: ask with quantile_ci=0.95"),
+    (0.95, None)])
+def test_a_shown_result_says_which_quantiles_have_no_interval_and_how_to_ask(con, level, note):
+    """A quantile's interval is a paid release, on request: the table a person reads says
+    so, instead of showing a bare value among columns with intervals."""
+    shown = repr(con.sql(SQL, epsilon=1.0, quantile_ci=level, seed=1))
+    assert (note in shown) if note else "no CI" not in shown
+    assert "95% CIs" in shown
