@@ -102,7 +102,10 @@ def test_refused_queries_raise_the_pep_249_error_and_spend_nothing(catalog):
 
 def test_tables_are_listed_and_core_selects_compile(catalog):
     engine = sa.create_engine(url(catalog, budget_epsilon=3, epsilon=0.5, seed=2))
-    assert sa.inspect(engine).get_table_names() == ["pums"]
+    inspector = sa.inspect(engine)
+    assert inspector.get_table_names() == ["pums"]
+    assert inspector.get_schema_names() == [inspector.default_schema_name] == ["main"]
+    assert inspector.get_table_names(schema="main") == ["pums"]
     with engine.connect() as connection:
         query = sa.select(sa.func.count().label("n")).select_from(sa.table("pums"))
         rows = connection.execute(query).all()

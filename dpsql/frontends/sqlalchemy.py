@@ -142,6 +142,16 @@ class DpsqlDialect(default.DefaultDialect):
                        **kw: Any) -> list[str]:
         return []
 
+    def get_schema_names(self, connection: Any, **kw: Any) -> list[str]:
+        """One namespace: the catalog's tables (JupySQL's ``%sqlplot`` asks first)."""
+        return [DEFAULT_SCHEMA]
+
+    def _get_default_schema_name(self, connection: Any) -> str:
+        return DEFAULT_SCHEMA
+
+
+DEFAULT_SCHEMA = "main"
+"""The name of the catalog's one namespace, as DuckDB names its default schema."""
 
 _OPTIONS = {"catalog": ("catalog", str), "ledger": ("ledger", str),
             "analyst": ("analyst", str), "epsilon": ("default_epsilon", float),
