@@ -21,9 +21,10 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
+from sqlglot import exp
 
-from dpsql import autobounds, listing
-from dpsql.accounting import Accountant, Budget
+from dpsql import autobounds, listing, suggest
+from dpsql.accounting import Accountant, Budget, Cost
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
@@ -288,6 +289,55 @@ class Connection:
         for table, column in need.columns:
             self.estimate_bounds(table, column, epsilon=each_e, delta=each_d)
         return rest_e, rest_d
+
+    def suggest_bounds(self, table: str, *, epsilon: float, delta: float,
+                       group_by: str | None = None,
+                       coverage: float = suggest.COVERAGE) -> suggest.BoundsSuggestion:
+        """Propose value bounds and contribution limits for ``table`` from its data,
+        privately (``dpsql.suggest``): private histograms charged like any query, the
+        budget split evenly over them. ``group_by`` names the column queries will group
+        by, for its group limits. The catalog is not changed: register the table again
+        with ``**suggestion.options()``, or paste ``suggestion.toml()`` into its entry.
+
+        >>> import dpsql
+        >>> from dpsql.datasets import pums_path
+        >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=2.0, delta=1e-6), seed=1)
+        >>> con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid")
+        >>> s = con.suggest_bounds("pums", epsilon=1.0, delta=1e-6)
+        >>> s.bounds["age"], s.max_rows_per_unit
+        ((0.0, 128.0), 4)
+        """
+        info = self.catalog.get(table)
+        if group_by is not None and group_by.lower() not in set(info.columns) - {
+                info.privacy_unit}:
+            raise CatalogError(f"group_by={group_by!r} is not a column of {info.name} other "
+                               "than its privacy unit")
+        if not 0 < coverage < 1:
+            raise ProgrammingError(f"coverage={coverage!r}: need 0 < coverage < 1, e.g. 0.95")
+        group = group_by.lower() if group_by else None
+        columns = suggest.numeric_columns(info, group)
+        unit = info.privacy_unit
+        measures = [] if unit is None else [
+            ("max_rows_per_unit", [], exp.Count(this=exp.Star()))] + ([] if group is None else [
+                ("max_groups_per_unit", [], exp.Count(this=exp.Distinct(
+                    expressions=[exp.column(group)]))),
+                ("max_rows_per_group", [group], exp.Count(this=exp.Star()))])
+        each_e, each_d = suggest.shares(epsilon, delta, max(len(columns) + len(measures), 1))
+        self.budget.check(epsilon, delta)
+        spent = [0.0, 0.0]
+
+        def released(sql: str) -> list[tuple]:
+            result = self.sql(sql, epsilon=each_e, delta=each_d)
+            spent[0] += result.cost.epsilon
+            spent[1] += result.cost.delta
+            return result.fetchall()
+
+        bounds = {c: autobounds.bounds_from_bins(released(autobounds.histogram_sql(info, c)))
+                  for c in columns}
+        limits = {name: suggest.limit_from_bins(released(suggest.contribution_sql(
+            info, per, measure, "m_bin")), coverage=coverage) for name, per, measure in measures}
+        return suggest.BoundsSuggestion(info.name, bounds, group_by=group,
+                                        cost=Cost(spent[0], spent[1]), **limits)
 
     def estimate_bounds(self, table: str, column: str, *, epsilon: float,
                         delta: float) -> tuple[float, float]:

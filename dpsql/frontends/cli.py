@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from dpsql.accounting.values import Budget
     from dpsql.connection import Connection
 
-COMMANDS = ("shell", "explain", "budget", "demo", "serve", "users", "audit")
+COMMANDS = ("shell", "explain", "budget", "suggest-bounds", "demo", "serve", "users",
+            "audit")
 DUCKDB_MAGIC = b"DUCK"
 """Bytes 8-11 of every DuckDB database file."""
 SOURCE_ALIAS = "source_database"
@@ -119,7 +120,8 @@ def parser() -> argparse.ArgumentParser:
     """The command line's parser (its subcommands: ``subcommands(parser())``)."""
     parser = _Parser(
         prog="dpsql", description="Differentially private SQL on DuckDB.",
-        usage="dpsql [OPTIONS] [DATABASE] (-c SQL | shell | explain SQL | budget | demo) | "
+        usage="dpsql [OPTIONS] [DATABASE] (-c SQL | shell | explain SQL | budget | "
+              "suggest-bounds TABLE | demo) | "
               "dpsql (serve | users | audit) ...",
         epilog="DATABASE is a catalog.toml (as --catalog) or a DuckDB database file. "
                "Example: dpsql catalog.toml -c \"SELECT COUNT(*) FROM visits\". "
@@ -140,7 +142,19 @@ def parser() -> argparse.ArgumentParser:
                             description="Example: dpsql --ledger l.db --analyst ann budget")
     budget.add_argument("--guide", action="store_true",
                         help="typical ε per use case and advice on δ")
-    for command in (shell, explain, budget):
+    suggest = sub.add_parser(
+        "suggest-bounds", help="propose bounds and limits for a table, privately",
+        description="Spends --epsilon and --delta (default ε=1, δ=1e-6) on private "
+                    "histograms and prints the catalog lines they suggest. Example: dpsql "
+                    "catalog.toml suggest-bounds visits --group-by specialty --output new.toml")
+    suggest.add_argument("table", metavar="TABLE", help="a private table of the catalog")
+    suggest.add_argument("--group-by", metavar="COLUMN",
+                         help="the column queries group by, for its group limits")
+    suggest.add_argument("--coverage", type=float, default=0.95, metavar="C",
+                         help="share of people whose rows a suggested limit keeps (0.95)")
+    suggest.add_argument("--output", metavar="TOML",
+                         help="write the catalog with the suggestion in the table's entry")
+    for command in (shell, explain, budget, suggest):
         _add_query_options(command, defaults=False)
     demo = sub.add_parser("demo", help="example queries on shipped data",
                           description="Example: dpsql demo --rows 20000")
@@ -395,6 +409,41 @@ def _budget(args: argparse.Namespace) -> int:
     return 0
 
 
+def _suggest_bounds(args: argparse.Namespace) -> int:
+    import tomllib
+
+    from dpsql.suggest import catalog_toml
+
+    if args.output is not None and Path(args.output).exists():
+        raise UsageError(f"{args.output} exists; --output writes a new catalog file, give "
+                         "another name")
+    with _connected(args) as con:
+        suggestion = con.suggest_bounds(
+            args.table, epsilon=1.0 if args.epsilon is None else args.epsilon,
+            delta=1e-6 if args.delta is None else args.delta, group_by=args.group_by,
+            coverage=args.coverage)
+        catalog = _sources(args)[1]
+    print(suggestion.toml())
+    if args.output is None:
+        return 0
+    if catalog is None:
+        raise UsageError("--output rewrites a catalog: give the catalog.toml the table is in")
+    doc = tomllib.loads(Path(catalog).read_text())
+    entry = next((e for n, e in doc.get("tables", {}).items()
+                  if n.lower() == suggestion.table.lower()), None)
+    if entry is None:
+        raise UsageError(f"{suggestion.table} is not a [tables.*] entry of {catalog}")
+    entry.update(suggestion.options())
+    folder = Path(catalog).resolve().parent
+    for section in ("tables", "public"):  # sources stay where they are from the new file
+        for item in doc.get(section, {}).values():
+            if not Path(item["source"]).is_absolute() and (folder / item["source"]).exists():
+                item["source"] = str(folder / item["source"])
+    Path(args.output).write_text(catalog_toml(doc))
+    print(f"# written to {args.output}", file=sys.stderr)
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     import dpsql
     from dpsql.datasets import REGIONS, pums_path, visits
@@ -460,7 +509,8 @@ def _dispatch(argv: Sequence[str]) -> int:
     if args.cmd == "demo" and database is not None:
         raise UsageError("demo uses the shipped data; it takes no DATABASE")
     handler = {"demo": _demo, "shell": _shell, "explain": _explain, "budget": _budget,
-               "serve": _serve, "users": _users, "audit": _audit,
+               "suggest-bounds": _suggest_bounds, "serve": _serve, "users": _users,
+               "audit": _audit,
                None: _query if args.command is not None else None}[args.cmd]
     if handler is None:
         raise UsageError("give -c SQL or a command: shell, explain SQL, budget or demo")

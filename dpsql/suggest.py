@@ -1,0 +1,180 @@
+"""Bounds and contribution limits proposed from the data, privately: ``con.suggest_bounds``.
+
+A data owner registering a table has to declare value bounds and contribution limits, and a
+wrong guess fails silently: too narrow biases every answer, too wide drowns it in noise.
+``suggest_bounds`` proposes them with a budget the owner chooses, split evenly (in exact
+arithmetic) over these private queries, each an ordinary dpsql query with its usual
+guarantee (contribution limits, noise, partition selection), charged like any query:
+
+- **value bounds** of each numeric column: the power-of-two magnitude histogram of
+  ``dpsql.autobounds`` (the bins enough people share give the range);
+- **rows per person** (``max_rows_per_unit``): a histogram of people by their number of
+  rows, in bins 1, 2, 4, … 2^20; the limit is the smallest bin edge that covers
+  ``coverage`` (95 %) of the people in the released bins (their noisy counts);
+- with ``group_by=column``, **groups per person** (``max_groups_per_unit``, from the number
+  of distinct values of the column a person has) and **rows per person and group**
+  (``max_rows_per_group``, from one of each person's groups, drawn as dpsql draws rows), the
+  same way.
+
+Choosing a contribution limit as a DP quantile of per-person contributions is the approach
+of Amin, Kulesza, Muñoz Medina and Vassilvitskii, "Bounding user contributions: a
+bias-variance trade-off in differential privacy" (ICML 2019), who show that a quantile of
+the contributions balances the bias of dropping rows against the noise a larger limit
+adds; 95 % keeps the bias small for counts and sums while the noise grows only with the
+limit itself. The suggestion is a release like any other: its bins and counts are noisy,
+and whether it runs never depends on the data (no released bin gives no suggestion).
+
+>>> limit_from_bins([(1, 410.0), (2, 300.0), (4, 260.0), (8, 5.0)], coverage=0.95)
+4
+>>> limit_from_bins([], coverage=0.95) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from sqlglot import exp
+
+from dpsql.accounting.values import Cost
+from dpsql.catalog import TableInfo, column_class
+from dpsql.errors import PrivacyError
+from dpsql.exact import float_at_most
+
+EDGES = tuple(2**k for k in range(21))
+"""Bin edges for contributions: 1, 2, 4, … 2^20 rows (beyond: the top bin, 2^21)."""
+COVERAGE = 0.95
+"""The share of people whose contribution a suggested limit keeps whole."""
+
+
+def limit_from_bins(rows: Iterable[tuple[float, float]], *, coverage: float) -> int | None:
+    """The smallest released bin edge whose bins (up to it) hold ``coverage`` of the
+    noisy count of people; None when no bin is released. Noisy counts below 0 count 0."""
+    bins = sorted((int(edge), max(float(n), 0.0)) for edge, n in rows if edge is not None)
+    total = sum(n for _, n in bins)
+    if not bins or total <= 0:
+        return None
+    running = 0.0
+    for edge, n in bins:
+        running += n
+        if running >= coverage * total:
+            return edge
+    return bins[-1][0]
+
+
+def contribution_sql(info: TableInfo, per: list[str], measure: exp.Expression,
+                     name: str) -> str:
+    """People (or one (person, group) each) counted by a binned per-person ``measure``:
+    ``SELECT b, COUNT(*) FROM (SELECT unit, CASE WHEN m <= 1 THEN 1 ... END AS b FROM
+    (SELECT unit, <measure> AS m FROM t GROUP BY unit[, group]))`` GROUP BY b."""
+    unit = exp.column(info.privacy_unit)
+    value = exp.column("m")
+    binned = exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(),
+                                               expression=exp.Literal.number(edge)),
+                                  true=exp.Literal.number(edge)) for edge in EDGES],
+                      default=exp.Literal.number(2 * EDGES[-1]))
+    inner = (exp.select(unit.copy(), *(exp.column(c) for c in per), exp.alias_(measure, "m"))
+             .from_(exp.to_identifier(info.name))
+             .group_by(unit.copy(), *(exp.column(c) for c in per)))
+    middle = exp.select(unit.copy(), exp.alias_(binned, name)).from_(inner.subquery("per_unit"))
+    return (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
+            .from_(middle.subquery("binned")).group_by(exp.column(name)).sql("duckdb"))
+
+
+def numeric_columns(info: TableInfo, group_by: str | None) -> list[str]:
+    """The columns that get value bounds: numeric, not the unit, not the grouping column."""
+    return [c for c, t in info.columns.items() if column_class(t) == "numeric"
+            and c not in (info.privacy_unit, group_by) and not c.startswith("__dp_")]
+
+
+def shares(epsilon: float, delta: float, parts: int) -> tuple[float, float]:
+    """(ε, δ) for each of ``parts`` queries, never adding up to more than given.
+
+    >>> shares(1.0, 1e-6, 3)
+    (0.3333333333333333, 3.333333333333333e-07)
+    """
+    if delta <= 0:
+        raise PrivacyError("suggest_bounds releases histograms with private bins, which "
+                           "needs delta > 0 (e.g. delta=1e-6)")
+    return (float_at_most(Fraction(epsilon) / parts), float_at_most(Fraction(delta) / parts))
+
+
+@dataclass(frozen=True)
+class BoundsSuggestion:
+    """What ``suggest_bounds`` proposes for one table, and what it cost.
+
+    ``toml()`` gives the lines to put in the table's ``[tables.NAME]`` entry;
+    ``options()`` the same as keyword arguments of ``register``.
+    """
+
+    table: str
+    bounds: Mapping[str, tuple[float, float]]
+    max_rows_per_unit: int | None
+    group_by: str | None = None
+    max_groups_per_unit: int | None = None
+    max_rows_per_group: int | None = None
+    cost: Cost = field(default_factory=lambda: Cost(0.0, 0.0))
+
+    def options(self) -> dict[str, object]:
+        """The suggestion as ``register`` options (limits with no suggestion left out)."""
+        limits = {"max_rows_per_unit": self.max_rows_per_unit,
+                  "max_groups_per_unit": self.max_groups_per_unit,
+                  "max_rows_per_group": self.max_rows_per_group}
+        return {"bounds": dict(self.bounds)} | {k: v for k, v in limits.items() if v}
+
+    def toml(self) -> str:
+        """TOML lines for the table's catalog entry.
+
+        >>> print(BoundsSuggestion("t", {"age": (0.0, 128.0)}, 4).toml())
+        # suggested by dpsql suggest-bounds for t (spent ε=0, δ=0)
+        bounds = { age = [0, 128] }
+        max_rows_per_unit = 4
+        """
+        head = f"# suggested by dpsql suggest-bounds for {self.table} (spent {self.cost})"
+        if self.group_by:
+            head += f"; group limits for GROUP BY {self.group_by}"
+        return "\n".join([head, *(f"{k} = {toml_value(v)}" for k, v in self.options().items())])
+
+
+def toml_value(value: object) -> str:
+    """A TOML value: numbers, strings, booleans, lists and inline tables.
+
+    >>> toml_value({"age": (0, 100.5), "s": ["a", 'b"']})
+    '{ age = [0, 100.5], s = ["a", "b\\\\""] }'
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_key(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def _key(name: str) -> str:
+    bare = name.replace("_", "").replace("-", "").isalnum() and name.isascii()
+    return name if bare else toml_value(name)
+
+
+def catalog_toml(doc: Mapping[str, Mapping[str, object]]) -> str:
+    """A whole TOML catalog (``[budget]``, ``[tables.*]``, ``[public.*]``) from its parsed
+    form, as ``dpsql suggest-bounds --output`` writes it."""
+    lines: list[str] = []
+    for section, entries in doc.items():
+        if section == "budget":
+            lines += ["[budget]", *(f"{_key(k)} = {toml_value(v)}" for k, v in entries.items()),
+                      ""]
+            continue
+        for name, entry in entries.items():
+            lines.append(f"[{section}.{_key(name)}]")
+            lines += [f"{_key(k)} = {toml_value(v)}" for k, v in entry.items()]
+            lines.append("")
+    return "\n".join(lines)

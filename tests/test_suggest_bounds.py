@@ -1,0 +1,107 @@
+"""suggest_bounds and ``dpsql suggest-bounds``: limits from private histograms of
+contributions, within the budget given, written into a catalog that then runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from fractions import Fraction
+
+import pyarrow as pa
+import pytest
+
+import dpsql
+from dpsql.datasets import pums_path
+from dpsql.suggest import catalog_toml
+
+
+def visits_of(rows_per_person: dict[int, int], seed: int = 3) -> tuple[dpsql.Connection, str]:
+    """People with the given numbers of rows, each row in group ``g`` (one group a person
+    for the first half of their rows, another for the rest)."""
+    pids, groups = [], []
+    person = 0
+    for rows, people in rows_per_person.items():
+        for _ in range(people):
+            pids += [person] * rows
+            groups += [f"g{person % 7}"] * (rows - rows // 2) + [f"g{(person + 1) % 7}"] * (
+                rows // 2)
+            person += 1
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=20.0, delta=1e-5), seed=seed)
+    con.register("v", pa.table({"pid": pids, "g": groups, "x": [float(i % 50) for i in
+                                                                range(len(pids))]}),
+                 privacy_unit="pid")
+    return con, "v"
+
+
+@pytest.mark.parametrize(("coverage", "limit"), [(0.95, 8), (0.6, 2), (0.3, 1)])
+def test_the_row_limit_is_the_coverage_quantile_of_rows_per_person(coverage, limit):
+    # 2,000 people: 40% with 1 row, 30% with 2, 25% with 5 (bin 8), 5% with 40 (bin 64).
+    con, table = visits_of({1: 800, 2: 600, 5: 500, 40: 100})
+    suggestion = con.suggest_bounds(table, epsilon=8.0, delta=1e-6, coverage=coverage)
+    assert suggestion.max_rows_per_unit == limit
+    assert suggestion.bounds["x"] == (0.0, 64.0)
+
+
+def test_group_limits_come_from_the_grouping_column():
+    con, table = visits_of({1: 800, 4: 1200})
+    suggestion = con.suggest_bounds(table, epsilon=8.0, delta=1e-6, group_by="g")
+    assert (suggestion.max_groups_per_unit, suggestion.max_rows_per_group) == (2, 2)
+    assert suggestion.options() == {"bounds": {"x": (0.0, 64.0)}, "max_rows_per_unit": 4,
+                                    "max_groups_per_unit": 2, "max_rows_per_group": 2}
+
+
+def test_the_spend_never_exceeds_the_budget_given_and_an_overdraft_spends_nothing():
+    con, table = visits_of({1: 300, 3: 300})
+    suggestion = con.suggest_bounds(table, epsilon=0.3, delta=3e-7, group_by="g")
+    spent = con.budget.spent
+    assert Fraction(spent.epsilon) <= Fraction(0.3) and Fraction(spent.delta) <= Fraction(3e-7)
+    assert suggestion.cost.epsilon == pytest.approx(0.3)
+    with pytest.raises(dpsql.BudgetExceededError):
+        con.suggest_bounds(table, epsilon=100.0, delta=1e-6)
+    assert con.budget.spent == spent
+
+
+@pytest.mark.parametrize(("options", "error"), [
+    ({"group_by": "pid"}, dpsql.CatalogError), ({"group_by": "nope"}, dpsql.CatalogError),
+    ({"coverage": 1.0}, dpsql.ProgrammingError), ({"delta": 0.0}, dpsql.PrivacyError)])
+def test_bad_requests_are_refused_before_any_spending(options, error):
+    con, table = visits_of({1: 10})
+    with pytest.raises(error):
+        con.suggest_bounds(table, **{"epsilon": 1.0, "delta": 1e-6, **options})
+    assert con.budget.spent.epsilon == 0
+
+
+def test_the_catalog_written_round_trips():
+    doc = {"budget": {"epsilon": 2.0, "delta": 1e-6},
+           "tables": {"v": {"source": "v.csv", "privacy_unit": "pid",
+                            "bounds": {"x": (0.0, 64.0)}, "public_keys": {"g": ["a", 'b"c']},
+                            "max_rows_per_unit": 4}}}
+    again = tomllib.loads(catalog_toml(doc))
+    assert again["tables"]["v"]["bounds"] == {"x": [0, 64]}
+    assert again["tables"]["v"]["public_keys"] == {"g": ["a", 'b"c']}
+    assert again["budget"] == {"epsilon": 2, "delta": 1e-6}
+
+
+def test_the_command_prints_the_lines_and_writes_a_catalog_that_runs(tmp_path):
+    catalog = tmp_path / "catalog.toml"
+    catalog.write_text(f'[tables.pums]\nsource = "{pums_path("PUMS_dup")}"\n'
+                       'privacy_unit = "pid"\npublic_keys = { sex = [0, 1] }\n')
+    out = tmp_path / "suggested.toml"
+    done = subprocess.run([sys.executable, "-m", "dpsql", str(catalog), "suggest-bounds", "pums",
+                           "--group-by", "sex", "--epsilon", "2", "--budget-epsilon", "3",
+                           "--output", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# suggested by dpsql suggest-bounds for pums (spent ε=2")
+    entry = tomllib.loads(out.read_text())["tables"]["pums"]
+    assert entry["public_keys"] == {"sex": [0, 1]} and entry["max_groups_per_unit"] == 1
+    assert {"age", "income"} <= set(entry["bounds"]) and entry["max_rows_per_unit"] >= 2
+    again = subprocess.run([sys.executable, "-m", "dpsql", str(out), "-c",
+                            "SELECT sex, AVG(income) AS i FROM pums GROUP BY sex"],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "(2 rows;" in again.stdout, again.stderr
+    refused = subprocess.run([sys.executable, "-m", "dpsql", str(catalog), "suggest-bounds",
+                              "pums", "--output", str(out)], capture_output=True, text=True,
+                             timeout=120)
+    assert refused.returncode == 2 and "exists" in refused.stderr
