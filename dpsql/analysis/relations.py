@@ -438,16 +438,19 @@ def _union_all(query: exp.Union, scope: Mapping[str, exp.CTE], ctx: Context
     if branches[0].unit is not None:
         unit = names[positions.pop()] if len(positions) == 1 and None not in positions \
             else UNIT_COLUMN
+    common = {n: union_type([b.columns[cols[i]] for b, cols in zip(branches, visible,
+                                                                    strict=True)])
+              for i, n in enumerate(names)}
     parts = []
     for branch, columns in zip(branches, visible, strict=True):
-        items = [exp.alias_(exp.column(c, quoted=True), n, quoted=True)
-                 for c, n in zip(columns, names, strict=True)]
+        items = [exp.alias_(_as_type(exp.column(c, quoted=True), branch.columns[c], common[n]),
+                            n, quoted=True) for c, n in zip(columns, names, strict=True)]
         if unit == UNIT_COLUMN:
             items.append(exp.alias_(exp.column(branch.unit, quoted=True), UNIT_COLUMN,
                                     quoted=True))
         parts.append(exp.select(*items).from_(branch.relation.copy(), copy=False))
     union = exp.union(*parts, distinct=False, copy=False)
-    columns = {n: branches[0].columns[n] for n in names}
+    columns = dict(common)
     if unit == UNIT_COLUMN:
         columns[UNIT_COLUMN] = branches[0].columns[branches[0].unit]
     bounds = {}
@@ -459,6 +462,62 @@ def _union_all(query: exp.Union, scope: Mapping[str, exp.CTE], ctx: Context
                   tables=tuple(dict.fromkeys(t for b in branches for t in b.tables)),
                   private=tuple({t.name: t for b in branches for t in b.private}.values()),
                   bounds=bounds, public_keys={})
+
+
+INTEGER_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INTEGER": 10, "INT": 10, "BIGINT": 19,
+                  "HUGEINT": 39}
+"""Decimal digits of the integer types a UNION ALL may combine with DECIMALs."""
+
+
+def union_type(types: list[str]) -> str:
+    """The one type a UNION ALL column gets, written out so that every engine agrees:
+    engines choose their own common type for differing branches (DuckDB makes DECIMAL and
+    DOUBLE a DOUBLE, Spark its own DECIMAL), and the group choice hashes a key's text, so the
+    same value must be the same text on each. DOUBLE when a branch is a float or the digits
+    do not fit a DECIMAL(38, s); TIMESTAMP for dates with timestamps.
+
+    >>> union_type(["DECIMAL(38,6)", "BIGINT"]), union_type(["INTEGER", "DOUBLE"])
+    ('DECIMAL(38,6)', 'DOUBLE')
+    >>> union_type(["DECIMAL(38,0)", "DECIMAL(10,2)"]), union_type(["DATE", "TIMESTAMP"])
+    ('DOUBLE', 'TIMESTAMP')
+    """
+    written = [t.upper().replace(" ", "") for t in types]
+    if len(set(written)) == 1:
+        return types[0]
+    if column_class(written[0]) == "string":
+        return "VARCHAR"
+    if set(written) <= {"DATE", "TIMESTAMP"}:
+        return "TIMESTAMP"
+    if column_class(written[0]) != "numeric":
+        refuse(None, "UNION ALL", "columns of one type in each branch",
+               f"Cast the branches' columns to one type ({', '.join(types)} differ)")
+    shapes = [_digits(t) for t in written]
+    if any(shape is None for shape in shapes):
+        return "DOUBLE"
+    whole = max(w for w, _ in shapes)
+    scale = max(s for _, s in shapes)
+    if scale == 0 and whole <= 19:
+        return "BIGINT"
+    return f"DECIMAL({whole + scale},{scale})" if whole + scale <= 38 else "DOUBLE"
+
+
+def _digits(sql_type: str) -> tuple[int, int] | None:
+    """(integer digits, scale) of an integer or DECIMAL type; None for floats."""
+    if sql_type in INTEGER_DIGITS:
+        return INTEGER_DIGITS[sql_type], 0
+    if sql_type.startswith(("DECIMAL", "NUMERIC")):
+        sizes = [int(p) for p in sql_type.partition("(")[2].rstrip(")").split(",") if p]
+        precision, scale = (sizes + [18, 3][len(sizes):])[:2] if sizes else (18, 3)
+        return precision - scale, scale
+    return None
+
+
+def _as_type(column: exp.Expression, sql_type: str, target: str) -> exp.Expression:
+    """``column`` cast to the UNION ALL's type where its own differs (a widening: it cannot
+    fail on any row)."""
+    if sql_type.upper().replace(" ", "") == target.upper().replace(" ", ""):
+        return column
+    return exp.Cast(this=column, to=exp.DataType.build(target, dialect="duckdb"))
 
 
 def _arguments(node: exp.Expression) -> list[exp.Expression]:
