@@ -91,8 +91,14 @@ def _key_values(column: str, sql_type: str, values: Iterable[Any], table: str
 
 
 def _positive_int(name: str, value: Any, table: str) -> int | None:
-    if value is None:
+    if value is None or (value == AUTO and name in AUTO_LIMITS):
         return None
+    if value == AUTO:
+        raise CatalogError(
+            f"{name}=\"auto\" for table {table!r}: this limit depends on the column each "
+            "query groups by, so dpsql cannot choose it once for all queries; ask "
+            f"con.suggest_bounds({table!r}, group_by=..., epsilon=..., delta=...) and declare "
+            "the limit it suggests (or max_rows_per_unit=\"auto\")")
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise CatalogError(f"{name}={value!r} for table {table!r}: must be a positive integer")
     return value
@@ -101,6 +107,9 @@ def _positive_int(name: str, value: Any, table: str) -> int | None:
 AUTO = "auto"
 """``bounds={"income": "auto"}``: dpsql estimates the bounds privately when a query first
 needs them (``dpsql.connection.Connection.estimate_bounds``)."""
+AUTO_LIMITS = ("max_rows_per_unit",)
+"""Contribution limits that may be ``"auto"`` (``Connection.estimate_limits``): the ones
+that do not depend on a query's GROUP BY."""
 
 
 def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table: str
@@ -167,12 +176,14 @@ class TableInfo:
         default_factory=dict)
     auto_bounds: tuple[str, ...] = ()
     """Columns declared ``bounds="auto"`` whose bounds are not estimated yet."""
+    auto_limits: tuple[str, ...] = ()
+    """Limits declared ``"auto"`` (``AUTO_LIMITS``) that are not estimated yet."""
 
     @classmethod
     def private(cls, name: str, *, columns: Mapping[str, str], privacy_unit: str | None = None,
                 row_privacy: bool = False, bounds: Mapping[str, Any] | None = None,
                 max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
-                max_rows_per_unit: int | None = None,
+                max_rows_per_unit: int | str | None = None,
                 public_keys: Mapping[str, Iterable[Any] | str] | None = None) -> TableInfo:
         """Validate registration options and build the metadata of a private table."""
         columns = {c.lower(): t for c, t in columns.items()}
@@ -199,6 +210,8 @@ class TableInfo:
             max_rows_per_group=_positive_int("max_rows_per_group", max_rows_per_group, name),
             max_rows_per_unit=_positive_int("max_rows_per_unit", max_rows_per_unit, name),
             public_keys=keys,
+            auto_limits=tuple(limit for limit, value in (
+                ("max_rows_per_unit", max_rows_per_unit),) if value == AUTO and unit is not None),
         )
 
     @property

@@ -283,12 +283,42 @@ class Connection:
         The whole query's cost is checked against the budget first, so a query that could
         not be paid in full spends nothing on its bounds.
         """
-        each_e, each_d, rest_e, rest_d = autobounds.split(need.epsilon, need.delta,
-                                                          len(need.columns))
+        each_e, each_d, rest_e, rest_d = autobounds.split(
+            need.epsilon, need.delta, len(need.columns) + len(need.limits))
         self.budget.check(need.epsilon, need.delta)
         for table, column in need.columns:
             self.estimate_bounds(table, column, epsilon=each_e, delta=each_d)
+        for table, _ in need.limits:
+            self.estimate_limits(table, epsilon=each_e, delta=each_d)
         return rest_e, rest_d
+
+    def estimate_limits(self, table: str, *, epsilon: float, delta: float) -> int:
+        """Estimate a ``max_rows_per_unit="auto"`` (the only limit that may be ``"auto"``:
+        the others depend on each query's GROUP BY): the 95% quantile of rows per person
+        from a private histogram (``dpsql.suggest``), 1 if no bin is released. A private
+        query, charged like any other; the limit then replaces ``"auto"`` in this
+        connection's catalog (and, with no per-group limit declared, caps rows per group
+        too). Queries that need it call this with a share of their own budget. Returns it.
+        """
+        info = self.catalog.get(table)
+        if "max_rows_per_unit" not in info.auto_limits:
+            raise CatalogError(f'{info.name}.max_rows_per_unit is not declared "auto" (or is '
+                               "already estimated: see catalog.get(table).max_rows_per_unit)")
+        # The histogram has one row per person whatever their rows: it needs no row limit.
+        self.catalog.add(dataclasses.replace(info, auto_limits=()))
+        try:
+            rows = self.sql(suggest.contribution_sql(info, [], exp.Count(this=exp.Star()),
+                                                     "rows_bin"), epsilon=epsilon,
+                            delta=delta).fetchall()
+        except BaseException:
+            self.catalog.add(info)
+            raise
+        limit = suggest.limit_from_bins(rows, coverage=suggest.COVERAGE) or 1
+        self.catalog.add(dataclasses.replace(info, max_rows_per_unit=limit, auto_limits=()))
+        warnings.warn(f"{info.name}.max_rows_per_unit estimated as {limit} with "
+                      f"epsilon={epsilon:g}, delta={delta:g} (\"auto\")", PrivacyWarning,
+                      stacklevel=3)
+        return limit
 
     def suggest_bounds(self, table: str, *, epsilon: float, delta: float,
                        group_by: str | None = None,

@@ -76,13 +76,15 @@ class BoundsNeeded(UnsupportedQueryError):
     yet. ``Connection.sql`` estimates them (a private release) and compiles again;
     ``explain()`` and ``compile()`` raise it.
 
-    ``columns``: (table, column) pairs; ``epsilon`` and ``delta``: the query's own.
+    ``columns``: (table, column) pairs; ``limits``: (table, limit) pairs of contribution
+    limits declared ``"auto"``; ``epsilon`` and ``delta``: the query's own.
     """
 
     def __init__(self, message: str, columns: tuple[tuple[str, str], ...], epsilon: float,
-                 delta: float):
+                 delta: float, limits: tuple[tuple[str, str], ...] = ()):
         super().__init__(message)
         self.columns, self.epsilon, self.delta = columns, epsilon, delta
+        self.limits = limits
 
 
 class CatalogError(ProgrammingError):

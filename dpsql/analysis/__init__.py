@@ -24,6 +24,7 @@ from dpsql.analysis.outer import nest_release, split_release
 from dpsql.analysis.relations import resolve_source
 from dpsql.analysis.sensitivity import calibrate, contribution_limits, measure_sensitivity
 from dpsql.analysis.shape import (
+    check_auto_limits,
     check_names,
     check_statement,
     check_where,
@@ -43,6 +44,7 @@ PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     check_statement,
     resolve_source,
     resolve_table,
+    check_auto_limits,
     check_options,
     check_where,
     resolve_keys,

@@ -19,7 +19,7 @@ from sqlglot import exp
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
 from dpsql.catalog import PublicColumn, TableInfo
-from dpsql.errors import UnsupportedQueryError
+from dpsql.errors import BoundsNeeded, UnsupportedQueryError
 from dpsql.expr.types import type_class
 from dpsql.names import check_query_names
 from dpsql.plan import GroupKey
@@ -98,6 +98,22 @@ def resolve_table(draft: Draft, ctx: Context) -> Draft:
 
     select = select.transform(strip)
     return _check_columns(draft, select, info)
+
+
+def check_auto_limits(draft: Draft, ctx: Context) -> Draft:
+    """A private table whose ``max_rows_per_unit`` is ``"auto"`` needs it estimated (by the
+    connection, a private release) before the query's sensitivity can be known."""
+    names = draft.private_tables or (draft.table.name,)
+    pending = tuple((ctx.catalog.get(n).name, limit) for n in names if n in ctx.catalog
+                    for limit in ctx.catalog.get(n).auto_limits)
+    if pending:
+        said = ", ".join(f"{table}.{limit}" for table, limit in pending)
+        raise BoundsNeeded(
+            f"the query needs {said}, declared \"auto\": a query spends a quarter of its "
+            "epsilon (and half its delta) estimating it the first time "
+            "(Connection.estimate_limits), or declare the limit", (), draft.epsilon,
+            draft.delta, limits=pending)
+    return draft
 
 
 def _check_columns(draft: Draft, select: exp.Select, info: TableInfo) -> Draft:
