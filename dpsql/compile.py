@@ -102,16 +102,18 @@ def compile_query(sql: str, catalog: Catalog, *, epsilon: float | None = None,
                   delta: float | None = None, default_epsilon: float = 1.0,
                   default_delta: float = 0.0, dialect: str = "duckdb",
                   public_values: Callable[[str, str], tuple[Any, ...]] | None = None,
-                  quantile_ci: float | None = None) -> CompiledQuery:
+                  quantile_ci: float | None = None,
+                  remaining: tuple[float, float] | None = None) -> CompiledQuery:
     """Analyse ``sql`` against ``catalog`` and build its bounded query (no data read).
 
     ε and δ come from the call, else from the query's WITH DIFFERENTIAL_PRIVACY OPTIONS,
-    else from the defaults. ``public_values(table, column)`` reads public key lists.
+    else from the defaults; ``remaining`` replaces them with what is left after the bounds
+    the query needed were estimated. ``public_values(table, column)`` reads public key lists.
     """
     options = {} if public_values is None else {"public_values": public_values}
     plan = analyze(sql, catalog, epsilon=epsilon, delta=delta, default_epsilon=default_epsilon,
                    default_delta=default_delta, dialect=dialect, quantile_ci=quantile_ci,
-                   **options)
+                   remaining=remaining, **options)
     return CompiledQuery.of(plan)
 
 

@@ -193,6 +193,14 @@ class Connection:
         parsing, analysis and SQL generation. ε and δ left out of the call come from the
         query's WITH DIFFERENTIAL_PRIVACY OPTIONS, else from the connection's defaults.
         """
+        return self._compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
+                             quantile_ci=quantile_ci)
+
+    def _compile(self, query: str, *, epsilon: float | None, delta: float | None,
+                 dialect: str | None, quantile_ci: float | None,
+                 remaining: tuple[float, float] | None = None) -> CompiledQuery:
+        """``compile``; ``remaining``: the (ε, δ) the query has left after paying for the
+        bounds it needed estimated, in place of its own (ε, δ) however given."""
         read = self.dialect if dialect is None else _known_dialect(dialect)
         if quantile_ci is not None and not 0 < quantile_ci < 1:
             raise ProgrammingError(f"quantile_ci={quantile_ci!r}: give a confidence level "
@@ -202,14 +210,15 @@ class Connection:
             if value is not None:
                 real_number(name, value, f"Fix: pass {name} as a number")
         key = (query, read, type(epsilon), epsilon, type(delta), delta, self.default_epsilon,
-               self.default_delta, self.catalog.version, quantile_ci)
+               self.default_delta, self.catalog.version, quantile_ci, remaining)
         if key not in self._compiled:
             if len(self._compiled) >= PLAN_CACHE_SIZE:
                 self._compiled.clear()
             self._compiled[key] = compile_query(
                 query, self.catalog, epsilon=epsilon, delta=delta,
                 default_epsilon=self.default_epsilon, default_delta=self.default_delta,
-                dialect=read, public_values=self._public_values, quantile_ci=quantile_ci)
+                dialect=read, public_values=self._public_values, quantile_ci=quantile_ci,
+                remaining=remaining)
         return self._compiled[key]
 
     def _public_values(self, table: str, column: str) -> tuple[Any, ...]:
@@ -242,13 +251,14 @@ class Connection:
         if (listing := self._listing(query, dialect)) is not None:
             return listing
         seed = self._usable(seed)
+        remaining = None
         while True:  # each estimate turns one "auto" column into bounds: this ends
             try:
-                compiled = self.compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
-                                        quantile_ci=quantile_ci)
+                compiled = self._compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
+                                         quantile_ci=quantile_ci, remaining=remaining)
                 break
             except BoundsNeeded as need:
-                epsilon, delta = self._estimate_first(need)
+                remaining = self._estimate_first(need)
         if (cached := self._cached(compiled, seed)) is not None:
             return cached
         self._warn_about_delta(compiled)
@@ -287,7 +297,8 @@ class Connection:
             need.epsilon, need.delta, len(need.columns) + len(need.limits))
         self.budget.check(need.epsilon, need.delta)
         for table, column in need.columns:
-            self.estimate_bounds(table, column, epsilon=each_e, delta=each_d)
+            self._estimate_bounds(self.catalog.get(table), column, epsilon=each_e,
+                                  delta=each_d)
         for table, _ in need.limits:
             self.estimate_limits(table, epsilon=each_e, delta=each_d)
         return rest_e, rest_d
@@ -379,19 +390,25 @@ class Connection:
         Returns (lo, hi).
         """
         info = self.catalog.get(table)
-        name = column.lower()
-        if name not in info.auto_bounds:
+        if column.lower() not in info.auto_bounds:
             raise CatalogError(f'{info.name}.{column} is not declared bounds="auto" (or its '
                                "bounds are already estimated: see catalog.get(table).bounds)")
+        return self._estimate_bounds(info, column.lower(), epsilon=epsilon, delta=delta)
+
+    def _estimate_bounds(self, info: TableInfo, name: str, *, epsilon: float,
+                         delta: float) -> tuple[float, float]:
+        """``estimate_bounds`` for any numeric column: also those a query in the BigQuery
+        syntax leaves to the engine, as ZetaSQL does (``SUM(x)`` with no bounds)."""
         rows = self.sql(autobounds.histogram_sql(info, name), epsilon=epsilon,
                         delta=delta).fetchall()
         lo, hi = autobounds.bounds_from_bins(rows)
         self.catalog.add(dataclasses.replace(
             info, bounds={**info.bounds, name: (lo, hi)},
             auto_bounds=tuple(c for c in info.auto_bounds if c != name)))
+        why = "bounds=\"auto\"" if name in info.auto_bounds else "none declared"
         warnings.warn(f"{info.name}.{name}: bounds estimated as [{lo:g}, {hi:g}] with "
-                      f"epsilon={epsilon:g}, delta={delta:g} (bounds=\"auto\")", PrivacyWarning,
-                      stacklevel=3)
+                      f"epsilon={epsilon:g}, delta={delta:g} ({why})", PrivacyWarning,
+                      stacklevel=4)
         return lo, hi
 
     def _usable(self, seed: int | None) -> int | None:

@@ -313,3 +313,32 @@ def test_connection_default_dialect_and_cursor_parameters():
     assert cursor.description[0][0] == "n"
     assert con.budget.spent.epsilon == pytest.approx(0.5)
     assert con.sql('SELECT COUNT(*) AS n FROM t WHERE k = "k2"', epsilon=0.5).columns == ["n"]
+
+
+# --- bounds left to dpsql ------------------------------------------------------------------
+
+def people(n: int = 3000) -> pa.Table:
+    rng = np.random.default_rng(5)
+    return pa.table({"pid": np.arange(n), "k": rng.choice(["a", "b"], n),
+                     "income": rng.lognormal(10, 1, n)})
+
+
+def test_the_dp_syntax_leaves_missing_bounds_to_dpsql_within_the_query_budget():
+    """ZetaSQL chooses a clamp itself when SUM or AVG has none; so does dpsql in that
+    syntax, from a quarter of the query's ε (and half its δ), as for bounds="auto". The
+    ε asked for in OPTIONS is what is spent, in all; plain SQL still asks for bounds."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10, delta=1e-4), seed=3)
+    con.register("p", people(), privacy_unit="pid", public_keys={"k": ["a", "b"]})
+    sql = (f"{DP} (epsilon = 1, delta = 1e-6) k, SUM(income) AS s, AVG(income) AS a FROM p "
+           "GROUP BY k")
+    with pytest.raises(dpsql.BoundsNeeded, match="left to dpsql by the BigQuery DP syntax"):
+        con.explain(sql)
+    with pytest.raises(dpsql.UnsupportedQueryError, match="needs bounds"):
+        con.sql("SELECT SUM(income) FROM p")
+    with pytest.warns(dpsql.PrivacyWarning, match=r"p.income: bounds estimated as \[0, "):
+        result = con.sql(sql)
+    assert con.budget.spent.epsilon == pytest.approx(1.0)
+    assert con.budget.spent.epsilon <= 1.0 and con.budget.spent.delta <= 1e-6
+    lo, hi = con.catalog.get("p").bounds["income"]
+    assert lo == 0 and 2**16 <= hi <= 2**19
+    assert all(0 < mean < hi for mean in result.df()["a"])

@@ -65,19 +65,22 @@ def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float | Non
             delta: float | None = None, default_epsilon: float = 1.0,
             default_delta: float = 0.0, dialect: str = "duckdb",
             public_values: Callable[[str, str], tuple[Any, ...]] = _no_public_tables,
-            quantile_ci: float | None = None) -> PrivacyPlan:
+            quantile_ci: float | None = None,
+            remaining: tuple[float, float] | None = None) -> PrivacyPlan:
     """Run every pass over the query and return its frozen PrivacyPlan.
 
     ε and δ come from the call, else from the query's WITH DIFFERENTIAL_PRIVACY OPTIONS,
     else from the defaults; the call and the options must agree where both give one.
     ``quantile_ci`` (a level such as 0.95) also releases an interval for each quantile.
+    ``remaining``: the (ε, δ) left after estimating the bounds the query needed, which
+    then replaces the query's own (``Connection.sql``).
     """
     ast = parse(sql, dialect=dialect) if isinstance(sql, str) else sql
     text = sql if isinstance(sql, str) else sql.sql(dialect=DIALECTS[dialect])
     draft = Draft(sql=text, ast=ast, epsilon=default_epsilon if epsilon is None else epsilon,
                   delta=default_delta if delta is None else delta, quantile_ci=quantile_ci)
     ctx = Context(catalog=catalog, public_values=public_values, call_epsilon=epsilon,
-                  call_delta=delta)
+                  call_delta=delta, remaining=remaining)
     for step in PASSES:
         draft = step(draft, ctx)
     return _to_plan(draft)

@@ -51,6 +51,7 @@ from dpsql.analysis.named_bounds import (
     clamp_interval,
     named_bounds,
 )
+from dpsql.catalog import TableInfo, column_class
 from dpsql.dialect import is_anonymization
 from dpsql.errors import BoundsNeeded, UnsupportedQueryError
 from dpsql.expr.types import integer_valued, type_class
@@ -264,7 +265,8 @@ class _Collector:
         if auto:
             names = ", ".join(f"{t}.{c}" for t, c in auto)
             raise BoundsNeeded(
-                f"{fragment(node)} needs the bounds of {names}, declared \"auto\": a query "
+                f"{fragment(node)} needs the bounds of {names}, which dpsql estimates "
+                "(declared \"auto\", or left to dpsql by the BigQuery DP syntax): a query "
                 "spends a quarter of its epsilon (and half its delta) estimating them the "
                 "first time (Connection.estimate_bounds), or declare bounds=(lo, hi)",
                 tuple(auto), self.draft.epsilon, self.draft.delta)
@@ -291,6 +293,17 @@ class _Collector:
                 f"(or, in BigQuery style, add the argument {PER_ROW} => (lo, hi))")
 
 
+def _estimable(info: TableInfo, draft: Draft) -> tuple[str, ...]:
+    """Columns whose bounds dpsql may estimate for this query: those declared ``"auto"``,
+    and, in the BigQuery DP syntax, every numeric column without declared bounds (ZetaSQL
+    chooses the bounds of ``SUM(x)`` itself when none are given)."""
+    if not draft.options.written:
+        return info.auto_bounds
+    return info.auto_bounds + tuple(
+        c for c, t in info.columns.items() if column_class(t) == "numeric"
+        and c not in info.bounds and c not in info.auto_bounds and c != info.privacy_unit)
+
+
 def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
     """Replace aggregates by statistic references and build the output query."""
     select = draft.select
@@ -299,7 +312,7 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         column for name in tables if name in ctx.catalog
         for column in ctx.catalog.get(name).columns), {
         column: ctx.catalog.get(name).name for name in tables if name in ctx.catalog
-        for column in ctx.catalog.get(name).auto_bounds})
+        for column in _estimable(ctx.catalog.get(name), draft)})
     keys = {k.name for k in draft.keys}
     aliases = {e.alias.lower() for e in select.expressions if e.alias}
     windowed = {e.alias.lower() for e in select.expressions if e.alias and e.find(exp.Window)}

@@ -26,6 +26,8 @@ class Context:
     public_values: Callable[[str, str], tuple[Any, ...]]
     call_epsilon: float | None = None
     call_delta: float | None = None
+    remaining: tuple[float, float] | None = None
+    """What is left of the query's (ε, δ) after estimating bounds it needed."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class QueryOptions:
     unit: exp.Column | None = None
     public_groups: bool = False
     clause: str = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
+    written: bool = False
+    """Whether the query has the clause (the BigQuery DP syntax), not just the defaults."""
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.analysis.grammar import fragment, refuse
 from dpsql.analysis.named_bounds import number_literal
 from dpsql.dialect import DifferentialPrivacy
-from dpsql.errors import PrivacyError, UnsupportedQueryError
+from dpsql.errors import InternalError, PrivacyError, UnsupportedQueryError
 from dpsql.names import written_name
 
 CLAUSE = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
@@ -57,7 +57,18 @@ STRATEGIES = ("LAPLACE_THRESHOLD", "PUBLIC_GROUPS")
 
 
 def read_options(draft: Draft, ctx: Context) -> Draft:
-    """Read the clause into the draft (ε, δ and QueryOptions) and drop it from the AST."""
+    """Read the clause into the draft (ε, δ and QueryOptions) and drop it from the AST; ε
+    and δ are then what is left after estimates the query paid for, if any."""
+    draft = _read_options(draft, ctx)
+    if ctx.remaining is None:
+        return draft
+    epsilon, delta = ctx.remaining
+    if epsilon > draft.epsilon or delta > draft.delta:
+        raise InternalError("an estimate left more (ε, δ) than the query had")
+    return replace(draft, epsilon=epsilon, delta=delta)
+
+
+def _read_options(draft: Draft, ctx: Context) -> Draft:
     clauses = list(draft.ast.find_all(DifferentialPrivacy))
     if not clauses:
         return draft
@@ -73,7 +84,7 @@ def read_options(draft: Draft, ctx: Context) -> Draft:
         max_rows=_positive(values, "max_rows_contributed", clause),
         unit=_unit(values.get("privacy_unit_column"), clause),
         public_groups=_strategy(values.get("group_selection_strategy"), clause),
-        clause=clause)
+        clause=clause, written=True)
     if options.max_groups_per_unit is not None and options.max_rows is not None:
         refuse(values["max_rows_contributed"], clause, "one of max_groups_contributed and "
                "max_rows_contributed", "They bound contributions in two different ways "

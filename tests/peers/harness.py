@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -39,8 +40,9 @@ def run_peer(peer: Peer, repo: Repository) -> list[Outcome]:
     """Every query of ``peer`` on its translated tables, at ε = 1 and δ = 1e-6 unless the
     query sets its own (the DP clause of ZetaSQL's syntax)."""
     outcomes = []
-    with dpsql.connect(budget=BUDGET, dialect=peer.dialect, default_delta=1e-6,
-                       cache=False) as con:
+    with warnings.catch_warnings(), dpsql.connect(
+            budget=BUDGET, dialect=peer.dialect, default_delta=1e-6, cache=False) as con:
+        warnings.simplefilter("ignore", dpsql.PrivacyWarning)  # bounds estimated: expected
         peer.tables(repo, con)
         for query in peer.queries(repo):
             outcomes.append(_outcome(con, query, peer.translate(query.sql)))
