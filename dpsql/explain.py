@@ -37,14 +37,17 @@ def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
     if selection is None:
         return "public"
     if selection.truncated_geometric:
-        chances = truncated_geometric_probability(np.array(RELEASE_SIZES), selection.epsilon,
-                                                  selection.delta, selection.max_groups_per_unit)
+        chances = truncated_geometric_probability(
+            selection.shifted(np.array(RELEASE_SIZES)), selection.epsilon, selection.delta,
+            selection.max_groups_per_unit)
     else:
         noise = plan.noise_for(next(s.name for s in plan.stats if s.kind == "units"))
-        chances = [release_probability(noise, selection.threshold, n) for n in RELEASE_SIZES]
+        chances = [release_probability(noise, selection.threshold + selection.min_units - 1, n)
+                   for n in RELEASE_SIZES]
+    least = {"min_units": selection.min_units} if selection.min_units > 1 else {}
     return {"method": selection.method, "threshold": selection.threshold,
             "epsilon": selection.epsilon, "delta": selection.delta,
-            "max_groups_per_unit": selection.max_groups_per_unit,
+            "max_groups_per_unit": selection.max_groups_per_unit, **least,
             "release_probability": {str(n): float(p)
                                     for n, p in zip(RELEASE_SIZES, chances, strict=True)}}
 
@@ -137,12 +140,14 @@ def _selection_lines(sel: str | dict[str, Any]) -> list[str]:
     if sel == "public":
         return ["  groups: public keys"]
     assert isinstance(sel, dict)
+    least = sel.get("min_units", 1)
     if sel["method"] == "truncated_geometric":
-        how = (f"truncated_geometric: kept at random by its exact count of people "
+        count = "exact count of people" + (f" less {least - 1}" if least > 1 else "")
+        how = (f"truncated_geometric: kept at random by its {count} "
                f"(ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
     else:
-        how = (f"{sel['method']}: kept if the noisy count of people >= {sel['threshold']:g} "
-               f"(δ={sel['delta']:g})")
+        how = (f"{sel['method']}: kept if the noisy count of people >= "
+               f"{sel['threshold'] + least - 1:g} (δ={sel['delta']:g})")
     chances = "  ".join(f"n={n} {_percent(p)}" for n, p in sel["release_probability"].items())
     return [f"  groups: private keys, {how}", f"  P(group released | n people): {chances}"]
 

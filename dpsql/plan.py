@@ -365,15 +365,26 @@ class Selection:
     delta: float
     max_groups_per_unit: int
     epsilon: float = 0.0
+    min_units: int = 1
+    """``min_privacy_units_per_group``: a group of n people is selected as one of
+    n − (min_units − 1) would be (a threshold raised by min_units − 1, the truncated
+    geometric's curve shifted right), which only lowers every release probability, so the
+    guarantee is the unshifted one's: subtracting a public constant from a count of people
+    leaves its sensitivity at 1."""
 
     @property
     def truncated_geometric(self) -> bool:
         return self.method == "truncated_geometric"
 
+    def shifted(self, counts: np.ndarray) -> np.ndarray:
+        """Unit counts as the selection sees them (``min_units``)."""
+        return np.maximum(np.asarray(counts) - (self.min_units - 1), 0)
+
     def __str__(self) -> str:
+        least = f" min_units={self.min_units}" if self.min_units > 1 else ""
         if self.truncated_geometric:
-            return f"{self.method} ε={self.epsilon:g} δ={self.delta:g}"
-        return f"{self.method} threshold={self.threshold:g} δ={self.delta:g}"
+            return f"{self.method} ε={self.epsilon:g} δ={self.delta:g}{least}"
+        return f"{self.method} threshold={self.threshold:g} δ={self.delta:g}{least}"
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
             stats[spec.name] = plan.noise_for(spec.name).add_to(values, sampler)
     if plan.selection is not None and not plan.selection.truncated_geometric:
         units = next(s.name for s in plan.stats if s.kind == "units")
-        keep = stats[units] >= plan.selection.threshold
+        keep = plan.selection.shifted(stats[units]) >= plan.selection.threshold
         stats = {name: values[keep] for name, values in stats.items()}
     keys = keys.filter(pa.array(keep))
     quantiles = {}
@@ -143,8 +143,8 @@ def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.
     selection = plan.selection
     units = next(s.name for s in plan.stats if s.kind == "units")
     counts = exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
-    chance = truncated_geometric_probability(counts, selection.epsilon, selection.delta,
-                                             selection.max_groups_per_unit)
+    chance = truncated_geometric_probability(selection.shifted(counts), selection.epsilon,
+                                             selection.delta, selection.max_groups_per_unit)
     return sampler.below(2**53, len(counts)) < np.floor(np.asarray(chance) * 2**53)
 
 

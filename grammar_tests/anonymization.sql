@@ -102,9 +102,10 @@ SELECT ANON_SUM(cost, contribution_bounds_per_group => (0, 10)) FROM visits;
 SELECT WITH ANONYMIZATION OPTIONS (kappa = 1, max_groups_contributed = 2) COUNT(*) FROM visits;
 # error: UnsupportedQueryError: max_groups_contributed is given twice (kappa is its older name)
 
-# title: ANONYMIZATION clause k_threshold
-SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, k_threshold = 10) specialty, ANON_COUNT(*) FROM visits GROUP BY specialty;
-# error: UnsupportedQueryError: give delta = <number> instead
+# title: ANONYMIZATION clause k_threshold is min_privacy_units_per_group
+SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6, k_threshold = 10) specialty, ANON_COUNT(*) FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 17), ('anesthesiology', 3), ('cardiology', 46), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 49), ('emergency medicine', 181), ('endocrinology', 25), ('gastroenterology', 21), ('general practice', 356), ('general surgery', 16), ('geriatrics', 11), ('gynecology', 43), ('hematology', 12), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 15), ('internal medicine', 94), ('medical genetics', 3), ('neonatology', 1), ('nephrology', 15), ('neurology', 15), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 32), ('occupational medicine', 8), ('oncology', 21), ('ophthalmology', 27), ('orthopedics', 48), ('otolaryngology', 7), ('palliative care', 7), ('pediatric oncology', 4), ('pediatrics', 70), ('physical therapy', 15), ('plastic surgery', 2), ('podiatry', 2), ('psychiatry', 9), ('psychology', 17), ('pulmonology', 23), ('radiology', 25), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 5), ('tropical medicine', 2), ('urology', 8), ('vascular surgery', 2)]
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | specialty | ANON_COUNT(*) L1=12 L2=6.9282
 
 # title: ANONYMIZATION clause kappa zero
 SELECT WITH ANONYMIZATION OPTIONS (kappa = 0) COUNT(*) FROM visits;

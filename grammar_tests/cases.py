@@ -110,6 +110,8 @@ def summarize(info: dict) -> str:
     if limits["max_rows_per_unit"] is not None:
         head.append(f"rows/unit={limits['max_rows_per_unit']}")
     head.append(f"selection={selection if selection == 'public' else selection['method']}")
+    if selection != "public" and "min_units" in selection:
+        head.append(f"min_units={selection['min_units']}")
     parts, shown = [" ".join(head)], set()
     for col in info["columns"]:
         agg = col["aggregate"]

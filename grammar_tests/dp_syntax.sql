@@ -75,8 +75,17 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (delta = 1) COUNT(*) FROM visits;
 # error: PrivacyError
 
 # title: DP clause unknown option
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, max_ids = 10) COUNT(*) FROM visits;
+# error: UnsupportedQueryError: max_ids is not an option dpsql knows
+
+# title: DP clause min_privacy_units_per_group shifts the selection of private keys
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy_units_per_group = 10) specialty, COUNT(*) AS n FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 17), ('anesthesiology', 3), ('cardiology', 46), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 49), ('emergency medicine', 181), ('endocrinology', 25), ('gastroenterology', 21), ('general practice', 356), ('general surgery', 16), ('geriatrics', 11), ('gynecology', 43), ('hematology', 12), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 15), ('internal medicine', 94), ('medical genetics', 3), ('neonatology', 1), ('nephrology', 15), ('neurology', 15), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 32), ('occupational medicine', 8), ('oncology', 21), ('ophthalmology', 27), ('orthopedics', 48), ('otolaryngology', 7), ('palliative care', 7), ('pediatric oncology', 4), ('pediatrics', 70), ('physical therapy', 15), ('plastic surgery', 2), ('podiatry', 2), ('psychiatry', 9), ('psychology', 17), ('pulmonology', 23), ('radiology', 25), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 5), ('tropical medicine', 2), ('urology', 8), ('vascular surgery', 2)]
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | specialty | n=COUNT(*) L1=12 L2=6.9282
+
+# title: DP clause min_privacy_units_per_group without private keys is refused
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, min_privacy_units_per_group = 10) COUNT(*) FROM visits;
-# error: UnsupportedQueryError: min_privacy_units_per_group is not an option dpsql knows
+# error: UnsupportedQueryError: min_privacy_units_per_group applies to groups released by partition selection
 
 # title: DP clause legacy kappa
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (kappa = 2) COUNT(*) FROM visits;

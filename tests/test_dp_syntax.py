@@ -342,3 +342,49 @@ def test_the_dp_syntax_leaves_missing_bounds_to_dpsql_within_the_query_budget():
     lo, hi = con.catalog.get("p").bounds["income"]
     assert lo == 0 and 2**16 <= hi <= 2**19
     assert all(0 < mean < hi for mean in result.df()["a"])
+
+
+# --- min_privacy_units_per_group -----------------------------------------------------------
+
+def test_a_shifted_selection_keeps_the_guarantee_exactly():
+    """Selection of a group of n people as one of n − (m − 1): every neighbouring pair of
+    counts still satisfies p(n+1) ≤ e^ε p(n) + δ and 1 − p(n) ≤ e^ε (1 − p(n+1)) + δ."""
+    from dpsql.mechanisms.selection import truncated_geometric_probability
+    from dpsql.plan import Selection
+
+    epsilon, delta = 0.7, 1e-6
+    for m in (1, 2, 10, 50):
+        selection = Selection("truncated_geometric", 0.0, delta, 1, epsilon, min_units=m)
+        counts = np.arange(0, 400)
+        p = truncated_geometric_probability(selection.shifted(counts), epsilon, delta, 1)
+        assert np.all(p[:m] == 0)
+        assert np.all(p[1:] <= math.exp(epsilon) * p[:-1] + delta * (1 + 1e-9))
+        assert np.all(1 - p[:-1] <= math.exp(epsilon) * (1 - p[1:]) + delta * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("option", ["min_privacy_units_per_group = 41", "k_threshold = 41"])
+def test_min_units_shift_the_release_curve(option):
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=50, delta=1e-3), seed=2)
+    sizes = [5] * 5 + [60] * 60 + [300] * 300
+    con.register("t", pa.table({"pid": list(range(len(sizes))),
+                                "k": [f"g{v}" for v in sizes]}), privacy_unit="pid")
+    kind = "ANONYMIZATION" if option.startswith("k_") else "DIFFERENTIAL_PRIVACY"
+    count = "ANON_COUNT(*)" if kind == "ANONYMIZATION" else "COUNT(*)"
+    shifted = (f"SELECT WITH {kind} OPTIONS (epsilon = 2, delta = 1e-5, {option}) k, "
+               f"{count} AS n FROM t GROUP BY k")
+    plain = f"SELECT WITH {kind} OPTIONS (epsilon = 2, delta = 1e-5) k, {count} AS n FROM t " \
+            "GROUP BY k"
+    curve = con.explain(shifted).to_dict()["partition_selection"]["release_probability"]
+    base = con.explain(plain).to_dict()["partition_selection"]["release_probability"]
+    assert curve["50"] == pytest.approx(base["10"]) and curve["20"] == 0.0
+    assert curve["100"] <= base["100"]
+    assert {k for k, _ in con.sql(shifted).fetchall()} <= {"g60", "g300"}
+
+
+def test_min_units_need_private_keys():
+    con = dpsql.connect()
+    con.register("t", pa.table({"pid": [1, 2], "k": ["a", "b"]}), privacy_unit="pid",
+                 public_keys={"k": ["a", "b"]})
+    for sql in ("COUNT(*) FROM t", "k, COUNT(*) FROM t GROUP BY k"):
+        with pytest.raises(dpsql.UnsupportedQueryError, match="private GROUP BY keys"):
+            con.explain(f"{DP} (min_privacy_units_per_group = 3) {sql}")

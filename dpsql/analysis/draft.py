@@ -46,6 +46,9 @@ class QueryOptions:
     clause: str = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
     written: bool = False
     """Whether the query has the clause (the BigQuery DP syntax), not just the defaults."""
+    min_units: int | None = None
+    """``min_privacy_units_per_group`` (ZetaSQL's ``k_threshold``): partition selection
+    treats a group of n people as one of n − (min_units − 1)."""
 
 
 @dataclass(frozen=True)

@@ -47,11 +47,12 @@ from dpsql.names import written_name
 
 CLAUSE = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
 NAMES = ("epsilon", "delta", "max_groups_contributed", "max_rows_contributed",
-         "privacy_unit_column", "group_selection_strategy")
+         "privacy_unit_column", "group_selection_strategy", "min_privacy_units_per_group")
 ALLOWED = "epsilon = <number>, delta = <number>, max_groups_contributed = <integer>, " \
           "max_rows_contributed = <integer>, privacy_unit_column = <column>, " \
-          "group_selection_strategy = PUBLIC_GROUPS | LAPLACE_THRESHOLD"
-OLD_NAMES = {"kappa": "max_groups_contributed"}
+          "group_selection_strategy = PUBLIC_GROUPS | LAPLACE_THRESHOLD, " \
+          "min_privacy_units_per_group = <integer>"
+OLD_NAMES = {"kappa": "max_groups_contributed", "k_threshold": "min_privacy_units_per_group"}
 """ZetaSQL's older names, read in ``WITH ANONYMIZATION OPTIONS`` only."""
 STRATEGIES = ("LAPLACE_THRESHOLD", "PUBLIC_GROUPS")
 
@@ -84,6 +85,7 @@ def _read_options(draft: Draft, ctx: Context) -> Draft:
         max_rows=_positive(values, "max_rows_contributed", clause),
         unit=_unit(values.get("privacy_unit_column"), clause),
         public_groups=_strategy(values.get("group_selection_strategy"), clause),
+        min_units=_positive(values, "min_privacy_units_per_group", clause),
         clause=clause, written=True)
     if options.max_groups_per_unit is not None and options.max_rows is not None:
         refuse(values["max_rows_contributed"], clause, "one of max_groups_contributed and "
@@ -111,10 +113,6 @@ def _values(clause: DifferentialPrivacy, label: str) -> dict[str, exp.Expression
         if not isinstance(name, exp.Column) or name.table:
             refuse(option, label, ALLOWED, "Write each option as name = value")
         key = name.name.lower()
-        if key == "k_threshold":
-            refuse(option, label, ALLOWED, "dpsql selects groups with a threshold it "
-                   "calibrates from delta (ZetaSQL recommends delta over k_threshold); give "
-                   "delta = <number> instead")
         if key in OLD_NAMES and not old:
             refuse(option, label, ALLOWED, f"{name.name} is not an option dpsql knows here: "
                    f"it is the older name of {OLD_NAMES[key]} in WITH ANONYMIZATION OPTIONS")
@@ -208,8 +206,14 @@ def _written(unit: str) -> str:
 
 
 def check_public_groups(draft: Draft, ctx: Context) -> Draft:
-    """``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public."""
+    """``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public; and
+    ``min_privacy_units_per_group`` needs private keys (it shifts their selection)."""
     private = [k for k in draft.keys if not k.public]
+    if draft.options.min_units is not None and not private:
+        raise UnsupportedQueryError(
+            f"{draft.options.clause}: min_privacy_units_per_group applies to groups released "
+            "by partition selection (private GROUP BY keys); this query has none, so every "
+            "group is released whatever its size: drop the option, or group by a private key")
     if draft.options.public_groups and private:
         raise UnsupportedQueryError(
             f"{draft.options.clause} group_selection_strategy = PUBLIC_GROUPS: GROUP BY "

@@ -214,7 +214,8 @@ def _calibrate_noise(draft: Draft) -> Draft:
     groups = draft.contribution.groups_per_unit
     threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
     selection = Selection(method=f"{noise.kind}_threshold", threshold=threshold,
-                          delta=selection_delta, max_groups_per_unit=groups)
+                          delta=selection_delta, max_groups_per_unit=groups,
+                          min_units=draft.options.min_units or 1)
     draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
     return _prefer_geometric(draft, units)
 
@@ -256,7 +257,7 @@ def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
         return draft
     geometric = Selection(method=method, threshold=0.0, delta=selection.delta,
                           max_groups_per_unit=selection.max_groups_per_unit,
-                          epsilon=selection_epsilon)
+                          epsilon=selection_epsilon, min_units=selection.min_units)
     # explain() compares the candidates: keep the Gaussian design's std for reference.
     lighter = replace(lighter, gaussian_std=noise.gaussian_std)
     return replace(draft, sensitivities=kept, noise=lighter, selection=geometric)
@@ -270,7 +271,8 @@ def _keys_only(draft: Draft) -> Draft:
     selection = Selection(method="truncated_geometric", threshold=0.0,
                           delta=float_at_most(draft.delta),
                           max_groups_per_unit=draft.contribution.groups_per_unit,
-                          epsilon=float_at_most(draft.epsilon))
+                          epsilon=float_at_most(draft.epsilon),
+                          min_units=draft.options.min_units or 1)
     return replace(draft, noise=None, selection=selection, cost_delta=draft.delta)
 
 
