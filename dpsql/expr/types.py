@@ -231,11 +231,11 @@ def _keeps_digits(value: exp.Expression, to: exp.DataType,
         scale = _decimal_shape(to)[1]
     else:
         return True
+    text = _literal_text(value)
+    if text is not None:  # exactly, from its digits (999999999999999.9995 is not whole)
+        return "e" not in text.lower() and len(text.partition(".")[2].rstrip("0")) <= scale
     if integer_valued(value, types):
         return True
-    text = _literal_text(value)
-    if text is not None:
-        return "e" not in text.lower() and len(text.partition(".")[2].rstrip("0")) <= scale
     if isinstance(value, exp.Column):
         declared = types.get(value.name.lower(), "")
         if declared.upper().startswith(("DECIMAL", "NUMERIC")):
