@@ -104,6 +104,30 @@ def describe(catalog: Catalog, name: str) -> Listing:
     }))
 
 
+def column_notes(info, column: str, *, key_values: bool = False) -> list[str]:
+    """What the catalog declares of one column (public metadata): privacy unit, bounds,
+    public key (with its number of values if ``key_values``).
+
+    >>> from dpsql.catalog import TableInfo
+    >>> info = TableInfo.private("t", columns={"pid": "INT", "x": "DOUBLE"}, privacy_unit="pid",
+    ...                          bounds={"x": (0, 1)}, public_keys={"x": [0, 1]})
+    >>> column_notes(info, "pid"), column_notes(info, "x", key_values=True)
+    (['privacy unit'], ['bounds [0, 1]', 'public key: 2 values'])
+    """
+    notes = []
+    if column == info.privacy_unit:
+        notes.append("privacy unit")
+    if column in info.bounds:
+        lo, hi = info.bounds[column]
+        notes.append(f"bounds [{lo:g}, {hi:g}]")
+    if column in getattr(info, "auto_bounds", ()):
+        notes.append('bounds "auto"')
+    if column in info.public_keys:
+        notes.append(f"public key: {len(info.public_keys[column])} values" if key_values
+                     else "public key")
+    return notes
+
+
 def statement(sql: str, dialect: str = "duckdb") -> tuple[str, str | None] | None:
     """``('tables', None)`` for SHOW TABLES, ``('describe', name)`` for DESCRIBE/DESC name;
     None for any other statement (those are queries)."""

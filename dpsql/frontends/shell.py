@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from dpsql.errors import Error
 from dpsql.frontends.common import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
+from dpsql.listing import column_notes
 
 if TYPE_CHECKING:
     from dpsql.connection import Connection
@@ -233,16 +234,7 @@ def schema(info) -> str:
     lines = []
     for number, (name, sql_type) in enumerate(info.columns.items(), start=1):
         column = exp.to_identifier(name).sql(dialect="duckdb")
-        notes = []
-        if name == info.privacy_unit:
-            notes.append("privacy unit")
-        if name in info.bounds:
-            lo, hi = info.bounds[name]
-            notes.append(f"bounds [{lo:g}, {hi:g}]")
-        if name in getattr(info, "auto_bounds", ()):
-            notes.append('bounds "auto"')
-        if name in info.public_keys:
-            notes.append(f"public key: {len(info.public_keys[name])} values")
+        notes = column_notes(info, name, key_values=True)
         comma = "," if number < len(info.columns) else ""
         lines.append(f"  {column} {sql_type}{comma}" + (f"  -- {'; '.join(notes)}" if notes
                                                          else ""))

@@ -36,6 +36,7 @@ from sqlalchemy.pool import StaticPool
 
 from dpsql.accounting import Budget
 from dpsql.connection import DEFAULT_BUDGET
+from dpsql.listing import column_notes
 
 PARAMETERS = {
     "catalog": "TOML file declaring the private and public tables",
@@ -123,7 +124,7 @@ class DpsqlDialect(default.DefaultDialect):
         except CatalogError:
             raise NoSuchTableError(table_name) from None
         return [{"name": name, "type": _sqlalchemy_type(sql_type), "nullable": True,
-                 "default": None, "comment": _column_comment(info, name)}
+                 "default": None, "comment": "; ".join(column_notes(info, name)) or None}
                 for name, sql_type in info.columns.items()]
 
     def get_pk_constraint(self, connection: Any, table_name: str, schema: str | None = None,
@@ -214,19 +215,6 @@ def _sqlalchemy_type(sql_type: str) -> Any:
         precision, scale = ([int(e.name) for e in parsed.expressions] + [18, 3])[:2]
         return types.DECIMAL(precision=precision, scale=scale)
     return found() if found is not None else types.NullType()
-
-
-def _column_comment(info, column: str) -> str | None:
-    """What the catalog declares of a column: privacy unit, bounds, public key."""
-    notes = []
-    if column == info.privacy_unit:
-        notes.append("privacy unit")
-    if column in info.bounds:
-        lo, hi = info.bounds[column]
-        notes.append(f"bounds [{lo:g}, {hi:g}]")
-    if column in info.public_keys:
-        notes.append("public key")
-    return "; ".join(notes) or None
 
 
 def _catalog(connection: Any):

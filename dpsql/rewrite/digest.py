@@ -69,14 +69,16 @@ def canonical_text(node: exp.Expression, sql_type: str) -> exp.Expression:
                                 true=exp.Literal.string("nan"))], default=as_text(scaled))
 
 
-def keyed_hash(columns: Sequence[tuple[str, str]]) -> exp.Expression:
-    """``MD5`` (lower-case hex text) of the salt and each (column, type)'s canonical text.
+def keyed_hash(columns: Sequence[tuple[str, str]], *, tag: str | None = None
+               ) -> exp.Expression:
+    """``MD5`` (lower-case hex text) of the salt, ``tag`` if given, and each (column, type)'s
+    canonical text.
 
     The salt is the query parameter ``SALT``, bound by the backend when the query runs, never
     written into the SQL text. ``CONCAT_WS`` skips NULLs in both engines, so a NULL key adds
     nothing to the text.
     """
-    parts = [exp.Placeholder(this=SALT),
+    parts = [exp.Placeholder(this=SALT), *([exp.Literal.string(tag)] if tag else []),
              *(canonical_text(exp.column(name), sql_type) for name, sql_type in columns)]
     return exp.MD5(this=exp.ConcatWs(expressions=[exp.Literal.string("|"), *parts],
                                      safe=True, coalesce=True))
@@ -85,11 +87,7 @@ def keyed_hash(columns: Sequence[tuple[str, str]]) -> exp.Expression:
 def key_code(columns: Sequence[tuple[str, str]], *, tag: str = "key") -> exp.Expression:
     """A keyed 28-bit number of a group's keys (or of ``tag`` alone, without columns):
     the first hex digits of ``keyed_hash`` of the tag and the keys' canonical texts."""
-    parts = [exp.Placeholder(this=SALT), exp.Literal.string(tag),
-             *(canonical_text(exp.column(name), sql_type) for name, sql_type in columns)]
-    digest = exp.MD5(this=exp.ConcatWs(expressions=[exp.Literal.string("|"), *parts],
-                                       safe=True, coalesce=True))
-    return hex_number(digest, CODE_DIGITS)
+    return hex_number(keyed_hash(columns, tag=tag), CODE_DIGITS)
 
 
 def integer_unit(sql_type: str) -> bool:
