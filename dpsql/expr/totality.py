@@ -24,6 +24,12 @@ conditions). The rule, in the order it is applied:
 5. **A NULL given to a date function is a NULL TIMESTAMP**: DuckDB cannot choose among
    ``year``'s or ``date_trunc``'s overloads for an untyped NULL and refuses the query
    (``EXTRACT(year FROM NULL)``, found by the fuzzer).
+6. **Text is a number only when written as one.** ``TRY_CAST(text AS <number>)`` is NULL
+   unless the text is plain decimal notation (``PLAIN_NUMBERS``: spaces, a sign, digits,
+   for DECIMAL a point, for floats an exponent): engines read other spellings differently
+   (DuckDB reads ``'0x1F'``, ``'1_000'`` and ``'2.5'`` as the BIGINTs 31, 1000 and 3; Spark
+   gives NULL for each and reads ``'1d'`` as a DOUBLE), so a query would mean one thing on
+   DuckDB and another on Spark.
 
 >>> import sqlglot
 >>> types = {"age": "INTEGER", "d": "DATE", "ts": "TIMESTAMP", "m": "DECIMAL(38,2)"}
@@ -64,12 +70,43 @@ BIGINT_RANGE = (-(2**63), 2**63 - 1)
 TEMPORAL_TYPES = {"date": "DATE", "timestamp": "TIMESTAMP", "time": "TIME"}
 
 
+PLAIN_NUMBERS = {"integer": r"^ *[+-]?[0-9]+ *\z",
+                 "decimal": r"^ *[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+) *\z",
+                 "float": r"^ *[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)? *\z"}
+"""The text each kind of number target reads (rule 6), in the regular-expression syntax
+DuckDB (RE2) and Spark (Java) share: ASCII classes only, and backslash-z for the end of the
+text, since Java's ``$`` also matches before a final newline."""
+
+
 def error_free(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
     """``expr`` made total under the module's rule; ``types`` maps its columns to SQL types."""
     holder = exp.Paren(this=expr.copy())  # so that the root, too, can be replaced
-    for step in (_typed_literals, _dates_as_timestamps, _numbers, _typed_nulls):
+    for step in (_typed_literals, _dates_as_timestamps, _numbers, _typed_nulls,
+                 _plain_numbers):
         step(holder, types)
     return guard_division(holder.this, copy=False)
+
+
+def _plain_numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Rule 6: ``TRY_CAST(text AS number)`` reads plain decimal notation only.
+
+    >>> import sqlglot
+    >>> sql = error_free(sqlglot.parse_one("TRY_CAST(s AS INT) > 1"), {"s": "VARCHAR"})
+    >>> print(sql.sql("duckdb")[:62])
+    CASE WHEN REGEXP_MATCHES(s, '^ *[+-]?[0-9]+ *...
+    """
+    for node in _bottom_up(tree):
+        if not isinstance(node, exp.TryCast) or _kind(node.this, types) != "string":
+            continue
+        to = node.to
+        kind = ("integer" if to.is_type(*exp.DataType.INTEGER_TYPES) else
+                "decimal" if to.is_type(exp.DataType.Type.DECIMAL) else
+                "float" if to.is_type(*exp.DataType.REAL_TYPES) else None)
+        if kind is None:
+            continue
+        plain = exp.RegexpLike(this=node.this.copy(),
+                               expression=exp.Literal.string(PLAIN_NUMBERS[kind]))
+        _replace(node, exp.Case(ifs=[exp.If(this=plain, true=node.copy())]))
 
 
 def _kind(node: exp.Expression, types: Mapping[str, str]) -> str:
