@@ -44,6 +44,7 @@ from dpsql.errors import (
     ProgrammingError,
     QueryCancelled,
     RoleError,
+    UnsupportedQueryError,
 )
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.exact import real_number
@@ -379,6 +380,47 @@ class Connection:
             info, per, measure, "m_bin")), coverage=coverage) for name, per, measure in measures}
         return suggest.BoundsSuggestion(info.name, bounds, group_by=group,
                                         cost=Cost(spent[0], spent[1]), **limits)
+
+    def bounding_report(self, query: str, *, epsilon: float, delta: float,
+                        dialect: str | None = None) -> suggest.BoundingReport:
+        """What the query's contribution limits cut, estimated privately: for each limit,
+        the share of people whose rows it drops (from private histograms of contributions,
+        as ``suggest_bounds`` draws them, over the rows the query's WHERE keeps) and the
+        limit that would keep 95% of them whole, with a warning when it cuts 10% or more.
+        A paid release of its own (``epsilon``, ``delta`` split over the histograms), on
+        request: answering a query does not run it. One private table, no joins.
+        """
+        plan = self.compile(query, dialect=dialect).plan
+        if len(plan.private_tables) != 1 or not isinstance(plan.relation, str) or \
+                plan.privacy_unit is None:
+            raise UnsupportedQueryError(
+                "bounding_report covers queries over one private table with a privacy unit "
+                "(no joins or subqueries): ask suggest_bounds for each table instead")
+        info = self.catalog.get(plan.private_tables[0])
+        limits = plan.contribution
+        keys = [k.column for k in plan.keys if isinstance(k.column, str)]
+        checks = [("max_rows_per_unit", limits.max_rows_per_unit, [],
+                   exp.Count(this=exp.Star()))] if limits.max_rows_per_unit else []
+        if keys:
+            checks += [("max_groups_per_unit", limits.max_groups_per_unit, [], exp.Count(
+                this=exp.Distinct(expressions=[exp.column(k) for k in keys]))),
+                ("max_rows_per_group", limits.max_rows_per_group, keys,
+                 exp.Count(this=exp.Star()))]
+        else:
+            checks += [("max_rows_per_group", limits.max_rows_per_group, [],
+                        exp.Count(this=exp.Star()))]
+        each_e, each_d = suggest.shares(epsilon, delta, len(checks))
+        self.budget.check(epsilon, delta)
+        found, spent = [], Cost(0.0, 0.0)
+        for name, limit, per, measure in checks:
+            result = self.sql(suggest.contribution_sql(info, per, measure, "m_bin", plan.where),
+                              epsilon=each_e, delta=each_d)
+            rows = result.fetchall()
+            spent = Cost(spent.epsilon + result.cost.epsilon, spent.delta + result.cost.delta)
+            found.append(suggest.LimitCheck(name, limit, suggest.share_above(rows, limit),
+                                            suggest.limit_from_bins(rows,
+                                                                    coverage=suggest.COVERAGE)))
+        return suggest.BoundingReport(query, tuple(found), spent)
 
     def estimate_bounds(self, table: str, column: str, *, epsilon: float,
                         delta: float) -> tuple[float, float]:

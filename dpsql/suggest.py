@@ -64,8 +64,25 @@ def limit_from_bins(rows: Iterable[tuple[float, float]], *, coverage: float) -> 
     return bins[-1][0]
 
 
+def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float, float] | None:
+    """The share of people (noisy) whose contribution is surely above ``limit`` and the
+    share that may be: bin ``e`` holds contributions in (e/2, e], so it is surely above
+    when e/2 ≥ limit and may be when e > limit. None when no bin is released.
+
+    >>> share_above([(1, 50.0), (2, 30.0), (4, 15.0), (8, 5.0)], 3)
+    (0.05, 0.2)
+    """
+    bins = [(int(edge), max(float(n), 0.0)) for edge, n in rows if edge is not None]
+    total = sum(n for _, n in bins)
+    if total <= 0:
+        return None
+    surely = sum(n for edge, n in bins if edge / 2 >= limit)
+    maybe = sum(n for edge, n in bins if edge > limit)
+    return surely / total, maybe / total
+
+
 def contribution_sql(info: TableInfo, per: list[str], measure: exp.Expression,
-                     name: str) -> str:
+                     name: str, where: exp.Expression | None = None) -> str:
     """People (or one (person, group) each) counted by a binned per-person ``measure``:
     ``SELECT b, COUNT(*) FROM (SELECT unit, CASE WHEN m <= 1 THEN 1 ... END AS b FROM
     (SELECT unit, <measure> AS m FROM t GROUP BY unit[, group]))`` GROUP BY b."""
@@ -78,6 +95,8 @@ def contribution_sql(info: TableInfo, per: list[str], measure: exp.Expression,
     inner = (exp.select(unit.copy(), *(exp.column(c) for c in per), exp.alias_(measure, "m"))
              .from_(exp.to_identifier(info.name))
              .group_by(unit.copy(), *(exp.column(c) for c in per)))
+    if where is not None:
+        inner = inner.where(where.copy())
     middle = exp.select(unit.copy(), exp.alias_(binned, name)).from_(inner.subquery("per_unit"))
     return (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
             .from_(middle.subquery("binned")).group_by(exp.column(name)).sql("duckdb"))
@@ -178,3 +197,38 @@ def catalog_toml(doc: Mapping[str, Mapping[str, object]]) -> str:
             lines += [f"{_key(k)} = {toml_value(v)}" for k, v in entry.items()]
             lines.append("")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class LimitCheck:
+    """One contribution limit of a query against the data: the noisy share of people (or,
+    for rows per group, of one group drawn per person) it cuts, as (surely, at most), and
+    the limit that would keep ``COVERAGE`` of them whole."""
+
+    name: str
+    limit: int
+    cut: tuple[float, float] | None
+    suggested: int | None
+
+    def __str__(self) -> str:
+        if self.cut is None:
+            return f"  {self.name}={self.limit}: too few people to tell"
+        low, high = self.cut
+        line = f"  {self.name}={self.limit}: cuts {low:.0%}–{high:.0%} of people"
+        if high >= 0.1 and self.suggested and self.suggested > self.limit:
+            line += f"  (warning: set {self.name}={self.suggested} to keep 95% whole)"
+        return line
+
+
+@dataclass(frozen=True)
+class BoundingReport:
+    """What a query's contribution limits cut, estimated privately (``bounding_report``)."""
+
+    sql: str
+    checks: tuple[LimitCheck, ...]
+    cost: Cost
+
+    def __str__(self) -> str:
+        return "\n".join([f"bounding report (spent {self.cost}): the limits of the query "
+                          "against the data, people whose contributions they cut",
+                          *map(str, self.checks)])

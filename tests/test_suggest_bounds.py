@@ -105,3 +105,31 @@ def test_the_command_prints_the_lines_and_writes_a_catalog_that_runs(tmp_path):
                               "pums", "--output", str(out)], capture_output=True, text=True,
                              timeout=120)
     assert refused.returncode == 2 and "exists" in refused.stderr
+
+
+def test_the_bounding_report_says_what_the_limits_cut_and_the_fix():
+    # 1,000 people with 1 row, 1,000 with 6: a rows-per-group limit of 1 cuts half of them.
+    con, table = visits_of({1: 1000, 6: 1000})
+    report = con.bounding_report("SELECT COUNT(*) AS n FROM v WHERE x >= 0", epsilon=4.0,
+                                 delta=1e-6)
+    (check,) = report.checks
+    assert (check.name, check.limit, check.suggested) == ("max_rows_per_group", 1, 8)
+    low, high = check.cut
+    assert 0.45 <= low <= high <= 0.55
+    assert "set max_rows_per_group=8 to keep 95% whole" in str(report)
+    assert report.cost.epsilon == pytest.approx(4.0) and con.budget.spent.epsilon <= 4.0
+
+
+def test_the_bounding_report_checks_the_group_limits_of_the_keys_grouped_by():
+    con, table = visits_of({2: 1500})
+    con.register("w", con.backend.run_sql("SELECT * FROM v"), privacy_unit="pid",
+                 max_groups_per_unit=2, max_rows_per_group=1)
+    report = con.bounding_report("SELECT g, COUNT(*) AS n FROM w GROUP BY g", epsilon=4.0,
+                                 delta=1e-6)
+    groups, rows = report.checks
+    assert (groups.name, groups.cut[1]) == ("max_groups_per_unit", 0.0)
+    assert rows.name == "max_rows_per_group" and rows.cut[0] == 0.0 and "warning" not in \
+        str(groups)
+    with pytest.raises(dpsql.UnsupportedQueryError, match="one private table"):
+        con.bounding_report("SELECT COUNT(*) FROM v JOIN w USING (pid)", epsilon=1.0,
+                            delta=1e-6)
