@@ -109,7 +109,7 @@ def test_the_command_prints_the_lines_and_writes_a_catalog_that_runs(tmp_path):
 
 def test_the_bounding_report_says_what_the_limits_cut_and_the_fix():
     # 1,000 people with 1 row, 1,000 with 6: a rows-per-group limit of 1 cuts half of them.
-    con, table = visits_of({1: 1000, 6: 1000})
+    con, _ = visits_of({1: 1000, 6: 1000})
     report = con.bounding_report("SELECT COUNT(*) AS n FROM v WHERE x >= 0", epsilon=4.0,
                                  delta=1e-6)
     (check,) = report.checks
@@ -121,7 +121,7 @@ def test_the_bounding_report_says_what_the_limits_cut_and_the_fix():
 
 
 def test_the_bounding_report_checks_the_group_limits_of_the_keys_grouped_by():
-    con, table = visits_of({2: 1500})
+    con, _ = visits_of({2: 1500})
     con.register("w", con.backend.run_sql("SELECT * FROM v"), privacy_unit="pid",
                  max_groups_per_unit=2, max_rows_per_group=1)
     report = con.bounding_report("SELECT g, COUNT(*) AS n FROM w GROUP BY g", epsilon=4.0,
