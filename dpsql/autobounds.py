@@ -50,7 +50,7 @@ FALLBACK = (0.0, 1.0)
 a count's."""
 
 
-def histogram_sql(info: TableInfo, column: str) -> str:
+def histogram_sql(info: TableInfo, column: str, where: exp.Expression | None = None) -> str:
     """The private query that counts values of ``info.column`` per bin (see the module).
 
     >>> info = TableInfo.private("t", columns={"pid": "INT", "x": "DOUBLE"}, privacy_unit="pid")
@@ -67,6 +67,8 @@ def histogram_sql(info: TableInfo, column: str) -> str:
                true=positive)], default=negative)
     unit = [exp.column(info.privacy_unit)] if info.privacy_unit else []
     inner = exp.select(*unit, exp.alias_(binned, name)).from_(exp.to_identifier(info.name))
+    if where is not None:  # the rows a query keeps (``bounding_report``)
+        inner = inner.where(where.copy())
     query = (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
              .from_(inner.subquery("binned")).group_by(exp.column(name)))
     return query.sql("duckdb")

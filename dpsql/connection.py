@@ -383,7 +383,9 @@ class Connection:
 
     def bounding_report(self, query: str, *, epsilon: float, delta: float,
                         dialect: str | None = None) -> suggest.BoundingReport:
-        """What the query's contribution limits cut, estimated privately: for each limit,
+        """What the query's contribution limits and clamps cut, estimated privately: for
+        each value clamp of a summed or averaged column, the share of values outside it;
+        for each limit,
         the share of people whose rows it drops (from private histograms of contributions,
         as ``suggest_bounds`` draws them, over the rows the query's WHERE keeps) and the
         limit that would keep 95% of them whole, with a warning when it cuts 10% or more.
@@ -409,18 +411,31 @@ class Connection:
         else:
             checks += [("max_rows_per_group", limits.max_rows_per_group, [],
                         exp.Count(this=exp.Star()))]
-        each_e, each_d = suggest.shares(epsilon, delta, len(checks))
+        clamped = sorted({c.name.lower() for spec in plan.stats
+                          if spec.kind in ("sum", "centered_sum") and not spec.per_group
+                          and isinstance(spec.expr, exp.Column)
+                          for c in [spec.expr] if c.name.lower() in info.bounds})
+        each_e, each_d = suggest.shares(epsilon, delta, len(checks) + len(clamped))
         self.budget.check(epsilon, delta)
-        found, spent = [], Cost(0.0, 0.0)
+        found, spent = [], [0.0, 0.0]
+
+        def released(sql: str) -> list[tuple]:
+            result = self.sql(sql, epsilon=each_e, delta=each_d)
+            spent[0] += result.cost.epsilon
+            spent[1] += result.cost.delta
+            return result.fetchall()
+
         for name, limit, per, measure in checks:
-            result = self.sql(suggest.contribution_sql(info, per, measure, "m_bin", plan.where),
-                              epsilon=each_e, delta=each_d)
-            rows = result.fetchall()
-            spent = Cost(spent.epsilon + result.cost.epsilon, spent.delta + result.cost.delta)
+            rows = released(suggest.contribution_sql(info, per, measure, "m_bin", plan.where))
             found.append(suggest.LimitCheck(name, limit, suggest.share_above(rows, limit),
                                             suggest.limit_from_bins(rows,
                                                                     coverage=suggest.COVERAGE)))
-        return suggest.BoundingReport(query, tuple(found), spent)
+        for column in clamped:
+            rows = released(autobounds.histogram_sql(info, column, plan.where))
+            lo, hi = info.bounds[column]
+            found.append(suggest.ClampCheck(column, (lo, hi), suggest.share_outside(rows, lo, hi),
+                                            autobounds.bounds_from_bins(rows)))
+        return suggest.BoundingReport(query, tuple(found), Cost(spent[0], spent[1]))
 
     def estimate_bounds(self, table: str, column: str, *, epsilon: float,
                         delta: float) -> tuple[float, float]:

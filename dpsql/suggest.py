@@ -47,6 +47,8 @@ EDGES = tuple(2**k for k in range(21))
 """Bin edges for contributions: 1, 2, 4, … 2^20 rows (beyond: the top bin, 2^21)."""
 COVERAGE = 0.95
 """The share of people whose contribution a suggested limit keeps whole."""
+WARN_SHARE = 0.05
+"""A bounding report warns when a limit or clamp surely cuts this share or more."""
 
 
 def limit_from_bins(rows: Iterable[tuple[float, float]], *, coverage: float) -> int | None:
@@ -199,6 +201,49 @@ def catalog_toml(doc: Mapping[str, Mapping[str, object]]) -> str:
     return "\n".join(lines)
 
 
+def share_outside(rows: Iterable[tuple[float, float]], lo: float, hi: float
+                  ) -> tuple[float, float] | None:
+    """From a released magnitude histogram (``dpsql.autobounds``: a bin labelled L holds
+    values in [L/2, L) for L > 0, (L, L/2] for L < 0), the share of values surely outside
+    [lo, hi] and the share that may be. None when no bin is released.
+
+    >>> share_outside([(64.0, 80.0), (128.0, 15.0), (1024.0, 5.0)], 0.0, 100.0)
+    (0.05, 0.2)
+    """
+    bins = [(float(label), max(float(n), 0.0)) for label, n in rows if label is not None]
+    total = sum(n for _, n in bins)
+    if total <= 0:
+        return None
+    surely = sum(n for label, n in bins if (label > 0 and label / 2 > hi) or
+                 (label < 0 and label / 2 < lo))
+    maybe = sum(n for label, n in bins if (label > 0 and label > hi) or
+                (label < 0 and label < lo) or (label > 0 and lo > 0 and label / 2 < lo))
+    return surely / total, maybe / total
+
+
+@dataclass(frozen=True)
+class ClampCheck:
+    """A column's declared bounds against the data: the noisy share of its values (one row
+    per person, as the histogram draws them) outside [lo, hi], (surely, at most), and the
+    bounds the released bins suggest."""
+
+    column: str
+    bounds: tuple[float, float]
+    outside: tuple[float, float] | None
+    suggested: tuple[float, float]
+
+    def __str__(self) -> str:
+        lo, hi = self.bounds
+        if self.outside is None:
+            return f"  {self.column} in [{lo:g}, {hi:g}]: too few people to tell"
+        low, high = self.outside
+        line = f"  {self.column} in [{lo:g}, {hi:g}]: clamps {low:.0%}–{high:.0%} of values"
+        if low >= WARN_SHARE:
+            s_lo, s_hi = self.suggested
+            line += f"  (warning: the data suggest [{s_lo:g}, {s_hi:g}])"
+        return line
+
+
 @dataclass(frozen=True)
 class LimitCheck:
     """One contribution limit of a query against the data: the noisy share of people (or,
@@ -215,20 +260,21 @@ class LimitCheck:
             return f"  {self.name}={self.limit}: too few people to tell"
         low, high = self.cut
         line = f"  {self.name}={self.limit}: cuts {low:.0%}–{high:.0%} of people"
-        if high >= 0.1 and self.suggested and self.suggested > self.limit:
+        if low >= WARN_SHARE and self.suggested and self.suggested > self.limit:
             line += f"  (warning: set {self.name}={self.suggested} to keep 95% whole)"
         return line
 
 
 @dataclass(frozen=True)
 class BoundingReport:
-    """What a query's contribution limits cut, estimated privately (``bounding_report``)."""
+    """What a query's contribution limits and clamps cut, estimated privately
+    (``Connection.bounding_report``)."""
 
     sql: str
-    checks: tuple[LimitCheck, ...]
+    checks: tuple[LimitCheck | ClampCheck, ...]
     cost: Cost
 
     def __str__(self) -> str:
-        return "\n".join([f"bounding report (spent {self.cost}): the limits of the query "
-                          "against the data, people whose contributions they cut",
+        return "\n".join([f"bounding report (spent {self.cost}): the query's limits and "
+                          "clamps against the data",
                           *map(str, self.checks)])

@@ -133,3 +133,15 @@ def test_the_bounding_report_checks_the_group_limits_of_the_keys_grouped_by():
     with pytest.raises(dpsql.UnsupportedQueryError, match="one private table"):
         con.bounding_report("SELECT COUNT(*) FROM v JOIN w USING (pid)", epsilon=1.0,
                             delta=1e-6)
+
+
+def test_the_bounding_report_says_what_a_clamp_cuts():
+    # x is i % 50 for row i: with bounds [0, 10], about 78% of values lie above 10.
+    con, _ = visits_of({1: 3000})
+    con.register("c", con.backend.run_sql("SELECT * FROM v"), privacy_unit="pid",
+                 bounds={"x": (0, 10)})
+    report = con.bounding_report("SELECT SUM(x) AS s FROM c", epsilon=4.0, delta=1e-6)
+    clamp = next(c for c in report.checks if getattr(c, "column", None) == "x")
+    low, high = clamp.outside
+    assert 0.6 <= low <= 0.78 <= high <= 0.85 and clamp.suggested == (0.0, 64.0)
+    assert "warning: the data suggest [0, 64]" in str(report)
