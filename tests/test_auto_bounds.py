@@ -133,7 +133,8 @@ def test_a_renamed_auto_column_needs_declared_bounds():
 
 def test_refusals_come_before_any_data_is_read_and_spend_nothing():
     con = _connection()
-    with pytest.raises(dpsql.BoundsNeeded, match=r"t\.income, declared \"auto\""):
+    with pytest.raises(dpsql.BoundsNeeded,
+                       match=r"t\.income, which dpsql estimates \(declared \"auto\""):
         con.explain("SELECT SUM(income) FROM t", epsilon=1.0, delta=1e-6)
     with pytest.raises(dpsql.PrivacyError, match="needs delta > 0"):
         con.sql("SELECT SUM(income) FROM t", epsilon=1.0, delta=0)
