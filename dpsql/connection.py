@@ -319,9 +319,8 @@ class Connection:
         # The histogram has one row per person whatever their rows: it needs no row limit.
         self.catalog.add(dataclasses.replace(info, auto_limits=()))
         try:
-            rows = self.sql(suggest.contribution_sql(info, [], exp.Count(this=exp.Star()),
-                                                     "rows_bin"), epsilon=epsilon,
-                            delta=delta).fetchall()
+            rows = self.sql(suggest.contribution_sql(info, "max_rows_per_unit"),
+                            epsilon=epsilon, delta=delta).fetchall()
         except BaseException:
             self.catalog.add(info)
             raise
@@ -358,37 +357,37 @@ class Connection:
             raise ProgrammingError(f"coverage={coverage!r}: need 0 < coverage < 1, e.g. 0.95")
         group = group_by.lower() if group_by else None
         columns = suggest.numeric_columns(info, group)
-        unit = info.privacy_unit
-        measures = [] if unit is None else [
-            ("max_rows_per_unit", [], exp.Count(this=exp.Star()))] + ([] if group is None else [
-                ("max_groups_per_unit", [], exp.Count(this=exp.Distinct(
-                    expressions=[exp.column(group)]))),
-                ("max_rows_per_group", [group], exp.Count(this=exp.Star()))])
-        each_e, each_d = suggest.shares(epsilon, delta, max(len(columns) + len(measures), 1))
+        limits = [] if info.privacy_unit is None else ["max_rows_per_unit"] + (
+            [] if group is None else ["max_groups_per_unit", "max_rows_per_group"])
+        released, cost = self._released(
+            [autobounds.histogram_sql(info, c) for c in columns] +
+            [suggest.contribution_sql(info, limit, [group] if group else [])
+             for limit in limits],
+            epsilon, delta)
+        bounds = {c: autobounds.bounds_from_bins(rows) for c, rows in
+                  zip(columns, released[:len(columns)], strict=True)}
+        found = {limit: suggest.limit_from_bins(rows, coverage=coverage)
+                 for limit, rows in zip(limits, released[len(columns):], strict=True)}
+        return suggest.BoundsSuggestion(info.name, bounds, group_by=group, cost=cost, **found)
+
+    def _released(self, queries: list[str], epsilon: float, delta: float
+                  ) -> tuple[list[list[tuple]], Cost]:
+        """Run private helper queries with (ε, δ) split evenly over them (checked against
+        the budget before the first runs): each one's rows, and what they spent together."""
+        each_e, each_d = suggest.shares(epsilon, delta, max(len(queries), 1))
         self.budget.check(epsilon, delta)
-        spent = [0.0, 0.0]
-
-        def released(sql: str) -> list[tuple]:
-            result = self.sql(sql, epsilon=each_e, delta=each_d)
-            spent[0] += result.cost.epsilon
-            spent[1] += result.cost.delta
-            return result.fetchall()
-
-        bounds = {c: autobounds.bounds_from_bins(released(autobounds.histogram_sql(info, c)))
-                  for c in columns}
-        limits = {name: suggest.limit_from_bins(released(suggest.contribution_sql(
-            info, per, measure, "m_bin")), coverage=coverage) for name, per, measure in measures}
-        return suggest.BoundsSuggestion(info.name, bounds, group_by=group,
-                                        cost=Cost(spent[0], spent[1]), **limits)
+        results = [self.sql(sql, epsilon=each_e, delta=each_d) for sql in queries]
+        return ([r.fetchall() for r in results],
+                Cost(sum(r.cost.epsilon for r in results), sum(r.cost.delta for r in results)))
 
     def bounding_report(self, query: str, *, epsilon: float, delta: float,
                         dialect: str | None = None) -> suggest.BoundingReport:
         """What the query's contribution limits and clamps cut, estimated privately: for
-        each value clamp of a summed or averaged column, the share of values outside it;
-        for each limit,
-        the share of people whose rows it drops (from private histograms of contributions,
-        as ``suggest_bounds`` draws them, over the rows the query's WHERE keeps) and the
-        limit that would keep 95% of them whole, with a warning when it cuts 10% or more.
+        each limit, the share of people whose rows it drops (from private histograms of
+        contributions, as ``suggest_bounds`` draws them, over the rows the query's WHERE
+        keeps) and the limit that would keep 95% of them whole; for each clamp of a summed
+        or averaged column, the share of values outside it; a warning with the fix when
+        either surely cuts 5% or more (``suggest.WARN_SHARE``).
         A paid release of its own (``epsilon``, ``delta`` split over the histograms), on
         request: answering a query does not run it. One private table, no joins.
         """
@@ -399,43 +398,27 @@ class Connection:
                 "bounding_report covers queries over one private table with a privacy unit "
                 "(no joins or subqueries): ask suggest_bounds for each table instead")
         info = self.catalog.get(plan.private_tables[0])
-        limits = plan.contribution
         keys = [k.column for k in plan.keys if isinstance(k.column, str)]
-        checks = [("max_rows_per_unit", limits.max_rows_per_unit, [],
-                   exp.Count(this=exp.Star()))] if limits.max_rows_per_unit else []
-        if keys:
-            checks += [("max_groups_per_unit", limits.max_groups_per_unit, [], exp.Count(
-                this=exp.Distinct(expressions=[exp.column(k) for k in keys]))),
-                ("max_rows_per_group", limits.max_rows_per_group, keys,
-                 exp.Count(this=exp.Star()))]
-        else:
-            checks += [("max_rows_per_group", limits.max_rows_per_group, [],
-                        exp.Count(this=exp.Star()))]
-        clamped = sorted({c.name.lower() for spec in plan.stats
+        declared = {"max_rows_per_unit": plan.contribution.max_rows_per_unit,
+                    "max_groups_per_unit": plan.contribution.max_groups_per_unit if keys else None,
+                    "max_rows_per_group": plan.contribution.max_rows_per_group}
+        limits = [(name, limit) for name, limit in declared.items() if limit]
+        clamped = sorted({spec.expr.name.lower() for spec in plan.stats
                           if spec.kind in ("sum", "centered_sum") and not spec.per_group
                           and isinstance(spec.expr, exp.Column)
-                          for c in [spec.expr] if c.name.lower() in info.bounds})
-        each_e, each_d = suggest.shares(epsilon, delta, len(checks) + len(clamped))
-        self.budget.check(epsilon, delta)
-        found, spent = [], [0.0, 0.0]
-
-        def released(sql: str) -> list[tuple]:
-            result = self.sql(sql, epsilon=each_e, delta=each_d)
-            spent[0] += result.cost.epsilon
-            spent[1] += result.cost.delta
-            return result.fetchall()
-
-        for name, limit, per, measure in checks:
-            rows = released(suggest.contribution_sql(info, per, measure, "m_bin", plan.where))
-            found.append(suggest.LimitCheck(name, limit, suggest.share_above(rows, limit),
-                                            suggest.limit_from_bins(rows,
-                                                                    coverage=suggest.COVERAGE)))
-        for column in clamped:
-            rows = released(autobounds.histogram_sql(info, column, plan.where))
-            lo, hi = info.bounds[column]
-            found.append(suggest.ClampCheck(column, (lo, hi), suggest.share_outside(rows, lo, hi),
-                                            autobounds.bounds_from_bins(rows)))
-        return suggest.BoundingReport(query, tuple(found), Cost(spent[0], spent[1]))
+                          and spec.expr.name.lower() in info.bounds})
+        released, cost = self._released(
+            [suggest.contribution_sql(info, name, keys, plan.where) for name, _ in limits] +
+            [autobounds.histogram_sql(info, column, plan.where) for column in clamped],
+            epsilon, delta)
+        checks = [suggest.LimitCheck(name, limit, suggest.share_above(rows, limit),
+                                     suggest.limit_from_bins(rows, coverage=suggest.COVERAGE))
+                  for (name, limit), rows in zip(limits, released[:len(limits)], strict=True)]
+        checks += [suggest.ClampCheck(column, info.bounds[column],
+                                      suggest.share_outside(rows, *info.bounds[column]),
+                                      autobounds.bounds_from_bins(rows))
+                   for column, rows in zip(clamped, released[len(limits):], strict=True)]
+        return suggest.BoundingReport(query, tuple(checks), cost)
 
     def estimate_bounds(self, table: str, column: str, *, epsilon: float,
                         delta: float) -> tuple[float, float]:

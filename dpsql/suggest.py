@@ -83,11 +83,21 @@ def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float,
     return surely / total, maybe / total
 
 
-def contribution_sql(info: TableInfo, per: list[str], measure: exp.Expression,
-                     name: str, where: exp.Expression | None = None) -> str:
-    """People (or one (person, group) each) counted by a binned per-person ``measure``:
+def contribution_sql(info: TableInfo, limit: str, keys: list[str] = (),
+                     where: exp.Expression | None = None) -> str:
+    """People (or one (person, group) each) counted by their binned contribution to
+    ``limit`` for groups of ``keys``: rows (``max_rows_per_unit``), distinct groups
+    (``max_groups_per_unit``) or rows in one group (``max_rows_per_group``):
     ``SELECT b, COUNT(*) FROM (SELECT unit, CASE WHEN m <= 1 THEN 1 ... END AS b FROM
-    (SELECT unit, <measure> AS m FROM t GROUP BY unit[, group]))`` GROUP BY b."""
+    (SELECT unit, <measure> AS m FROM t GROUP BY unit[, keys]))`` GROUP BY b."""
+    keys = list(keys)
+    if limit == "max_groups_per_unit":
+        per, measure = [], exp.Count(this=exp.Distinct(
+            expressions=[exp.column(k) for k in keys]))
+    else:
+        per = keys if limit == "max_rows_per_group" else []
+        measure = exp.Count(this=exp.Star())
+    name = "m_bin"
     unit = exp.column(info.privacy_unit)
     value = exp.column("m")
     binned = exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(),
