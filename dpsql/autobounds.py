@@ -58,7 +58,7 @@ def histogram_sql(info: TableInfo, column: str, where: exp.Expression | None = N
     SELECT x_bin, COUNT(*) AS n FROM (SELECT pid, CASE WHEN x IS NULL THEN NULL WHEN x >= 0 THEN...
     """
     value = exp.column(column)
-    name = _bin_name(info, column)
+    name = free_name(info, f"{column}_bin")
     positive = _ladder(value, [(exp.LT, 2.0**k, 2.0**k) for k in [-20, *POWERS]], TOP)
     negative = _ladder(value, [(exp.GT, -(2.0**k), -(2.0**k)) for k in [-20, *POWERS]], -TOP)
     binned = exp.Case(ifs=[
@@ -87,9 +87,15 @@ def _number(value: float) -> exp.Expression:
     return exp.Neg(this=literal) if value < 0 else literal
 
 
-def _bin_name(info: TableInfo, column: str) -> str:
-    """An output name that is not the unit's (the subquery must not name two columns alike)."""
-    name = f"{column}_bin"
+def free_name(info: TableInfo, name: str) -> str:
+    """``name``, with underscores added until it is not a column of ``info``: an output name
+    of a generated subquery that none of the table's columns can shadow.
+
+    >>> info = TableInfo.private("t", columns={"pid": "INT", "m": "INT", "m_": "INT"},
+    ...                          privacy_unit="pid")
+    >>> free_name(info, "m"), free_name(info, "n")
+    ('m__', 'n')
+    """
     while name in info.columns:
         name += "_"
     return name

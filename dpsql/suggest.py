@@ -39,6 +39,7 @@ from fractions import Fraction
 from sqlglot import exp
 
 from dpsql.accounting.values import Cost
+from dpsql.autobounds import free_name
 from dpsql.catalog import TableInfo, column_class
 from dpsql.errors import PrivacyError
 from dpsql.exact import float_at_most
@@ -97,14 +98,14 @@ def contribution_sql(info: TableInfo, limit: str, keys: list[str] = (),
     else:
         per = keys if limit == "max_rows_per_group" else []
         measure = exp.Count(this=exp.Star())
-    name = "m_bin"
+    name, value_name = free_name(info, "m_bin"), free_name(info, "m")
     unit = exp.column(info.privacy_unit)
-    value = exp.column("m")
+    value = exp.column(value_name)
     binned = exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(),
                                                expression=exp.Literal.number(edge)),
                                   true=exp.Literal.number(edge)) for edge in EDGES],
                       default=exp.Literal.number(2 * EDGES[-1]))
-    inner = (exp.select(unit.copy(), *(exp.column(c) for c in per), exp.alias_(measure, "m"))
+    inner = (exp.select(unit.copy(), *(exp.column(c) for c in per), exp.alias_(measure, value_name))
              .from_(exp.to_identifier(info.name))
              .group_by(unit.copy(), *(exp.column(c) for c in per)))
     if where is not None:

@@ -145,3 +145,17 @@ def test_the_bounding_report_says_what_a_clamp_cuts():
     low, high = clamp.outside
     assert 0.6 <= low <= 0.78 <= high <= 0.85 and clamp.suggested == (0.0, 64.0)
     assert "warning: the data suggest [0, 64]" in str(report)
+
+
+def test_names_the_helpers_invent_cannot_be_shadowed_by_the_tables_columns():
+    """The histograms name their subquery columns themselves; a table whose unit is `m` and
+    whose key is `m_bin` (the names they would pick) gets others, and the same answers."""
+    table = pa.table({"m": [i % 300 for i in range(900)], "m_bin": ["a", "b", "c"] * 300})
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), seed=1)
+    con.register("t", table, privacy_unit="m")
+    suggestion = con.suggest_bounds("t", epsilon=4.0, delta=1e-6, group_by="m_bin")
+    assert (suggestion.max_rows_per_unit, suggestion.max_groups_per_unit,
+            suggestion.max_rows_per_group) == (4, 1, 4)
+    report = con.bounding_report("SELECT m_bin, COUNT(*) FROM t GROUP BY m_bin", epsilon=2.0,
+                                 delta=1e-6)
+    assert [c.suggested for c in report.checks] == [1, 4]
