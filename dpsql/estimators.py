@@ -15,6 +15,7 @@ say about it in ``explain()`` (``describe``). Release, Result and Explanation as
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -113,6 +114,42 @@ class Count(Estimator):
     def signed(self, agg: Aggregate, values: np.ndarray) -> np.ndarray:
         """Counts are never negative."""
         return np.maximum(values, 0)
+
+
+class SumOfMean(Estimator):
+    """SUM(x) asked beside AVG(x): centre × noisy COUNT(x) + noisy centred sum, from the
+    AVG's own statistics (``_Collector.finish``; post-processing, so free)."""
+
+    kinds = ()
+
+    def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
+        count, centered = (groups.stats[s] for s in agg.stats)
+        return self.signed(agg, plan.stat(agg.stats[1]).center * count + centered)
+
+    def interval(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups,
+                 rows: np.ndarray, values: np.ndarray, level: float) -> Bounds:
+        """Bonferroni over the two noises: each covers at 1 − (1 − level)/2."""
+        half = self.halfwidth(plan, agg, level)
+        return self.signed(agg, values - half), self.signed(agg, values + half)
+
+    def halfwidth(self, plan: PrivacyPlan, agg: Aggregate, level: float) -> float:
+        count, centered = agg.stats
+        each = 1 - (1 - level) / 2
+        center = abs(plan.stat(centered).center)
+        return (center * plan.noise_for(count).ci_halfwidth(each)
+                + plan.noise_for(centered).ci_halfwidth(each))
+
+    def describe(self, plan: PrivacyPlan, agg: Aggregate) -> dict[str, Any]:
+        """The two noises are independent: std = √(std_S² + centre² · std_N²)."""
+        count, centered = agg.stats
+        center = plan.stat(centered).center
+        std = math.hypot(plan.noise_for(centered).std, center * plan.noise_for(count).std)
+        n, s = _sensitivity(plan, count), _sensitivity(plan, centered)
+        return {**super().describe(plan, agg), **{k: abs(center) * n[k] + s[k] for k in s},
+                "noise_std": std,
+                "ci95_halfwidth": self.halfwidth(plan, agg, 0.95),
+                "note": f"SUM = {center:g} × COUNT + centred sum, from the statistics of the "
+                "AVG of the same argument and bounds (free): one statistic fewer"}
 
 
 class Ratio(Estimator):
@@ -239,7 +276,12 @@ def estimator_of(kind: str) -> Estimator:
         raise InternalError(f"no estimator for aggregate kind {kind!r}") from None
 
 
+SUM_OF_MEAN = SumOfMean()
+
+
 def estimator(agg: Aggregate) -> Estimator:
+    if agg.kind == "sum" and len(agg.stats) == 2:
+        return SUM_OF_MEAN
     return estimator_of(agg.kind)
 
 

@@ -56,7 +56,7 @@ SELECT SUM(1) FROM visits;
 # title: every aggregate at once shares statistics
 SELECT COUNT(*), COUNT(cost), SUM(cost), AVG(cost), COUNT(DISTINCT patient_id) FROM visits;
 # result: [(1056, 1056, 220271.0, 208.59, 412)]
-# plan: laplace stats/unit=5 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | COUNT(cost) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
+# plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | COUNT(cost) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: the same aggregate twice is computed once
 SELECT COUNT(*) AS a, COUNT(*) AS b FROM visits;
@@ -131,3 +131,13 @@ SELECT SUM(cost) OVER (ORDER BY visit_date) FROM visits;
 SELECT COUNT(DISTINCT (patient_id)) FROM visits;
 # result: [(412,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT (patient_id)) L1=1 L2=1
+
+# title: SUM beside AVG of the same column reads the AVG's statistics
+SELECT region, SUM(cost) AS total, AVG(cost) AS mean FROM visits GROUP BY region;
+# result: [('east north central', 39095.6, 228.629), ('mid atlantic', 34476.6, 259.223), ('mountain', 20340.3, 201.389), ('new england', 13473.1, 198.135), ('pacific', 49396.6, 186.402), ('south atlantic', 29997.8, 189.859), ('west north central', 19125.0, 214.888), ('west south central', 14366.3, 202.343)]
+# plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4 | mean=AVG(cost) in [0, 2000] L1=12000 L2=6928.2
+
+# title: SUM beside AVG of other bounds draws its own statistic
+SELECT SUM(cost) AS total, AVG(LEAST(cost, 500)) AS mean FROM visits;
+# result: [(220271.0, 173.212)]
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | total=SUM(cost) in [0, 2000] L1=8000 L2=8000 | mean=AVG(LEAST(cost, 500)) in [0, 500] L1=1000 L2=1000

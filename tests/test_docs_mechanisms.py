@@ -15,6 +15,7 @@ import pytest
 from dpsql.analysis import analyze
 from dpsql.analysis.sensitivity import normalised_norms
 from dpsql.catalog import Catalog, TableInfo
+from dpsql.estimators import estimator
 from dpsql.mechanisms import (
     Noise,
     Sensitivity,
@@ -60,13 +61,16 @@ def test_section_1_and_3_worked_example():
     assert normalised_norms(4, 3, 6) == pytest.approx((2.0, math.sqrt(2)))
     plan = _worked_example_plan()
     assert plan.noise.kind == "gaussian"
-    assert plan.noise.l1 == pytest.approx(12.000165, abs=1e-6)
-    assert plan.noise.l2 == pytest.approx(3.464135, abs=1e-6)
-    assert plan.noise.unit_scale == pytest.approx(15.197418, abs=1e-6)
-    assert plan.noise.laplace_std == pytest.approx(16.966, abs=1e-3)
-    assert discrete_gaussian_sigma(math.sqrt(12), 1.0, 5e-7) == pytest.approx(15.197272, abs=1e-6)
-    assert plan.selection.threshold == 80
-    assert plan.noise.granularities == (32.0, 65536.0, 32.0, 65536.0, 1.0)
+    assert plan.noise.l1 == pytest.approx(10.000123, abs=1e-6)
+    assert plan.noise.l2 == pytest.approx(3.162305, abs=1e-6)
+    assert plan.noise.unit_scale == pytest.approx(13.886759, abs=1e-6)
+    assert plan.noise.laplace_std == pytest.approx(14.136, abs=1e-3)
+    assert discrete_gaussian_sigma(math.sqrt(10), 1.0, 5e-7) == pytest.approx(13.886640, abs=1e-6)
+    assert plan.selection.threshold == 74
+    assert plan.noise.granularities == (32.0, 32.0, 65536.0, 1.0)
+    stds = {a.sql: estimator(a).describe(plan, a)["noise_std"] for a in plan.aggregates}
+    assert (round(plan.noise_for("__dp_s1").std, 3), round(plan.noise_for("__dp_s2").std),
+            round(stds["SUM(cost)"])) == (41.660, 20830, 29458)
 
 
 def _exact_delta(sigma: float, eps: float) -> float:

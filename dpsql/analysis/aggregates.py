@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 from fractions import Fraction
+from typing import NamedTuple
 
 from sqlglot import exp
 
@@ -71,6 +72,14 @@ from dpsql.plan import (
 _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
+class _PendingSum(NamedTuple):
+    """A SUM over rows whose statistics wait for the whole query (``_Collector.finish``)."""
+
+    arg: exp.Expression
+    lo: float
+    hi: float
+
+
 class _Collector:
     """Accumulates statistics and aggregates, sharing identical ones."""
 
@@ -82,6 +91,7 @@ class _Collector:
         self.stats: dict[tuple, StatSpec] = {}
         self.histograms: dict[tuple, HistogramSpec] = {}
         self.aggregates: dict[str, Aggregate] = {}
+        self.sums: dict[str, _PendingSum] = {}  # by the SUM's SQL
 
     def stat(self, kind: str, expr: exp.Expression | None = None, *, per_group: bool = False,
              values_per_unit: int | None = None, **bounds: float) -> str:
@@ -96,6 +106,31 @@ class _Collector:
         spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, quantum=quantum,
                         per_group=per_group, values_per_unit=values_per_unit, **bounds)
         return self.stats.setdefault(spec.key, spec).name
+
+    def finish(self) -> tuple[Aggregate, ...]:
+        """The aggregates, each once, with every SUM's statistics chosen.
+
+        A SUM(x) asked beside an AVG(x) of the same bounds is released from the AVG's noisy
+        statistics, SUM = centre × COUNT(x) + centred sum (post-processing, free), instead of
+        a third statistic of its own: one statistic fewer makes every statistic's noise
+        smaller, and the derived SUM's noise is smaller than a direct one's at the same scale
+        (its per-person bound splits as |centre| + half-range ≥ √(centre² + half-range²)).
+        See docs/mechanisms.md §12.
+        """
+        for sql, (arg, lo, hi) in self.sums.items():
+            agg = self.aggregates[sql]
+            mean = self._mean_stats(arg, lo, hi)
+            self.aggregates[sql] = replace(
+                agg, stats=mean or (self.stat("sum", arg, lo=lo, hi=hi),))
+        return tuple({a.name: a for a in self.aggregates.values()}.values())
+
+    def _mean_stats(self, arg: exp.Expression, lo: float, hi: float) -> tuple[str, str] | None:
+        """(COUNT(arg), centred sum of arg in [lo, hi]) if both are already computed."""
+        count = self.stats.get(("count", arg.sql(), 0.0, 0.0, False))
+        centered = self.stats.get(("centered_sum", arg.sql(), lo, hi, False))
+        if count is None or centered is None:
+            return None
+        return count.name, centered.name
 
     def _integral(self, expr: exp.Expression, lo: float, hi: float) -> bool:
         """Whole-number values with integer bounds (small enough for exact BIGINT sums)."""
@@ -112,6 +147,8 @@ class _Collector:
                 self.aggregates[sql] = self._quantile(node, name, sql)
                 return self.aggregates[sql].name
             kind, stats, interval = self._classify(node)
+            if isinstance(stats, _PendingSum):  # its statistics are chosen by ``finish``
+                self.sums[sql], stats = stats, ()
             self.aggregates[sql] = Aggregate(
                 name=name, kind=kind, sql=sql, stats=stats,
                 lo=interval[0] if interval else None, hi=interval[1] if interval else None)
@@ -170,9 +207,10 @@ class _Collector:
                 refuse(node, label, f"{PER_GROUP} other than (0, 0)", "This is always 0")
             if not isinstance(node, exp.Sum) and lo == hi:
                 refuse(node, label, "bounds with lo < hi", f"{label} is the constant {lo:g} here")
+            if isinstance(node, exp.Sum) and group:
+                return "sum", (self.stat("sum", arg, per_group=True, lo=lo, hi=hi),), (lo, hi)
             if isinstance(node, exp.Sum):
-                return "sum", (self.stat("sum", arg, per_group=bool(group), lo=lo, hi=hi),), \
-                    (lo, hi)
+                return "sum", _PendingSum(arg, lo, hi), (lo, hi)
             # Per-group bounds: the mean of each unit's mean over the units with a value.
             count = self.stat("count", arg, per_group=True, lo=0, hi=1) if group else \
                 self.stat("count", arg)
@@ -378,9 +416,8 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
                "Private rows cannot be listed; aggregate them, e.g. COUNT(*)" + (
                    ". Window functions run after the noise, over released aggregates: e.g. "
                    "SUM(COUNT(*)) OVER () with GROUP BY" if select.find(exp.Window) else ""))
-    aggregates = {a.name: a for a in collector.aggregates.values()}  # one per distinct release
-    return replace(draft, stats=tuple(collector.stats.values()),
-                   aggregates=tuple(aggregates.values()),
+    aggregates = collector.finish()
+    return replace(draft, stats=tuple(collector.stats.values()), aggregates=aggregates,
                    output=output, columns=tuple(columns))
 
 

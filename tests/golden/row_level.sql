@@ -1,6 +1,7 @@
 -- SELECT k, SUM(x), COUNT(*) FROM rows GROUP BY k
 SELECT
   k,
+  CAST(COUNT(*) AS BIGINT) AS __dp_s0,
   CAST(COALESCE(
     SUM(
       CASE
@@ -10,8 +11,7 @@ SELECT
       END
     ),
     0
-  ) AS DOUBLE) AS __dp_s0,
-  CAST(COUNT(*) AS BIGINT) AS __dp_s1,
+  ) AS DOUBLE) AS __dp_s1,
   CAST(COUNT(*) AS BIGINT) AS __dp_s2
 FROM rows
 GROUP BY

@@ -24,6 +24,7 @@ audit (trials per side)     honest ε_lb  negative control (trials)       contro
 ==========================  ===========  ==============================  ============
 SUM, global (600)           0.500        no clamping at all (200)        2.47
 AVG + COUNT, global (600)   0.528        row limit not enforced (200)    1.84
+SUM + AVG, global (600)     0.528        row limit not enforced (200)    1.84
 COUNT(DISTINCT pid) (600)   0.465        L1 ignores the 3 groups (250)   2.00
 ==========================  ===========  ==============================  ============
 
@@ -149,6 +150,42 @@ def test_negative_control_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
     monkeypatch.setattr(rewrite_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
     epsilon_lower = run_audit(avg_connection, AVG_QUERY, AVG_EVENTS, CONTROL_TRIALS)
+    assert epsilon_lower > EPSILON
+
+
+# ---------------------------------------------------------------------------------------------
+# SUM and AVG of the same column: SUM is released from the AVG's two statistics (SUM = 5·N + S,
+# docs/mechanisms.md §12), on the same data as the AVG audit. Both statistics are recovered
+# from the two released cells: N = SUM / AVG (a whole number: rounded), S = SUM − 5·N. A SUM
+# drawn as a third statistic, or computed from values the noise was not calibrated for, would
+# show here as a loss above ε.
+
+
+def count_and_centred_sum(total: float, avg: float) -> tuple[int, float]:
+    count = round(total / avg)
+    return count, total - 5.0 * count
+
+
+SUM_AVG_QUERY = "SELECT SUM(x) AS s, AVG(x) AS a FROM t"
+SUM_AVG_EVENTS: Events = {
+    "E: count, centred sum >= values on D":
+        lambda rows: count_and_centred_sum(*rows[0])[0] >= 203 and rows[0][1] >= 5.0,
+    "F: count, centred sum <= values on D'":
+        lambda rows: (lambda n, s: n <= 200 and s <= -15.0 + 1e-7)(
+            *count_and_centred_sum(*rows[0])),
+}
+
+
+def test_sum_beside_avg_keeps_its_epsilon():
+    epsilon_lower = run_audit(avg_connection, SUM_AVG_QUERY, SUM_AVG_EVENTS, TRIALS)
+    assert epsilon_lower <= EPSILON
+
+
+def test_negative_control_sum_beside_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
+    enforce = rewrite_module.pair_partial
+    monkeypatch.setattr(rewrite_module, "pair_partial",
+                        lambda spec, c, values: enforce(spec, 10**6, values))
+    epsilon_lower = run_audit(avg_connection, SUM_AVG_QUERY, SUM_AVG_EVENTS, CONTROL_TRIALS)
     assert epsilon_lower > EPSILON
 
 

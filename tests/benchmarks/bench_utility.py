@@ -1,0 +1,210 @@
+"""Error at equal privacy: dpsql beside SmartNoise SQL, PipelineDP and Tumult Analytics.
+
+Run on purpose (not part of the default test run); the peers live in their own virtual
+environments, which ``--setup`` creates from PyPI::
+
+    .venv/bin/python -m tests.benchmarks.bench_utility --setup --peers /work/peers
+    .venv/bin/python -m tests.benchmarks.bench_utility --peers /work/peers \\
+        --rows 100000 --trials 40 --plot docs/utility.svg
+
+Every system answers the same queries over the same synthetic visits (``dpsql.datasets.
+visits``: patients with a handful of visits each, a few with 50+, lognormal costs with rare
+outliers) at the same total (ε, δ) per query, each charged what it really spends
+(``utility_peers``: SmartNoise per statistic, Tumult per aggregate). The contribution bound
+is the same for all: at most ``--rows-per-unit`` rows per person, cost clamped to
+[0, ``--cost-max``]. dpsql also runs with its automatic bounds (``bounds="auto"`` for cost,
+``max_rows_per_unit="auto"``), each trial on a fresh connection so that the estimate is paid
+from that trial's budget.
+
+For each query and system: the RMSE of each released column against the exact *unbounded*
+answer (so the bias of bounding counts), over trials × released groups; its bias (mean
+error); and with private keys the mean number of groups released. Printed as a Markdown
+table, with the dpsql/best-peer ratio per column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+import dpsql
+from dpsql.datasets import REGIONS, visits
+
+PEERS = {"smartnoise": "smartnoise-sql==1.0.10", "pipelinedp": "pipeline-dp==0.3.1",
+         "tumult": "tmlt.analytics==0.21.0"}
+UNLIMITED = dpsql.Budget(epsilon=1e9, delta=0.5)
+QUERIES = [
+    {"name": "COUNT BY region (public)", "key": "region", "columns": ["n"],
+     "sql": "SELECT region, COUNT(*) AS n FROM visits GROUP BY region"},
+    {"name": "SUM, AVG(cost) BY region (public)", "key": "region", "columns": ["s", "a"],
+     "sql": "SELECT region, SUM(cost) AS s, AVG(cost) AS a FROM visits GROUP BY region"},
+    {"name": "COUNT BY specialty (private)", "key": "specialty", "columns": ["n"],
+     "sql": "SELECT specialty, COUNT(*) AS n FROM visits GROUP BY specialty"},
+]
+
+
+def specs(args: argparse.Namespace, data: Path) -> dict:
+    queries = [dict(q, public=list(REGIONS) if q["key"] == "region" else None)
+               for q in QUERIES]
+    return {"data": str(data), "epsilon": args.epsilon, "delta": args.delta,
+            "trials": args.trials, "rows_per_unit": args.rows_per_unit,
+            "bounds": {"cost": [0.0, args.cost_max]}, "queries": queries}
+
+
+def truth(data: Path) -> dict[str, dict]:
+    """The exact unbounded answers: {query: {key: {column: value}}}."""
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW visits AS SELECT * FROM read_csv('{data}')")
+    out = {}
+    for q in QUERIES:
+        names = [d[0] for d in con.execute(q["sql"]).description]
+        out[q["name"]] = {row[0]: dict(zip(names[1:], map(float, row[1:]), strict=True))
+                          for row in con.execute(q["sql"]).fetchall()}
+    return out
+
+
+def dpsql_answers(spec: dict, *, auto: bool) -> dict[str, list[dict]]:
+    """dpsql's answers, trial by trial; with ``auto`` a fresh connection per trial."""
+    def connection() -> dpsql.Connection:
+        con = dpsql.connect(budget=UNLIMITED, cache=False)
+        limit = "auto" if auto else spec["rows_per_unit"]
+        con.register("visits", spec["data"], privacy_unit="patient_id",
+                     bounds={"cost": "auto" if auto else tuple(spec["bounds"]["cost"]),
+                             "age": (0, 100)},
+                     max_rows_per_unit=limit,
+                     max_groups_per_unit=None if auto else spec["rows_per_unit"],
+                     max_rows_per_group=None if auto else spec["rows_per_unit"],
+                     public_keys={"region": list(REGIONS)})
+        return con
+
+    warnings.simplefilter("ignore", dpsql.PrivacyWarning)  # "estimated as …", every trial
+    shared = connection()
+    out = {}
+    for q in spec["queries"]:
+        trials = []
+        for _ in range(spec["trials"]):
+            con = connection() if auto else shared
+            result = con.sql(q["sql"], epsilon=spec["epsilon"], delta=spec["delta"])
+            trials.append({row[0]: dict(zip(q["columns"], map(float, row[1:]), strict=True))
+                           for row in result.fetchall()})
+        out[q["name"]] = trials
+    return out
+
+
+def peer_answers(system: str, spec_path: Path, peers: Path) -> dict[str, list[dict]]:
+    python = peers / system / "bin" / "python"
+    script = Path(__file__).with_name("utility_peers.py")
+    done = subprocess.run([str(python), str(script), system, str(spec_path)], check=True,
+                          stdout=subprocess.PIPE, text=True)
+    return json.loads(done.stdout)
+
+
+def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, float, float]:
+    """(RMSE, bias, mean groups released) of one column against the unbounded truth."""
+    errors = [trial[key][column] - exact[key][column] for trial in answers
+              for key in trial if key in exact and column in trial[key]]
+    released = sum(len(trial) for trial in answers) / max(len(answers), 1)
+    if not errors:
+        return math.nan, math.nan, released
+    errors = np.array(errors)
+    return float(np.sqrt(np.mean(errors**2))), float(np.mean(errors)), released
+
+
+def table(results: dict[str, dict], exact: dict) -> tuple[str, dict]:
+    """The Markdown table, and {query/column: {system: rmse}} for the plot."""
+    lines = ["| query | column | system | RMSE | bias | groups | dpsql ÷ best peer |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    figures: dict[str, dict[str, float]] = {}
+    for q in QUERIES:
+        for column in q["columns"]:
+            rows = {system: scores(answers[q["name"]], exact[q["name"]], column)
+                    for system, answers in results.items() if q["name"] in answers}
+            peers = [r[0] for s, r in rows.items() if not s.startswith("dpsql")]
+            best = min(peers) if peers else math.nan
+            figures[f"{q['name']}: {column}"] = {s: r[0] for s, r in rows.items()}
+            for system, (rmse, bias, groups) in rows.items():
+                ratio = f"{rmse / best:.2f}" if system.startswith("dpsql") else ""
+                lines.append(f"| {q['name']} | {column} | {system} | {rmse:.4g} | {bias:+.3g} "
+                             f"| {groups:.1f} | {ratio} |")
+    return "\n".join(lines), figures
+
+
+def plot(figures: dict[str, dict[str, float]], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = sorted({s for f in figures.values() for s in f})
+    fig, ax = plt.subplots(figsize=(9, 4))
+    width = 0.8 / len(systems)
+    best = [min(v for s, v in f.items() if not s.startswith("dpsql")) for f in figures.values()]
+    for i, system in enumerate(systems):
+        ratios = [f.get(system, math.nan) / b for f, b in zip(figures.values(), best, strict=True)]
+        ax.bar(np.arange(len(figures)) + i * width, ratios, width, label=system)
+    ax.set_xticks(np.arange(len(figures)) + width * (len(systems) - 1) / 2)
+    ax.set_xticklabels([name.replace(" (", "\n(") for name in figures], fontsize=7)
+    ax.axhline(1.0, color="black", linewidth=0.5)
+    ax.set_ylabel("RMSE ÷ best peer's RMSE")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def setup(peers: Path) -> None:
+    for system, requirement in PEERS.items():
+        venv = peers / system
+        if not (venv / "bin" / "python").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", requirement], check=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--peers", type=Path, default=Path("/work/peers"),
+                        help="folder of the peers' virtual environments")
+    parser.add_argument("--setup", action="store_true", help="create the peers' venvs first")
+    parser.add_argument("--systems", nargs="*", default=list(PEERS))
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--epsilon", type=float, default=1.0)
+    parser.add_argument("--delta", type=float, default=1e-6)
+    parser.add_argument("--rows-per-unit", type=int, default=3)
+    parser.add_argument("--cost-max", type=float, default=2000.0)
+    parser.add_argument("--plot", help="write the RMSE ratios as an image (.svg, .png)")
+    args = parser.parse_args(argv)
+    if args.setup:
+        setup(args.peers)
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder) / "visits.csv"
+        visits(args.rows, seed=7).select(["patient_id", "region", "specialty", "cost",
+                                          "age"]).to_pandas().to_csv(data, index=False)
+        spec = specs(args, data)
+        spec_path = Path(folder) / "spec.json"
+        spec_path.write_text(json.dumps(spec))
+        results = {"dpsql": dpsql_answers(spec, auto=False),
+                   "dpsql (auto bounds)": dpsql_answers(spec, auto=True)}
+        for system in args.systems:
+            results[system] = peer_answers(system, spec_path, args.peers)
+        text, figures = table(results, truth(data))
+    print(f"{args.rows:,} rows, ε={args.epsilon:g}, δ={args.delta:g} per query, "
+          f"≤ {args.rows_per_unit} rows per person, cost in [0, {args.cost_max:g}], "
+          f"{args.trials} trials\n")
+    print(text)
+    if args.plot:
+        plot(figures, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
