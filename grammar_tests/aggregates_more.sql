@@ -31,7 +31,7 @@ SELECT AVG(age), STDDEV(age), COUNT(age) FROM visits;
 # title: VAR_POP per public group
 SELECT region, VAR_POP(age) AS v FROM visits GROUP BY region;
 # result: [('east north central', 539.513), ('mid atlantic', 478.461), ('mountain', 356.939), ('new england', 643.556), ('pacific', 494.023), ('south atlantic', 396.171), ('west north central', 418.09), ('west south central', 311.543)]
-# plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | v=VAR_POP(age) in [0, 100] L1=15000 L2=8660.25
+# plan: laplace stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | v=VAR_POP(age) in [0, 100] L1=15000 L2=8660.25
 
 # title: STDDEV per private group
 SELECT specialty, STDDEV(cost) FROM visits GROUP BY specialty;
@@ -86,7 +86,7 @@ SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING VAR_POP(age) > 1
 # title: ORDER BY a standard deviation
 SELECT region, STDDEV(cost) AS s FROM visits GROUP BY region ORDER BY s DESC LIMIT 3;
 # result: [('mid atlantic', 344.328), ('east north central', 299.937), ('new england', 289.953)]
-# plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | s=STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
+# plan: laplace stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | s=STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
 
 # title: VARIANCE without bounds is refused
 SELECT VARIANCE(race) FROM pums;

@@ -9,7 +9,7 @@ SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING n > 10;
 # title: HAVING on an aggregate that is not selected
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING AVG(cost) > 100;
 # result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
-# plan: gaussian stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also AVG(cost)
+# plan: laplace stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also AVG(cost)
 
 # title: HAVING on a group key
 SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region <> 'pacific';

@@ -26,6 +26,7 @@ from dpsql.mechanisms import (
     selection_threshold,
     split_delta,
 )
+from dpsql.mechanisms.selection import truncated_geometric_probability, units_for_release
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "mechanisms.md"
 
@@ -60,17 +61,25 @@ def _worked_example_plan():
 def test_section_1_and_3_worked_example():
     assert normalised_norms(4, 3, 6) == pytest.approx((2.0, math.sqrt(2)))
     plan = _worked_example_plan()
-    assert plan.noise.kind == "gaussian"
-    assert plan.noise.l1 == pytest.approx(10.000123, abs=1e-6)
-    assert plan.noise.l2 == pytest.approx(3.162305, abs=1e-6)
-    assert plan.noise.unit_scale == pytest.approx(13.886759, abs=1e-6)
-    assert plan.noise.laplace_std == pytest.approx(14.136, abs=1e-3)
-    assert discrete_gaussian_sigma(math.sqrt(10), 1.0, 5e-7) == pytest.approx(13.886640, abs=1e-6)
-    assert plan.selection.threshold == 74
-    assert plan.noise.granularities == (32.0, 32.0, 65536.0, 1.0)
+    assert plan.noise.kind == "laplace"
+    assert plan.noise.l1 == pytest.approx(3.00003, abs=1e-6)
+    assert plan.noise.l2 == pytest.approx(1.224754, abs=1e-6)
+    assert plan.noise.unit_scale == pytest.approx(4.000031, abs=1e-6)
+    assert plan.noise.epsilon == pytest.approx(0.75, abs=1e-5)
+    assert plan.selection.method == "truncated_geometric"
+    assert plan.selection.epsilon == pytest.approx(0.25, abs=1e-5)
+    assert plan.noise.granularities == (16.0, 16.0, 32768.0)
     stds = {a.sql: estimator(a).describe(plan, a)["noise_std"] for a in plan.aggregates}
-    assert (round(plan.noise_for("__dp_s1").std, 3), round(plan.noise_for("__dp_s2").std),
-            round(stds["SUM(cost)"])) == (41.660, 20830, 29458)
+    assert (round(plan.noise_for("__dp_s1").std, 3), round(plan.noise_for("__dp_s2").std, 1),
+            round(stds["SUM(cost)"])) == (33.941, 16970.7, 24000)
+    geometric = units_for_release(lambda n: float(truncated_geometric_probability(
+        n, plan.selection.epsilon, 1e-6, 4)))
+    units = Noise("laplace", 16.0001)
+    threshold = selection_threshold(units, 4, 1e-6)
+    assert (geometric, threshold) == (189, 234.0)
+    # Before one share per statistic, the same plan drew σ = 41.660 for COUNT(*) (Gaussian)
+    # with a threshold of 74 people: with per-cell bounds, L2² = 3 × 2 + 4 = 10.
+    assert discrete_gaussian_sigma(math.sqrt(10), 1.0, 5e-7) == pytest.approx(13.886640, abs=1e-6)
 
 
 def _exact_delta(sigma: float, eps: float) -> float:
@@ -143,7 +152,8 @@ def test_section_6_engine_picks_laplace_for_unit_counts(groups):
                               max_groups_per_unit=groups))
     plan = analyze("SELECT k, COUNT(DISTINCT pid) FROM t GROUP BY k", cat, epsilon=1.0,
                    delta=1e-6)
-    assert plan.noise.kind == "laplace" and plan.noise.unit_scale == groups
+    units = plan.sensitivities[0]
+    assert plan.noise.kind == "laplace" and plan.noise.noise_for(units).scale == groups
     assert plan.selection.threshold == {1: 15.0, 4: 60.0}[groups]
     assert plan.selection.delta == 1e-6
 

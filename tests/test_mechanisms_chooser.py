@@ -16,6 +16,7 @@ from dpsql.mechanisms import (
     choose_noise,
     discrete_gaussian_sigma,
 )
+from dpsql.mechanisms.chooser import one_share
 
 UNIT = Sensitivity("n", bound=1.0, l1=1.0, l2=1.0, integer=True)
 
@@ -78,14 +79,28 @@ def test_mixed_bounds_scale_per_statistic():
     total = Sensitivity("s", bound=250.0, l1=2.0, l2=math.sqrt(2), integer=False)
     plan = choose_noise([count, total], 0.5, 0.0)
     n_noise, s_noise = plan.noise_for(count), plan.noise_for(total)
-    assert n_noise == Noise("laplace", 3.0 * plan.unit_scale, 1.0)
-    assert s_noise.scale == pytest.approx(250.0 * plan.unit_scale)
+    # Each statistic is measured in m = ⌈l1⌉ = 2 per-cell bounds: one share each.
+    assert n_noise == Noise("laplace", 3.0 * 2 * plan.unit_scale, 1.0)
+    assert s_noise.scale == pytest.approx(250.0 * 2 * plan.unit_scale)
     g = s_noise.granularity
     assert math.frexp(g)[0] == 0.5 and g <= s_noise.scale * 2.0**-20
-    # the real-valued statistic's sensitivity is inflated by (1 + g/bound)
-    assert plan.l1 == pytest.approx(2.0 + 2.0 * (1 + g / 250.0), rel=1e-15)
+    # the real-valued statistic's sensitivity is inflated by (1 + g/bound), bound in shares
+    assert plan.l1 == pytest.approx(1.0 + 1.0 * (1 + g / 500.0), rel=1e-15)
     assert plan.unit_scale == pytest.approx(plan.l1 / 0.5, rel=1e-15)
-    assert plan.unit_scale > 4.0 / 0.5
+    # the noise is what per-cell units give: bound × L1 total / ε, L1 total = 2 + 2
+    assert n_noise.scale == pytest.approx(3.0 * 4.0 / 0.5, rel=1e-5) and n_noise.scale > 24
+
+
+def test_each_statistic_takes_one_share():
+    """A count of people in 4 groups (q = 4) and a count of rows in 1 (q = 1): each gets
+    half of ε, not 4/5 and 1/5 as per-cell bounds would split it (``one_share``)."""
+    people = Sensitivity("u", bound=1.0, l1=4.0, l2=2.0, integer=True)
+    rows = Sensitivity("n", bound=3.0, l1=1.0, l2=1.0, integer=True)
+    plan = choose_noise([people, rows], 1.0, 0.0)
+    assert plan.noise_for(people).scale == 4.0 / 0.5
+    assert plan.noise_for(rows).scale == 3.0 / 0.5
+    assert one_share(people) == Sensitivity("u", bound=4.0, l1=1.0, l2=0.5, integer=True)
+    assert one_share(rows) is rows
 
 
 def test_cells_inflates_additively():
@@ -114,7 +129,7 @@ def test_huge_integer_bound_goes_on_a_grid():
     noise = plan.noise_for(big)
     assert noise.granularity >= 16.0
     assert noise.grid_scale < 2.0**22
-    assert plan.l2 == pytest.approx(2.0 * (1 + noise.granularity / 1e9))
+    assert plan.l2 == pytest.approx(0.5 * (1 + noise.granularity / 4e9))  # in shares of 4
     assert noise.add_to(np.array([123456789.0]), Sampler(seed=1))[0] % noise.granularity == 0
 
 

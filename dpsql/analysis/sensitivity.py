@@ -25,6 +25,7 @@ from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.errors import PrivacyError
 from dpsql.exact import float_at_least, float_at_most
 from dpsql.mechanisms import Sensitivity, choose_noise, selection_threshold, validate_privacy
+from dpsql.mechanisms.chooser import one_share
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers
 from dpsql.plan import (
@@ -238,9 +239,10 @@ def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
         return draft
     kept = tuple(s for s in draft.sensitivities if s is not units)
     share = _share(draft)
-    # noise.l1 is after grid inflation; the unit count is an integer, never inflated.
-    noise_epsilon = float_at_most(share * (Fraction(noise.l1) - Fraction(units.l1)) /
-                                  Fraction(noise.l1))
+    # noise.l1 is after grid inflation, in shares; the unit count is an integer, never
+    # inflated.
+    noise_epsilon = float_at_most(share * (Fraction(noise.l1) - Fraction(one_share(units).l1))
+                                  / Fraction(noise.l1))
     selection_epsilon = float_at_most(share - Fraction(noise_epsilon))
     if noise_epsilon <= 0 or selection_epsilon <= 0:
         return draft

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Literal
 
@@ -108,8 +108,33 @@ class NoisePlan:
         except ValueError:
             raise InternalError(f"statistic {stat.name} was not part of this noise plan") from None
         grid = self.granularities[index]
-        return Noise(self.kind, max(_cell_scale(stat, self.unit_scale), grid * MIN_GRID_SCALE),
-                     grid)
+        scale = _cell_scale(one_share(stat), self.unit_scale)
+        return Noise(self.kind, max(scale, grid * MIN_GRID_SCALE), grid)
+
+
+def one_share(stat: Sensitivity) -> Sensitivity:
+    """``stat`` measured in m = ⌈l1⌉ per-cell bounds, so that its L1 is at most 1.
+
+    The chooser calibrates every statistic so measured (``choose_noise``): the unit scale is
+    set by the sum of the L1s, so each statistic takes one share of ε, as in SmartNoise,
+    PipelineDP and Tumult. In per-cell bounds a statistic's L1 is its q (§1 of
+    docs/mechanisms.md), and q differs between statistics: a person moves the count of
+    people by 1 in min(g, r) groups, a count of rows by c in min(g, r/c). With g = r = c = 10
+    and one COUNT(*) by a private key, the count of people for selection took 10/11 of ε
+    and the COUNT's noise had 5× the std of an equal split. When every statistic has the
+    same whole q the noise is the same either way. Privacy holds as for any bound: m
+    per-cell bounds bound a cell's change, and the norms of the changes shrink by m
+    (rounded up, so never understated).
+
+    >>> one_share(Sensitivity("u", 1.0, 4.0, 2.0, True))
+    Sensitivity(name='u', bound=4.0, l1=1.0, l2=0.5, integer=True, cells=None)
+    """
+    m = max(1, math.ceil(stat.l1))
+    if m == 1:
+        return stat
+    return replace(stat, bound=float_at_least(Fraction(stat.bound) * m),
+                   l1=float_at_least(Fraction(stat.l1) / m),
+                   l2=float_at_least(Fraction(stat.l2) / m))
 
 
 def _cell_scale(stat: Sensitivity, unit_scale: float) -> float:
@@ -180,11 +205,12 @@ def choose_noise(stats: Sequence[Sensitivity], epsilon: float, delta: float) -> 
     stats = tuple(stats)
     if not stats:
         raise InternalError("choose_noise needs at least one statistic")
+    shares = tuple(one_share(s) for s in stats)
     kinds: tuple[Kind, ...] = ("laplace", "gaussian") if delta > 0 else ("laplace",)
     found, errors = {}, []
     for kind in kinds:
         try:
-            found[kind] = _candidate(kind, stats, epsilon, delta)
+            found[kind] = _candidate(kind, shares, epsilon, delta)
         except PrivacyError as error:
             errors.append(error)
     if not found:

@@ -109,33 +109,41 @@ def peer_answers(system: str, spec_path: Path, peers: Path) -> dict[str, list[di
     return json.loads(done.stdout)
 
 
-def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, float, float]:
-    """(RMSE, bias, mean groups released) of one column against the unbounded truth."""
-    errors = [trial[key][column] - exact[key][column] for trial in answers
-              for key in trial if key in exact and column in trial[key]]
+def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, ...]:
+    """(RMSE, bias, noise s.d., mean groups released) of one column: RMSE and bias against
+    the unbounded truth over every released cell; the noise s.d. is the spread of each
+    group's answers across trials (bounding's bias left out), root-mean-squared over groups."""
+    cells: dict = {}
+    for trial in answers:
+        for key, columns in trial.items():
+            if key in exact and column in columns:
+                cells.setdefault(key, []).append(columns[column])
     released = sum(len(trial) for trial in answers) / max(len(answers), 1)
-    if not errors:
-        return math.nan, math.nan, released
-    errors = np.array(errors)
-    return float(np.sqrt(np.mean(errors**2))), float(np.mean(errors)), released
+    if not cells:
+        return math.nan, math.nan, math.nan, released
+    errors = np.concatenate([np.array(v) - exact[k][column] for k, v in cells.items()])
+    spread = [np.var(v, ddof=1) for v in cells.values() if len(v) > 1]
+    noise = float(np.sqrt(np.mean(spread))) if spread else math.nan
+    return float(np.sqrt(np.mean(errors**2))), float(np.mean(errors)), noise, released
 
 
 def table(results: dict[str, dict], exact: dict) -> tuple[str, dict]:
     """The Markdown table, and {query/column: {system: rmse}} for the plot."""
-    lines = ["| query | column | system | RMSE | bias | groups | dpsql ÷ best peer |",
-             "|---|---|---|---:|---:|---:|---:|"]
+    lines = ["| query | column | system | RMSE | bias | noise s.d. | groups "
+             "| RMSE ÷ best peer's | s.d. ÷ best peer's |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     figures: dict[str, dict[str, float]] = {}
     for q in QUERIES:
         for column in q["columns"]:
             rows = {system: scores(answers[q["name"]], exact[q["name"]], column)
                     for system, answers in results.items() if q["name"] in answers}
-            peers = [r[0] for s, r in rows.items() if not s.startswith("dpsql")]
-            best = min(peers) if peers else math.nan
+            peers = [r for s, r in rows.items() if not s.startswith("dpsql")]
+            best = [min((r[i] for r in peers), default=math.nan) for i in (0, 2)]
             figures[f"{q['name']}: {column}"] = {s: r[0] for s, r in rows.items()}
-            for system, (rmse, bias, groups) in rows.items():
-                ratio = f"{rmse / best:.2f}" if system.startswith("dpsql") else ""
+            for system, (rmse, bias, noise, groups) in rows.items():
+                ratios = (f"{rmse / best[0]:.2f} | {noise / best[1]:.2f}"
+                          if system.startswith("dpsql") else " | ")
                 lines.append(f"| {q['name']} | {column} | {system} | {rmse:.4g} | {bias:+.3g} "
-                             f"| {groups:.1f} | {ratio} |")
+                             f"| {noise:.4g} | {groups:.1f} | {ratios} |")
     return "\n".join(lines), figures
 
 

@@ -1,9 +1,10 @@
 """Audit of a query the engine answers with (discrete) Gaussian noise, with a negative control.
 
 Query: ``SELECT k, COUNT(*), SUM(x), COUNT(DISTINCT pid) ... GROUP BY k`` over six public keys
-with ``max_groups_per_unit = 6``: 3 statistics × 6 groups = 18 statistics per unit (normalised
-L1 = 18, L2 = √18), so at ε = 1, δ = 1e-2 ``explain()`` reports mechanism "gaussian" with
-σ = u·bound per cell (u ≈ 8.11).
+with ``max_groups_per_unit = 6``: 3 statistics × 6 groups = 18 statistics per unit (L1 = 18,
+L2 = √18 in per-cell bounds; in shares of m = 6 bounds, L1 = 3 and L2 = √(1/2)), so at ε = 1,
+δ = 1e-2 ``explain()`` reports mechanism "gaussian" with σ = 6·u·bound = 8.11·bound per cell
+(u ≈ 1.35 per share).
 
 The target unit has 10 rows of x = 1e6 (plus a NULL) in *every* group: after clamping it moves
 each of the 18 cells by exactly its bound (3 rows, 3·10, 1 unit), so its normalised shift
@@ -20,16 +21,17 @@ probability ~δ, which no affordable number of trials resolves, so the honest bo
 share of ε (δ = 1e-2 rather than a production 1e-6 makes μ larger and the audit stronger; the
 calibration code path is the same). The negative control is what shows the audit has power.
 
-Negative control: a calibration that ignores the query's L2 and calibrates σ for one statistic
-(Δ₂ = 1): the noise is ~3.7× too small (μ ≈ 1.9) and must be flagged.
+Negative control: a calibration that calibrates σ for one cell instead of the query's 18 (its
+L2 divided by √18): the noise is ~3.7× too small (μ ≈ 1.9) and must be flagged.
 
 Measured with these seeds (ε = 1, δ = 1e-2 claimed; 99 % confidence, larger of E and F):
-honest 0.138 (400 trials per side; E: 194 vs 126 hits), control 1.76 (200 per side; E: 91 vs 4,
-F: 3 vs 96). About 33 s in all on one core (a query costs ~16 ms here).
+honest 0.122 (400 trials per side; F: 97 vs 175 hits), control 1.96 (200 per side; E: 100 vs 2,
+F: 4 vs 101). About 33 s in all on one core (a query costs ~16 ms here).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -111,7 +113,8 @@ def test_gaussian_query_keeps_its_epsilon_delta():
 def test_negative_control_gaussian_calibrated_for_one_statistic_is_flagged(monkeypatch):
     honest = chooser_module.discrete_gaussian_sigma
     monkeypatch.setattr(chooser_module, "discrete_gaussian_sigma",
-                        lambda l2, epsilon, delta, **kw: honest(1.0, epsilon, delta, **kw))
+                        lambda l2, epsilon, delta, **kw: honest(l2 / math.sqrt(CELLS), epsilon,
+                                                                delta, **kw))
     # Bypass the memoised calibration (it would return the honest plan, and must not keep
     # the broken one for later tests).
     monkeypatch.setattr(sensitivity_module, "_choose_noise", chooser_module.choose_noise)
