@@ -130,7 +130,8 @@ def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, ...]:
 def table(results: dict[str, dict], exact: dict) -> tuple[str, dict]:
     """The Markdown table, and {query/column: {system: rmse}} for the plot."""
     lines = ["| query | column | system | RMSE | bias | noise s.d. | groups "
-             "| RMSE ÷ best peer's | s.d. ÷ best peer's |", "|---|---|---|---:|---:|---:|---:|---:|---:|"]
+             "| RMSE ÷ best peer's | s.d. ÷ best peer's |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     figures: dict[str, dict[str, float]] = {}
     for q in QUERIES:
         for column in q["columns"]:

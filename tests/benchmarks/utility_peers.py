@@ -139,6 +139,7 @@ def tumult(spec: dict) -> dict:
 
     os.environ["PYSPARK_PYTHON"] = sys.executable  # workers need this venv's tmlt
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
              .config("spark.sql.shuffle.partitions", "4").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     frame = spark.createDataFrame(read_rows(spec["data"])).cache()
