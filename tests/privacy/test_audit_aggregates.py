@@ -144,11 +144,16 @@ def test_avg_keeps_its_epsilon():
     assert epsilon_lower <= EPSILON
 
 
-def test_negative_control_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
-    """A rewrite that trusts max_rows_per_group (no per-group clamp of the partials)."""
+def trust_the_row_limit(monkeypatch) -> None:
+    """The bug of the controls below: a rewrite that trusts max_rows_per_group (no
+    per-group clamp of the partials)."""
     enforce = rewrite_module.pair_partial
     monkeypatch.setattr(rewrite_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
+
+
+def test_negative_control_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
+    trust_the_row_limit(monkeypatch)
     epsilon_lower = run_audit(avg_connection, AVG_QUERY, AVG_EVENTS, CONTROL_TRIALS)
     assert epsilon_lower > EPSILON
 
@@ -182,9 +187,7 @@ def test_sum_beside_avg_keeps_its_epsilon():
 
 
 def test_negative_control_sum_beside_avg_with_unenforced_row_limit_is_flagged(monkeypatch):
-    enforce = rewrite_module.pair_partial
-    monkeypatch.setattr(rewrite_module, "pair_partial",
-                        lambda spec, c, values: enforce(spec, 10**6, values))
+    trust_the_row_limit(monkeypatch)
     epsilon_lower = run_audit(avg_connection, SUM_AVG_QUERY, SUM_AVG_EVENTS, CONTROL_TRIALS)
     assert epsilon_lower > EPSILON
 
