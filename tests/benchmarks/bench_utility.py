@@ -18,8 +18,9 @@ from that trial's budget.
 
 For each query and system: the RMSE of each released column against the exact *unbounded*
 answer (so the bias of bounding counts), over trials × released groups; its bias (mean
-error); and with private keys the mean number of groups released. Printed as a Markdown
-table, with the dpsql/best-peer ratio per column.
+error); the spread of each group's answers across trials (noise, and the rows a random
+bounding kept); and with private keys the mean number of groups released. Printed as a
+Markdown table, with dpsql's ratios to the best peer per column.
 """
 
 from __future__ import annotations
@@ -110,9 +111,10 @@ def peer_answers(system: str, spec_path: Path, peers: Path) -> dict[str, list[di
 
 
 def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, ...]:
-    """(RMSE, bias, noise s.d., mean groups released) of one column: RMSE and bias against
-    the unbounded truth over every released cell; the noise s.d. is the spread of each
-    group's answers across trials (bounding's bias left out), root-mean-squared over groups."""
+    """(RMSE, bias, s.d. across runs, mean groups released) of one column: RMSE and bias
+    against the unbounded truth over every released cell; the s.d. is the spread of each
+    group's answers across trials — the noise, and which rows a random bounding kept —
+    root-mean-squared over groups (bounding's bias left out)."""
     cells: dict = {}
     for trial in answers:
         for key, columns in trial.items():
@@ -128,8 +130,8 @@ def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, ...]:
 
 
 def table(results: dict[str, dict], exact: dict) -> tuple[str, dict]:
-    """The Markdown table, and {query/column: {system: noise s.d.}} for the plot."""
-    lines = ["| query | column | system | RMSE | bias | noise s.d. | groups "
+    """The Markdown table, and {query/column: {system: s.d. across runs}} for the plot."""
+    lines = ["| query | column | system | RMSE | bias | s.d. across runs | groups "
              "| RMSE ÷ best peer's | s.d. ÷ best peer's |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     figures: dict[str, dict[str, float]] = {}
@@ -165,7 +167,7 @@ def plot(figures: dict[str, dict[str, float]], path: str) -> None:
     ax.set_xticks(np.arange(len(figures)) + width * (len(systems) - 1) / 2)
     ax.set_xticklabels([name.replace(" (", "\n(") for name in figures], fontsize=7)
     ax.axhline(1.0, color="black", linewidth=0.5)
-    ax.set_ylabel("noise s.d. ÷ best peer's")
+    ax.set_ylabel("s.d. across runs ÷ best peer's")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path)
@@ -191,7 +193,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--rows-per-unit", type=int, default=3)
     parser.add_argument("--cost-max", type=float, default=2000.0)
-    parser.add_argument("--plot", help="write the noise s.d. ratios as an image (.svg, .png)")
+    parser.add_argument("--plot", help="write the s.d. ratios as an image (.svg, .png)")
     args = parser.parse_args(argv)
     if args.setup:
         setup(args.peers)
