@@ -55,6 +55,26 @@ class Result:
     def arrow(self) -> pa.Table:
         return self.table
 
+    @property
+    def default_limits(self) -> dict[str, int]:
+        """The contribution limits that bounded this answer without anyone declaring them
+        (dpsql's defaults, one group and one row per person): they may have cut rows, and
+        the shown result says so. Free: it reads the plan, not the data; how much they cut
+        is a paid estimate, ``Connection.bounding_report`` (docs/catalog.md).
+
+        >>> import dpsql, pyarrow as pa
+        >>> con = dpsql.connect()
+        >>> con.register("t", pa.table({"pid": [1, 1, 2]}), privacy_unit="pid")
+        >>> con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.1).default_limits
+        {'max_rows_per_group': 1}
+        """
+        limits = self.plan.contribution
+        used = {"max_rows_per_group": limits.max_rows_per_group}
+        if self.plan.keys:
+            used["max_groups_per_unit"] = limits.max_groups_per_unit
+        sources = dict(limits.sources)
+        return {name: value for name, value in used.items() if sources.get(name) == "default"}
+
     def df(self):
         """The result as a pandas DataFrame (needs pandas)."""
         return self.table.to_pandas()
@@ -138,6 +158,10 @@ def _cells(result: Result, max_rows: int = 20) -> tuple[list[str], list[list[str
     asked = f"; no CI for {', '.join(bare)}: ask with quantile_ci=0.95" if bare else ""
     note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs{asked}; cost " \
         f"{result.cost}" + ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
+    if defaults := result.default_limits:
+        shown = ", ".join(f"{name}={value}" for name, value in defaults.items())
+        note += (f"\nbounded by default limits ({shown}): declare them in register(), or "
+                 "measure what they cut with con.bounding_report(sql, epsilon=...)")
     return [c.name for c in result.plan.columns], rows, note
 
 

@@ -517,7 +517,8 @@ def test_progress_on_a_terminal_leaves_piped_stdout_clean(tmp_path):
     assert term.close() == 0
     assert b"running " in term.seen and term.seen.endswith(CLEAR.encode())
     lines = stdout.splitlines()
-    assert len(lines) == 3 and lines[0].split() == ["n"] and lines[2].startswith("(1 row;")
+    assert len(lines) == 4 and lines[0].split() == ["n"] and lines[2].startswith("(1 row;")
+    assert lines[3].startswith("bounded by default limits (max_rows_per_group=1)")
 
 
 @pytest.mark.slow
@@ -525,4 +526,4 @@ def test_pipes_get_no_progress_line(tmp_path):
     database, catalog = view_of_people(tmp_path, 10**7)
     out = run_cli(str(database), "--catalog", str(catalog), "-c", "SELECT COUNT(*) FROM people")
     assert out.returncode == 0 and out.stderr == ""
-    assert len(out.stdout.splitlines()) == 3
+    assert len(out.stdout.splitlines()) == 4  # the table, its note, the default limits

@@ -9,6 +9,7 @@ and it costs exactly what the release alone costs.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import dpsql
@@ -88,3 +89,20 @@ def test_a_numeric_cast_of_an_aggregate_keeps_its_interval(con):
                      seed=1)
     assert set(result.ci().column_names) == {"n", "t", "n_lower", "n_upper"}
     assert "(1 row; 95% CIs" in repr(result) and "n_lower" not in repr(result)
+
+
+def test_a_shown_result_names_the_default_limits_that_bounded_it():
+    """Free (the plan, not the data): limits nobody declared are named under the table."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10))
+    table = pa.table({"pid": [1, 1, 2], "k": ["a", "b", "a"]})
+    con.register("t", table, privacy_unit="pid", public_keys={"k": ["a", "b"]})
+    con.register("d", table, privacy_unit="pid", max_rows_per_group=2, max_groups_per_unit=2,
+                 public_keys={"k": ["a", "b"]})
+    grouped = con.sql("SELECT k, COUNT(*) AS n FROM t GROUP BY k", epsilon=0.1)
+    assert grouped.default_limits == {"max_rows_per_group": 1, "max_groups_per_unit": 1}
+    assert "bounded by default limits (max_rows_per_group=1, max_groups_per_unit=1)" in repr(
+        grouped)
+    total = con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.1)
+    assert total.default_limits == {"max_rows_per_group": 1}  # no keys: no groups limit
+    declared = con.sql("SELECT k, COUNT(*) AS n FROM d GROUP BY k", epsilon=0.1)
+    assert declared.default_limits == {} and "default limits" not in repr(declared)
