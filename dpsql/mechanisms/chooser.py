@@ -1,7 +1,8 @@
 """Choose Laplace or Gaussian noise for a whole query, and calibrate it.
 
-Every statistic is normalised to per-cell bound 1 (noise scale = bound × unit scale), so one
-unit's influence on the query is L1 = Σ l1 and L2 = √(Σ l2²) (REFERENCES.md, "Sensitivity").
+Every statistic is normalised to one share: m = ⌈l1⌉ per-cell bounds (:func:`one_share`; noise
+scale = m × bound × unit scale), so one unit's influence on the query is L1 = Σ l1/m and
+L2 = √(Σ (l2/m)²) (REFERENCES.md, "Sensitivity"), and each statistic takes one share of ε.
 Laplace: t = L1/ε, pure ε-DP — discrete Laplace on integers loses exactly |Δ|/t per cell.
 Gaussian: σ from :func:`discrete_gaussian_sigma`, proved for the multivariate *discrete*
 Gaussian.  Gaussian is chosen iff its std is smaller (δ = 0 forces Laplace), the rule of
