@@ -111,6 +111,10 @@ class Connection:
         declared = read_toml(catalog) if catalog is not None else None
         if budget is None and declared is not None:
             budget = declared_budget(declared, catalog)
+        if budget is not None and not isinstance(budget, Budget):
+            raise ProgrammingError(
+                f"budget={budget!r}: pass dpsql.Budget(epsilon=..., delta=...), e.g. "
+                "dpsql.connect(budget=dpsql.Budget(epsilon=1.0, delta=1e-6))")
         self.analyst = analyst
         self.budget: Accountant | Ledger
         self.answers: AnswerStore | None

@@ -129,3 +129,9 @@ def test_a_rho_budget_counts_a_selection_in_memory_as_the_ledger_does(tmp_path):
         spent.append(con.budget.rho_spent)
         con.close()
     assert spent[0] == pytest.approx(spent[1]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("budget", [{"epsilon": 1.0, "delta": 1e-6}, 1.0, (1.0, 1e-6)])
+def test_a_budget_that_is_not_a_budget_is_refused_with_the_fix(budget):
+    with pytest.raises(dpsql.ProgrammingError, match=r"dpsql\.Budget\(epsilon=1\.0"):
+        dpsql.connect(budget=budget)
