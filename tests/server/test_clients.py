@@ -103,3 +103,15 @@ def test_psql_show_tables_and_describe_answer_from_the_catalog_for_free(served):
     assert any(line.startswith("pums|private|pid|") for line in lines), lines
     assert any(line.startswith("pid|") and "privacy unit" in line for line in lines), lines
     assert spent(served, user) == 0
+
+
+@pytest.mark.skipif(PSQL is None, reason="psql is not installed (apt-get install "
+                    "postgresql-client; .ci/run does)")
+def test_psql_hears_which_limits_were_left_to_the_defaults(served):
+    """A result bounded by limits nobody declared says so, as a NOTICE on psql's stderr."""
+    user = served.new_user(epsilon=2)
+    grouped = psql(served, user, "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex")
+    assert grouped.returncode == 0, grouped.stderr
+    assert "NOTICE:  bounded by default limits (max_groups_per_unit=1)" in grouped.stderr
+    total = psql(served, user, "SELECT COUNT(*) AS n FROM pums")  # rows per group declared
+    assert total.returncode == 0 and "NOTICE" not in total.stderr, total.stderr

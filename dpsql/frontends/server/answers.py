@@ -39,15 +39,19 @@ class Answer:
     rows: list[tuple] = field(default_factory=list)
     tag: str = ""
     charged: Cost = NOTHING
+    notices: tuple[str, ...] = ()
+    """Sent as NOTICEs before the command completes (psql prints them on stderr)."""
 
     @classmethod
-    def of_table(cls, table: pa.Table, tag: str = "SELECT", charged: Cost = NOTHING) -> Answer:
+    def of_table(cls, table: pa.Table, tag: str = "SELECT", charged: Cost = NOTHING,
+                 notices: tuple[str, ...] = ()) -> Answer:
         columns = tuple(Column(f.name, pg_type(f.type)) for f in table.schema)
         names = table.column_names
         rows = [tuple(row[n] for n in names) for row in table.to_pylist()] if len(
             set(names)) == len(names) else list(zip(*(c.to_pylist() for c in table.columns),
                                                      strict=True))
-        return cls(columns, rows, f"{tag} {len(rows)}" if tag == "SELECT" else tag, charged)
+        return cls(columns, rows, f"{tag} {len(rows)}" if tag == "SELECT" else tag, charged,
+                   notices)
 
     @classmethod
     def of_text(cls, name: str, lines: Sequence[str], tag: str) -> Answer:

@@ -110,8 +110,13 @@ class Conversation:
             if answer.columns is not None:
                 self.channel.send(pg.encode_row_description(_fields(answer.columns, ())))
             self._rows(answer, answer.columns, (), 0, len(answer.rows))
-            self.channel.send(pg.encode_command_complete(answer.tag))
+            self._complete(answer)
         self._ready()
+
+    def _complete(self, answer: Answer) -> None:
+        for notice in answer.notices:
+            self.channel.send(pg.encode_error("00000", notice, severity="NOTICE", notice=True))
+        self.channel.send(pg.encode_command_complete(answer.tag))
 
     def _extended(self, msg: pg.Message) -> None:
         try:
@@ -216,7 +221,7 @@ class Conversation:
         if end < len(answer.rows):
             self.channel.send(pg.PORTAL_SUSPENDED)
         else:
-            self.channel.send(pg.encode_command_complete(answer.tag))
+            self._complete(answer)
 
     def _rows(self, answer: Answer, columns: tuple[Column, ...] | None,
               formats: Sequence[int], start: int, end: int) -> None:

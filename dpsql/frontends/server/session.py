@@ -192,7 +192,8 @@ class Session:
         table = result.ci(self.settings.interval_level) if self.settings.intervals and \
             isinstance(result, Result) else result.arrow()
         return Answer.of_table(table, charged=self.users.charged_since(self.user, before,
-                                                                       (bound,)))
+                                                                       (bound,)),
+                               notices=_notices(result))
 
     def _probe(self, tree) -> Answer:
         try:
@@ -286,3 +287,14 @@ def version_text() -> str:
 
     return f"PostgreSQL {metadata.SERVER_VERSION} (dpsql serve {__version__}, differentially " \
            "private answers)"
+
+
+def _notices(result: Result) -> tuple[str, ...]:
+    """What a shown result says under its table that a client should hear too: the
+    contribution limits nobody declared (``Result.default_limits``)."""
+    defaults = result.default_limits if isinstance(result, Result) else {}
+    if not defaults:
+        return ()
+    shown = ", ".join(f"{name}={value}" for name, value in defaults.items())
+    return (f"bounded by default limits ({shown}): the data owner can declare them in the "
+            "catalog",)
