@@ -227,10 +227,10 @@ def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
 
     Only for Laplace noise, and only when the query does not itself release the unit
     count (it is in the statistics for selection alone). The count then carries L1 share
-    ``one_share(units).l1 / L1`` (one share) of the noise's ε; dropping it and calibrating the other statistics
-    with the remaining ε gives them the same Laplace scale, and the freed ε pays for the
-    truncated geometric on the *exact* unit count (Desfontaines et al. 2022). The swap is
-    made when that releases a group with probability ½ at fewer units (n₅₀) than the
+    ``one_share(units).l1 / L1`` of the noise's ε; dropping it and calibrating the other
+    statistics with the remaining ε gives them the same Laplace scale, and the freed ε pays
+    for the truncated geometric on the *exact* unit count (Desfontaines et al. 2022). The
+    swap is made when that releases a group with probability ½ at fewer units (n₅₀) than the
     threshold (``best_selection``); the query's cost is unchanged: the two parts are
     float_at_most of exact parts of the noise's exact share, so they sum to at most it.
     """
