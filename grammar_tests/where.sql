@@ -174,3 +174,12 @@ SELECT COUNT(age * 100000000) FROM visits WHERE patient_id = 3;
 SELECT SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) FROM visits WHERE age > 50;
 # result: [(479.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) in [1, 1] L1=4 L2=4
+
+# title: LIKE with a pattern read from the rows is refused
+# note: a pattern an engine rejects (Spark: a trailing backslash) would fail on some data only
+SELECT COUNT(*) FROM visits WHERE specialty LIKE region;
+# error: UnsupportedQueryError: needs a text literal as its pattern
+
+# title: LIKE with a backslash in its pattern is refused
+SELECT COUNT(*) FROM visits WHERE specialty LIKE 'a\%';
+# error: UnsupportedQueryError: has a backslash in its pattern

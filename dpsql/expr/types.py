@@ -138,6 +138,33 @@ def _expect(node: exp.Expression, args: list[exp.Expression], wanted: str | froz
             _fail(node, f"needs {label} arguments, but `{arg.sql(dialect='duckdb')}` is {got}")
 
 
+def _check_pattern(node: exp.Like | exp.ILike) -> None:
+    """A LIKE pattern is a text literal without a backslash.
+
+    A pattern read from the rows could be one an engine rejects — Spark refuses a pattern
+    ending in ``\\`` (its default escape), DuckDB does not — so whether the query fails
+    would depend on the data (found by the Spark fuzzer). In a literal, a backslash is a
+    character to DuckDB and an escape to Spark: the same query would match other rows.
+
+    >>> _check_pattern(exp.Like(this=exp.column("s"), expression=exp.column("t")))
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.UnsupportedQueryError: `s LIKE t` needs a text literal as its pattern: ...
+    """
+    pattern = node.expression
+    if isinstance(pattern, exp.Null):
+        return
+    if not (isinstance(pattern, exp.Literal) and pattern.is_string):
+        _fail(node, "needs a text literal as its pattern: a pattern read from the rows could "
+                    "be one an engine rejects (a trailing backslash, on Spark), so whether the "
+                    "query fails would depend on the data. Write the pattern out, or compare "
+                    "with =")
+    if "\\" in pattern.this:
+        _fail(node, "has a backslash in its pattern, which engines read differently (DuckDB "
+                    "as a character, Spark as an escape): match it another way, e.g. with _ "
+                    "for any one character")
+
+
 def _same(node: exp.Expression, args: list[exp.Expression], types: Mapping[str, str]) -> str:
     classes = {type_class(a, types) for a in args} - {"null"}
     if classes == set(DATES):
@@ -379,6 +406,7 @@ def type_class(node: exp.Expression, types: Mapping[str, str]) -> str:
         return "boolean"
     if isinstance(node, exp.Like | exp.ILike):
         _expect(node, [node.this, node.expression], "string", types)
+        _check_pattern(node)
         return "boolean"
     if isinstance(node, exp.And | exp.Or):
         _expect(node, [node.this, node.expression], "boolean", types)

@@ -246,3 +246,16 @@ def test_text_reads_as_the_same_number_on_both_engines(engines, target):
     sql = (f"SELECT COUNT(TRY_CAST(s AS {target})) AS n, "
            f"SUM(LEAST(GREATEST(TRY_CAST(s AS {target}), -100), 100)) AS total FROM t")
     check_engines(*engines, small(rows, spark=True), NO_LIMITS, sql)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("condition", ["w.v ILIKE v", "v LIKE 'a\\%'"])
+def test_like_patterns_fail_on_no_engine(engines, condition):
+    """``v ILIKE v`` read its pattern from the rows: Spark rejects a pattern ending in a
+    backslash (INVALID_FORMAT.ESC_AT_THE_END), DuckDB does not, so the query failed on Spark
+    for data holding such a value, and DuckDB and Spark read a backslash differently in any
+    pattern. A pattern must now be a text literal without one. Found by the seeded Spark run
+    (shrunk by hand from a UNION ALL of t and u)."""
+    rows = [{"pid": 1, "s": "a\\"}, {"pid": 2, "s": "b"}]
+    sql = f"SELECT COUNT(*) AS n FROM (SELECT pid, s AS v FROM t) AS w WHERE {condition}"
+    check_engines(*engines, small(rows, spark=True), NO_LIMITS, sql)
