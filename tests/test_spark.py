@@ -30,7 +30,7 @@ from dpsql.datasets import pums_path, visits
 from dpsql.plan import BoundedQuery
 from dpsql.rewrite.digest import SALT, keyed_hash
 from grammar_tests.cases import compile_case
-from tests.support import LIMITS, QUERIES, hostile_table, make_plan
+from tests.support import COLUMNS, LIMITS, QUERIES, hostile_table, make_plan
 
 pytestmark = pytest.mark.spark
 
@@ -146,6 +146,25 @@ def digests(backend, types: dict[str, str]) -> list[dict]:
     sql = f"SELECT id, {items}, {both_keys} AS all_keys "
     sql += f"FROM {backend.identifier('typed')} ORDER BY id"
     return backend.run_sql(sql, {SALT: "salt"}).to_pylist()
+
+
+@pytest.mark.parametrize("unit_type", ["TINYINT", "SMALLINT", "INTEGER", "BIGINT"])
+def test_a_narrow_integer_unit_over_the_group_limit_runs_on_both(backends, unit_type):
+    """The group choice's ``unit_order`` added PRIME to the unit's residue in the unit's own
+    type: an INTEGER unit overflowed and both engines raised — only when some unit had more
+    groups than the limit, so whether the query failed said whether anyone exceeded it."""
+    pid = [10 + i % 40 for i in range(400)]
+    arrow_type = {"TINYINT": pa.int8(), "SMALLINT": pa.int16(), "INTEGER": pa.int32(),
+                  "BIGINT": pa.int64()}[unit_type]
+    table = pa.table({"pid": pa.array(pid, arrow_type), "k": [f"g{i % 7}" for i in range(400)],
+                      "x": [1.0] * 400, "flag": [0] * 400})
+    for g in (1, 3):
+        plan = make_plan("SELECT k, COUNT(*) FROM t GROUP BY k", {**COLUMNS, "pid": unit_type},
+                         max_groups_per_unit=g)
+        duck, spark = both(backends, "t", table, plan, salt="narrow")
+        assert duck == spark
+        units = next(s.name for s in plan.stats if s.kind == "units")
+        assert sum(dict(row)[units] for row in duck) == 40 * g  # each unit kept g of its 7
 
 
 def test_keyed_hash_is_identical_on_both_engines_for_every_type(backends):

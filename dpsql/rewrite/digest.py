@@ -138,7 +138,8 @@ def unit_order(unit: str, code: str) -> list[tuple[str, exp.Expression]]:
         square = mod(exp.Mul(this=exp.column(name), expression=exp.column(name)))
         return mod(exp.Add(this=exp.Mul(this=square, expression=c), expression=d))
 
-    residue = mod(exp.Add(this=mod(exp.column(unit)), expression=p.copy()))
+    # BIGINT first: an INTEGER unit plus PRIME would overflow INTEGER (Spark raises).
+    residue = mod(exp.Add(this=mod(as_bigint(exp.column(unit))), expression=p.copy()))
     return [("__dp_x", mod(exp.Add(this=exp.Mul(this=residue, expression=k[0]),
                                    expression=k[1]))),
             ("__dp_a", mix("__dp_x", k[2], k[3])),

@@ -95,7 +95,7 @@ FROM (
                 (
                   (
                     (
-                      __dp_unit
+                      CAST(__dp_unit AS BIGINT)
                     ) % 2147483647 + 2147483647
                   ) % 2147483647 * __dp_k0 + __dp_k1
                 ) % 2147483647 AS __dp_x
