@@ -286,6 +286,10 @@ SELECT COUNT(*) FROM visits WHERE date_trunc('month', visit_date) = '2023-03-01'
 SELECT COUNT(*) FROM visits WHERE date_trunc('fortnight', visit_date) = '2023-03-01';
 # error: UnsupportedQueryError: `DATE_TRUNC('FORTNIGHT', visit_date)` needs a unit among year, quarter, month, week,
 
+# title: date_trunc by decade, century or millennium is refused (Spark answers NULL)
+SELECT date_trunc('decade', visit_date) AS d, COUNT(*) FROM visits GROUP BY d;
+# error: UnsupportedQueryError: `DATE_TRUNC('DECADE', visit_date)` needs a unit among year, quarter, month, week,
+
 # title: date_trunc of a number is refused
 SELECT COUNT(*) FROM visits WHERE date_trunc('month', age) = '2023-03-01';
 # error: UnsupportedQueryError: `DATE_TRUNC('MONTH', age)` needs date or timestamp arguments, but `age` is numeric

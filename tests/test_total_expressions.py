@@ -42,7 +42,7 @@ PREDICATES = [
     "TRY_CAST(s AS DOUBLE) > 0", "TRY_CAST(s AS DATE) > '2000-01-01'",
     "CAST(n AS VARCHAR) = '1'", "CAST(d AS VARCHAR) = 'nan'", "CAST(n AS DOUBLE) > 0",
     "CAST(day AS TIMESTAMP) > '2000-01-01'", "CAST(day AS VARCHAR) LIKE '9%'",
-    "date_trunc('month', day) > '2000-01-01'", "date_trunc('millennium', day) IS NULL",
+    "date_trunc('month', day) > '2000-01-01'", "date_trunc('year', day) IS NULL",
     "EXTRACT(year FROM day) > 2000", "year(day) + month(day) + day(day) > 0",
     "dayofweek(day) + dayofyear(day) + week(day) + quarter(day) > 0",
     "hour(day) + minute(day) + second(day) = 0", "strftime(day, '%Y-%m-%d %j') <> ''",

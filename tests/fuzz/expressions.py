@@ -51,8 +51,8 @@ PARTS = pool(("year", "quarter", "month", "week", "day", "dayofweek", "dow", "is
               "dayofyear", "hour", "minute", "second"), ("microseconds", "epoch"))
 DATE_PARTS = pool(("YEAR", "MONTH", "DAY", "DAYOFWEEK", "DAYOFYEAR", "QUARTER", "WEEK"))
 TIME_PARTS = pool(("HOUR", "MINUTE", "SECOND"))
-TRUNC_UNITS = pool(("year", "quarter", "month", "week", "day", "hour", "minute", "second",
-                    "decade", "century", "millennium"), ("fortnight",))
+TRUNC_UNITS = pool(("year", "quarter", "month", "week", "day", "hour", "minute", "second"),
+                   ("fortnight", "decade", "century", "millennium"))
 POSITIONS = pool(("0", "1", "2", "3", "-1", "-3", "20", "2147483647"), ("99999999999",))
 CASTS = pool(("INTEGER", "BIGINT", "SMALLINT", "HUGEINT", "DOUBLE", "FLOAT", "DECIMAL(10, 2)",
               "DECIMAL(38, 10)", "UBIGINT"))
