@@ -33,7 +33,7 @@ from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
-from dpsql.expr.nodes import HEX_NUMBER, ExactSum
+from dpsql.expr.nodes import HEX_NUMBER, ArgMinNull, ExactSum
 from dpsql.plan import BoundedQuery
 
 if TYPE_CHECKING:
@@ -263,6 +263,7 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
       (and prints ISODOW, Monday = 1 to Sunday = 7, as one day off).
     - The rewrite's exact integer sums (``ExactSum``) are summed as DECIMAL(38, 0), which
       cannot overflow on any table that fits a cluster; Spark's BIGINT sum can.
+    - ``ArgMinNull`` (DuckDB's ARG_MIN_NULL) is Spark's MIN_BY, which also keeps a NULL.
     - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
     - DuckDB's CONCAT reads NULL as '' and any value as text; sqlglot prints it for Spark as
       ``CONCAT(COALESCE(i, ''), …)``, which casts '' to ``i``'s type and raises on the rows
@@ -306,6 +307,8 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
             for row in node.expressions)))
     if isinstance(node, exp.Null) and _is_condition(node):
         return exp.Cast(this=exp.Null(), to=exp.DataType.build("BOOLEAN"))
+    if isinstance(node, ArgMinNull):
+        return exp.ArgMin(this=node.this, expression=node.expression)
     if type(node) is ExactSum:
         decimal = exp.DataType.build("DECIMAL(38, 0)")
         return exp.Sum(this=exp.Cast(this=node.this, to=decimal))

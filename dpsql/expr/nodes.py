@@ -40,6 +40,19 @@ def exact_sum(node: exp.Expression) -> exp.Expression:
     return ExactSum(this=node)
 
 
+class ArgMinNull(exp.Expression, exp.AggFunc):
+    """``ARG_MIN_NULL(this, expression)``: ``this`` on the row with the smallest
+    ``expression``, NULL if ``this`` is NULL there. DuckDB's ``ARG_MIN`` would skip that row
+    and answer from another; the Spark backend writes Spark's ``MIN_BY``, which keeps it.
+
+    >>> ArgMinNull(this=exp.column("x"), expression=exp.column("k")).sql("duckdb")
+    'ARG_MIN_NULL(x, k)'
+    """
+
+    arg_types = {"this": True, "expression": True}
+    _sql_names = ["ARG_MIN_NULL"]
+
+
 HEX_NUMBER = "dpsql_hex_number"
 """The ``meta`` mark of a ``hex_number`` cast, which the Spark backend writes with CONV."""
 

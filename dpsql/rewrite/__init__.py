@@ -35,7 +35,7 @@ import math
 
 from sqlglot import exp
 
-from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import ArgMinNull, as_bigint, as_double, exact_sum, number
 from dpsql.expr.totality import error_free
 from dpsql.plan import BoundedQuery, GroupKey, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
@@ -66,6 +66,11 @@ HEAVY = "__dp_heavy"
 KEPT = "__dp_kept"
 CODES = "__dp_codes"
 CODE = "__dp_code"
+GROUP_RANK = "__dp_grank"
+FIRST = "__dp_first"
+GROUP_RANKS = 2**32
+"""Groups are ranked modulo 2³² below the order of ``_keep_first``: order < 2³¹, so the
+BIGINT key cannot overflow; only past 2³² distinct groups can two ranks tie."""
 
 
 def rewrite(plan: PrivacyPlan) -> BoundedQuery:
@@ -214,62 +219,99 @@ def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Se
 def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
     """At most g groups per unit, chosen by a salted hash of (unit, keys): value-blind.
 
-    Only units with more than g groups are ranked ("heavy" units): ranking is
-    the expensive part, and most units are under the limit. Which branch a unit
-    takes depends only on its own rows, so the choice stays per-unit.
+    An integer unit's pairs are all ordered by ``digest.unit_order`` (``_keep_first``);
+    other units' by an MD5 per pair, for the heavy units alone (``_keep_heavy``). Either
+    way a unit's choice depends only on its own pairs and the salt.
     """
     g = plan.contribution.groups_per_unit
     if not plan.keys or _public_domain_size(plan) <= g:
         return pairs
     names = _output_columns(pairs)
+    if integer_unit(plan.column_types.get(plan.privacy_unit, "")):
+        query, codes = _keep_first(plan, names, g), _codes(plan)
+        query = query.with_(PAIRS, as_=pairs, copy=False)
+        return query.with_(CODES, as_=codes, copy=False)
+    query, heavy = _keep_heavy(plan, names, g)
+    return query.with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False)
+
+
+def _codes(plan: PrivacyPlan) -> exp.Select:
+    """Per distinct group of the pairs: its ``key_code``, the keyed constants of
+    ``unit_order``, and its rank in the order of the keys (modulo ``GROUP_RANKS``)."""
+    key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
+    groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
+    by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
+                                     for k in _keys(plan)])
+    rank = exp.Mod(this=exp.Window(this=exp.RowNumber(), order=by_keys),
+                   expression=number(GROUP_RANKS))
+    return _over(groups, "__dp_d", *_keys(plan), exp.alias_(key_code(key_types), CODE),
+                 *salt_constants(), exp.alias_(rank, GROUP_RANK))
+
+
+def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Select:
+    """Each integer unit's first g pairs, by ``unit_order`` and then by the keys.
+
+    Every pair is ordered (no search for the units over the limit), so the running time
+    does not depend on how many units exceed it. g = 1: one aggregate per unit, each column
+    taken from the pair with the smallest BIGINT ``order · 2³² + rank`` (``ArgMinNull``;
+    the group's rank among the keys stands in for them, the same order). g > 1: a window
+    over each unit's pairs, ordered by (order, keys).
+    """
+    same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
+                                 expression=exp.column(k.name, table="__dp_c"))
+                  for k in plan.keys]
+    rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
+                       *(exp.column(c, table="__dp_c")
+                         for c in (CODE, GROUP_RANK, *SALT_CONSTANTS)))
+            .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
+            .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
+                  on=exp.and_(*same_group), copy=False))
+    steps = unit_order(UNIT, CODE)
+    for step, (name, value) in enumerate(steps):
+        rows = _over(rows, f"__dp_s{step}", "*", exp.alias_(value, name))
+    order = exp.column(steps[-1][0])
+    if g == 1:
+        first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
+                        expression=exp.column(GROUP_RANK))
+        ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
+        taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
+                 for c in names if c.name != UNIT]
+        return (_over(ordered, "__dp_k", exp.column(UNIT), *taken)
+                .group_by(exp.column(UNIT), copy=False))
+    return _first_by_window(rows, order, plan, names, g)
+
+
+def _first_by_window(rows: exp.Select, order: exp.Expression, plan: PrivacyPlan,
+                     names: list[exp.Column], g: int) -> exp.Select:
+    """The pairs of ``rows`` ranked ``≤ g`` within their unit by (``order``, keys)."""
+    # Keys break ties of the order, so the choice is the same each time it is evaluated.
+    window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
+                        order=exp.Order(expressions=[exp.Ordered(this=order),
+                                                     *(exp.Ordered(this=k) for k in _keys(plan))]))
+    ranked = _over(rows, "__dp_o", "*", exp.alias_(window, RANK))
+    rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
+    return _over(ranked, "__dp_k", *names).where(rank_ok, copy=False)
+
+
+def _keep_heavy(plan: PrivacyPlan, names: list[exp.Column], g: int
+                ) -> tuple[exp.Select, exp.Select]:
+    """Text (and other non-integer) units: the units with more than g groups ("heavy") rank
+    their pairs by ``keyed_hash`` of (unit, keys), an MD5 per pair; the others keep all.
+    Which branch a unit takes depends only on its own rows. Returns the kept pairs and the
+    CTE ``HEAVY`` they read."""
     heavy = (exp.select(UNIT).from_(PAIRS, copy=False).group_by(UNIT, copy=False)
              .having(exp.GT(this=exp.Count(this=exp.Star()), expression=number(g)), copy=False))
     heavy_units = exp.select(UNIT).from_(HEAVY, copy=False).subquery(copy=False)
     in_heavy = exp.In(this=exp.column(UNIT), query=heavy_units)
     light = exp.select(*names).from_(PAIRS, copy=False).where(exp.Not(this=in_heavy.copy()),
                                                              copy=False)
-    ranked_rows, order, codes = _ranked_rows(plan, in_heavy)
-    # Keys break hash ties, so the choice is the same each time the engine evaluates it.
-    window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
-                        order=exp.Order(expressions=[exp.Ordered(this=order),
-                                                     *(exp.Ordered(this=k) for k in _keys(plan))]))
-    ranked = _over(ranked_rows, "__dp_o", "*", exp.alias_(window, RANK))
-    rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
-    chosen = _over(ranked, "__dp_k", *names).where(rank_ok, copy=False)
-    kept = exp.union(light, chosen, distinct=False, copy=False)
-    query = (exp.select("*").from_(kept.subquery("__dp_kept", copy=False), copy=False)
-             .with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False))
-    return query if codes is None else query.with_(CODES, as_=codes, copy=False)
-
-
-def _ranked_rows(plan: PrivacyPlan, in_heavy: exp.Expression
-                 ) -> tuple[exp.Select, exp.Expression, exp.Select | None]:
-    """The heavy units' pairs, the expression they are ranked by, and the CTE it needs.
-
-    Integer units: ``digest.unit_order`` of the unit and the group's ``key_code``, the
-    codes computed once per distinct group (CTE ``CODES``) and joined to the pairs. Other
-    units: ``keyed_hash`` of (unit, keys), an MD5 per pair."""
     key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
     unit_type = plan.column_types.get(plan.privacy_unit, "")
-    if not integer_unit(unit_type):
-        rows = exp.select("*").from_(PAIRS, copy=False).where(in_heavy, copy=False)
-        return rows, keyed_hash([(UNIT, unit_type), *key_types]), None
-    groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
-    codes = _over(groups, "__dp_d", *_keys(plan), exp.alias_(key_code(key_types), CODE),
-                  *salt_constants())
-    same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
-                                 expression=exp.column(k.name, table="__dp_c"))
-                  for k in plan.keys]
-    rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
-                       exp.column(CODE, table="__dp_c"),
-                       *(exp.column(c, table="__dp_c") for c in SALT_CONSTANTS))
-            .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
-            .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
-                  on=exp.and_(*same_group), copy=False)
-            .where(in_heavy, copy=False))
-    for step, (name, value) in enumerate(unit_order(UNIT, CODE)):
-        rows = _over(rows, f"__dp_s{step}", "*", exp.alias_(value, name))
-    return rows, exp.column("__dp_h"), codes
+    rows = exp.select("*").from_(PAIRS, copy=False).where(in_heavy, copy=False)
+    order = keyed_hash([(UNIT, unit_type), *key_types])
+    chosen = _first_by_window(rows, order, plan, names, g)
+    kept = exp.union(light, chosen, distinct=False, copy=False)
+    return exp.select("*").from_(kept.subquery("__dp_kept", copy=False), copy=False), heavy
 
 
 def _public_domain_size(plan: PrivacyPlan) -> float:
