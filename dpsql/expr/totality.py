@@ -15,7 +15,9 @@ conditions). The rule, in the order it is applied:
 2. **Numbers are 64-bit integers or doubles.** DECIMAL, HUGEINT and unsigned 64-bit
    columns are read as DOUBLE, so no comparison, CASE or sum can overflow; arithmetic,
    ``ABS`` and negation are computed in DOUBLE (floats never raise; ±inf is clamped
-   later), and a subquery's ``SUM`` is returned as DOUBLE.
+   later), and a subquery's ``SUM`` is returned as DOUBLE. A ``SUM`` or ``AVG`` of an
+   integer column adds its values as DECIMAL(38, 0), exact on every engine: Spark's BIGINT
+   sum raises on overflow (where DuckDB sums in 128 bits) and its AVG adds in DOUBLE.
 3. **Dates never overflow timestamps.** Where a date meets a timestamp (comparisons, CASE,
    COALESCE, LEAST/GREATEST, ``date_trunc``, ``CAST(d AS TIMESTAMP)``) the date is
    ``TRY_CAST`` to TIMESTAMP: DATE's range is wider, and a date beyond TIMESTAMP's becomes
@@ -56,7 +58,7 @@ from sqlglot import exp
 from dpsql.catalog import FLOAT_TYPES, INTEGER_TYPES, column_class
 from dpsql.errors import InternalError, UnsupportedQueryError
 from dpsql.expr.functions import DATES, SIGNATURES
-from dpsql.expr.nodes import as_double
+from dpsql.expr.nodes import as_double, number
 from dpsql.expr.types import (
     COMPARISONS,
     sql_type,
@@ -219,7 +221,22 @@ def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
                 if child is not None and not _is_double(child):
                     node.set(arg, as_double(child))
         elif isinstance(node, exp.Sum):
-            _replace(node, as_double(node.copy()))
+            _replace(node, as_double(_exact_total(node.this, types) or node.copy()))
+        elif isinstance(node, exp.Avg) and (total := _exact_total(node.this, types)):
+            count = exp.Nullif(this=exp.Count(this=node.this.copy()), expression=number(0))
+            _replace(node, exp.Div(this=as_double(total), expression=as_double(count)))
+
+
+def _exact_total(value: exp.Expression, types: Mapping[str, str]) -> exp.Expression | None:
+    """``SUM(CAST(value AS DECIMAL(38, 0)))`` for an integer column, else None.
+
+    >>> _exact_total(exp.column("n"), {"n": "BIGINT"}).sql("spark")
+    'SUM(CAST(n AS DECIMAL(38, 0)))'
+    """
+    if not (isinstance(value, exp.Column)
+            and types.get(value.name.lower(), "").upper().startswith(INTEGER_TYPES)):
+        return None
+    return exp.Sum(this=exp.Cast(this=value.copy(), to=exp.DataType.build("DECIMAL(38, 0)")))
 
 
 def _replace(node: exp.Expression, new: exp.Expression) -> None:
