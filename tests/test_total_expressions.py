@@ -47,7 +47,7 @@ PREDICATES = [
     "dayofweek(day) + dayofyear(day) + week(day) + quarter(day) > 0",
     "hour(day) + minute(day) + second(day) = 0", "strftime(day, '%Y-%m-%d %j') <> ''",
     "LENGTH(s) > 3", "LOWER(s) = UPPER(s)", "SUBSTR(s, 2147483647, 2147483647) = ''",
-    "SUBSTR(s, -3) = 'abc'", "LEFT(s, -2) = ''", "RIGHT(s, 2147483647) = s",
+    "SUBSTR(s, -3) = 'abc'", "LEFT(s, 0) = ''", "RIGHT(s, 2147483647) = s",
     "TRIM(s) = '12'", "REPLACE(s, 'x', '') = ''", "STRPOS(s, 'b') > 0",
     "starts_with(s, 'a') OR ends_with(s, 'c')", "CONCAT(s, n, d, day) <> ''",
     "s || s = ''", "REVERSE(s) = 'cba'", "ROUND(d, 20) > 0", "ROUND(n, -20) = 0",

@@ -93,6 +93,10 @@ def _word(node: exp.Expression | None) -> str:
     return node.name.lower() if isinstance(node, exp.Var | exp.Literal) else ""
 
 
+LENGTHS = ("length", "expression")
+"""The argument slots of SUBSTR, LEFT and RIGHT that are lengths, not positions."""
+
+
 def _integer_literal(node: exp.Expression | None, limit: int) -> bool:
     value = node.this if isinstance(node, exp.Neg) else node
     return (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()
@@ -116,6 +120,9 @@ def check_literal_arguments(node: exp.Expression) -> None:
         if arg is not None and not _integer_literal(arg, limit):
             _fail(node, f"needs an integer literal of at most {limit} as its {slot} "
                   "(an engine raises on positions out of range, which would depend on the data)")
+        if slot in LENGTHS and isinstance(arg, exp.Neg):
+            _fail(node, f"needs a length of 0 or more as its {slot} (a negative length counts "
+                  "back in DuckDB and gives '' in Spark)")
     if isinstance(node, exp.Floor | exp.Ceil) and (node.args.get("decimals") or
                                                    node.args.get("to")):
         _fail(node, "takes one argument; use ROUND(x, n) to round to n decimals")
