@@ -16,8 +16,9 @@ conditions). The rule, in the order it is applied:
    columns are read as DOUBLE, so no comparison, CASE or sum can overflow; arithmetic,
    ``ABS`` and negation are computed in DOUBLE (floats never raise; ±inf is clamped
    later), and a subquery's ``SUM`` is returned as DOUBLE. A ``SUM`` or ``AVG`` of an
-   integer column adds its values as DECIMAL(38, 0), exact on every engine: Spark's BIGINT
-   sum raises on overflow (where DuckDB sums in 128 bits) and its AVG adds in DOUBLE.
+   integer-typed value (an integer column, or a COALESCE, CASE, LEAST ... of them) adds its
+   values as DECIMAL(38, 0), exact on every engine: Spark's BIGINT sum raises on overflow
+   (where DuckDB sums in 128 bits) and its AVG adds in DOUBLE.
 3. **Dates never overflow timestamps.** Where a date meets a timestamp (comparisons, CASE,
    COALESCE, LEAST/GREATEST, ``date_trunc``, ``CAST(d AS TIMESTAMP)``) the date is
    ``TRY_CAST`` to TIMESTAMP: DATE's range is wider, and a date beyond TIMESTAMP's becomes
@@ -65,11 +66,15 @@ from dpsql.expr.types import (
     temporal_literal,
     text_meets_temporal,
     type_class,
+    value_arguments,
 )
 
 ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.Abs)
 BIGINT_RANGE = (-(2**63), 2**63 - 1)
 TEMPORAL_TYPES = {"date": "DATE", "timestamp": "TIMESTAMP", "time": "TIME"}
+SIGNED_INTEGERS = (exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT,
+                   exp.DataType.Type.BIGINT)
+INTEGER_CHOICES = (exp.Paren, exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Least, exp.Greatest)
 
 
 PLAIN_NUMBERS = {"integer": r"^ *[+-]?[0-9]+ *\z",
@@ -228,15 +233,40 @@ def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
 
 
 def _exact_total(value: exp.Expression, types: Mapping[str, str]) -> exp.Expression | None:
-    """``SUM(CAST(value AS DECIMAL(38, 0)))`` for an integer column, else None.
+    """``SUM(CAST(value AS DECIMAL(38, 0)))`` for an integer-typed value, else None.
 
     >>> _exact_total(exp.column("n"), {"n": "BIGINT"}).sql("spark")
     'SUM(CAST(n AS DECIMAL(38, 0)))'
+    >>> import sqlglot
+    >>> _exact_total(sqlglot.parse_one("COALESCE(n, 0)"), {"n": "BIGINT"}).sql("spark")
+    'SUM(CAST(COALESCE(n, 0) AS DECIMAL(38, 0)))'
     """
-    if not (isinstance(value, exp.Column)
-            and types.get(value.name.lower(), "").upper().startswith(INTEGER_TYPES)):
+    if not _integer_typed(value, types):
         return None
     return exp.Sum(this=exp.Cast(this=value.copy(), to=exp.DataType.build("DECIMAL(38, 0)")))
+
+
+def _integer_typed(node: exp.Expression, types: Mapping[str, str]) -> bool:
+    """True when ``node`` is a 64-bit (or narrower) integer on every engine, so that casting
+    it to DECIMAL(38, 0) is exact and cannot fail: an integer column, a BIGINT literal, a cast
+    to an integer type, or a choice among such values (COALESCE, CASE, IF, NULLIF, LEAST,
+    GREATEST). Arithmetic is DOUBLE by then (rule 2) and is not one of them.
+
+    >>> import sqlglot
+    >>> [_integer_typed(sqlglot.parse_one(sql), {"n": "INTEGER", "x": "DOUBLE"})
+    ...  for sql in ("CASE WHEN x > 0 THEN n ELSE NULL END", "GREATEST(n, x)", "NULL")]
+    [True, False, False]
+    """
+    if isinstance(node, exp.Column):
+        return types.get(node.name.lower(), "").upper().startswith(INTEGER_TYPES)
+    if isinstance(node, exp.Literal):
+        return not node.is_string and _bigint(node.this)
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        return node.to.is_type(*SIGNED_INTEGERS)
+    if isinstance(node, INTEGER_CHOICES):
+        values = [v for v in value_arguments(node) if not isinstance(v, exp.Null)]
+        return bool(values) and all(_integer_typed(v, types) for v in values)
+    return False
 
 
 def _replace(node: exp.Expression, new: exp.Expression) -> None:
