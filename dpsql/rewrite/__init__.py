@@ -228,16 +228,17 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
         return pairs
     names = _output_columns(pairs)
     if integer_unit(plan.column_types.get(plan.privacy_unit, "")):
-        query, codes = _keep_first(plan, names, g), _codes(plan)
+        query, codes = _keep_first(plan, names, g), _codes(plan, ranked=g == 1)
         query = query.with_(PAIRS, as_=pairs, copy=False)
         return query.with_(CODES, as_=codes, copy=False)
     query, heavy = _keep_heavy(plan, names, g)
     return query.with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False)
 
 
-def _codes(plan: PrivacyPlan) -> exp.Select:
+def _codes(plan: PrivacyPlan, *, ranked: bool) -> exp.Select:
     """Per distinct group of the pairs: its ``key_code``, the keyed constants of
-    ``unit_order``, and its rank in the order of the keys (modulo ``GROUP_RANKS``)."""
+    ``unit_order`` and, if ``ranked``, its rank in the order of the keys (modulo
+    ``GROUP_RANKS``; only the one-group choice uses it)."""
     key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
     groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
@@ -245,7 +246,7 @@ def _codes(plan: PrivacyPlan) -> exp.Select:
     rank = exp.Mod(this=exp.Window(this=exp.RowNumber(), order=by_keys),
                    expression=number(GROUP_RANKS))
     return _over(groups, "__dp_d", *_keys(plan), exp.alias_(key_code(key_types), CODE),
-                 *salt_constants(), exp.alias_(rank, GROUP_RANK))
+                 *salt_constants(), *([exp.alias_(rank, GROUP_RANK)] if ranked else []))
 
 
 def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Select:
@@ -260,9 +261,9 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
                                  expression=exp.column(k.name, table="__dp_c"))
                   for k in plan.keys]
+    carried = (CODE, *SALT_CONSTANTS, *([GROUP_RANK] if g == 1 else []))
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
-                       *(exp.column(c, table="__dp_c")
-                         for c in (CODE, GROUP_RANK, *SALT_CONSTANTS)))
+                       *(exp.column(c, table="__dp_c") for c in carried))
             .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
             .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
                   on=exp.and_(*same_group), copy=False))

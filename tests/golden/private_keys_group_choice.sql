@@ -29,8 +29,7 @@ FROM (
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
-      ROW_NUMBER() OVER (ORDER BY k) % 4294967296 AS __dp_grank
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5
     FROM (
       SELECT DISTINCT
         k
@@ -81,7 +80,6 @@ FROM (
               SELECT
                 __dp_p.*,
                 __dp_c.__dp_code,
-                __dp_c.__dp_grank,
                 __dp_c.__dp_k0,
                 __dp_c.__dp_k1,
                 __dp_c.__dp_k2,
