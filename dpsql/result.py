@@ -15,6 +15,7 @@ into values would need the private data. See docs/mechanisms.md §8.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -159,10 +160,19 @@ def _cells(result: Result, max_rows: int = 20) -> tuple[list[str], list[list[str
     note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs{asked}; cost " \
         f"{result.cost}" + ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
     if defaults := result.default_limits:
-        shown = ", ".join(f"{name}={value}" for name, value in defaults.items())
-        note += (f"\nbounded by default limits ({shown}): declare them in register(), or "
+        note += (f"\n{by_default_limits(defaults)}: declare them in register(), or "
                  "measure what they cut with con.bounding_report(sql, epsilon=...)")
     return [c.name for c in result.plan.columns], rows, note
+
+
+def by_default_limits(defaults: Mapping[str, int]) -> str:
+    """The sentence every front end shows for ``Result.default_limits``, before its remedy.
+
+    >>> by_default_limits({"max_rows_per_group": 1})
+    'bounded by default limits (max_rows_per_group=1)'
+    """
+    shown = ", ".join(f"{name}={value}" for name, value in defaults.items())
+    return f"bounded by default limits ({shown})"
 
 
 def format_value(value: Any) -> str:

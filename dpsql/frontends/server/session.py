@@ -28,7 +28,7 @@ from dpsql.frontends.server.answers import NOTHING, TEXT, Answer, Column
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
 from dpsql.frontends.server.sqlstates import SessionError, sqlstate
 from dpsql.parse import parse
-from dpsql.result import Result
+from dpsql.result import Result, by_default_limits
 
 DIALECT = "postgres"
 CANCEL_WINDOW = 30.0
@@ -295,6 +295,4 @@ def _notices(result: Result) -> tuple[str, ...]:
     defaults = result.default_limits if isinstance(result, Result) else {}
     if not defaults:
         return ()
-    shown = ", ".join(f"{name}={value}" for name, value in defaults.items())
-    return (f"bounded by default limits ({shown}): the data owner can declare them in the "
-            "catalog",)
+    return (f"{by_default_limits(defaults)}: the data owner can declare them in the catalog",)
