@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from sqlglot import exp
 
 
@@ -49,8 +51,8 @@ class ArgMinNull(exp.Expression, exp.AggFunc):
     'ARG_MIN_NULL(x, k)'
     """
 
-    arg_types = {"this": True, "expression": True}
-    _sql_names = ["ARG_MIN_NULL"]
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "expression": True}
+    _sql_names: ClassVar[list[str]] = ["ARG_MIN_NULL"]
 
 
 HEX_NUMBER = "dpsql_hex_number"
