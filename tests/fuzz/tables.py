@@ -104,7 +104,7 @@ T_COLUMNS = (
     Column("b", pa.bool_(), st.sampled_from([True, False, None])),
 )
 U_COLUMNS = (
-    Column("pid", pa.int64(), st.none()),
+    Column("pid", pa.int32(), st.none()),  # a narrow unit: dpsql widens it where it must
     Column("k", pa.string(), KEYS),
     Column("y", pa.float64(), st.floats(-20, 20), DOUBLES),
     Column("dt", pa.date32(), st.integers(18_000, 19_500), DAYS, _within(YEAR_1, YEAR_9999)),
@@ -126,7 +126,9 @@ SCHEMA: Mapping[str, tuple[Column, ...]] = {"t": T_COLUMNS, "u": U_COLUMNS, "r":
                                             "pub": PUB_COLUMNS}
 UNIT_TABLES = ("t", "u")
 ROW_LEVEL = "r"
-UNITS = (1, 2, 3, 4, 5, 6, 7, 8, 0, -1, INT64 - 1, -INT64)
+UNITS = (1, 2, 3, 4, 5, 6, 7, 8, 0, -1, INT64 - 1, -INT64, 2**31 - 1, -(2**31))
+"""Unit values; u's INTEGER units hold those within ``INT32``."""
+INT32 = (-(2**31), 2**31 - 1)
 ROWS_PER_UNIT = (0, 1, 1, 2, 3, 4, 7, 12)
 
 
@@ -192,11 +194,13 @@ def _rows(draw: st.DrawFn, table: str, units: list[Any], spark: bool) -> tuple[t
 
 @st.composite
 def databases(draw: st.DrawFn, *, spark: bool = False) -> Database:
-    """A database of hostile values: 1–6 units, each with 0–12 rows per private table."""
+    """A database of hostile values: 1–6 units, each with 0–12 rows per private table (u's
+    units are 32-bit, so its rows belong to the units within that range)."""
     units = draw(st.lists(st.sampled_from(UNITS), min_size=1, max_size=6, unique=True))
     t = draw(_rows("t", units, spark))
     orphans = draw(st.lists(st.tuples(*(c.values(spark) for c in T_COLUMNS)), max_size=2))
-    rows = {"t": t + tuple(orphans), "u": draw(_rows("u", units, spark))}
+    narrow = [unit for unit in units if INT32[0] <= unit <= INT32[1]]
+    rows = {"t": t + tuple(orphans), "u": draw(_rows("u", narrow, spark))}
     for table, most in ((ROW_LEVEL, 6), ("pub", 5)):
         columns = SCHEMA[table]
         rows[table] = tuple(draw(st.lists(st.tuples(*(c.values(spark) for c in columns)),
