@@ -122,7 +122,7 @@ SELECT SUM(ROUND(cost)) FROM visits;
 
 # title: ROUND to a number of decimals
 SELECT SUM(ROUND(cost, 1)) FROM visits;
-# result: [(220272.0,)]
+# result: [(220276.0,)]
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(ROUND(cost, 1)) in [0, 2000] L1=8000 L2=8000
 
 # title: FLOOR and CEIL keep integer bounds

@@ -33,6 +33,9 @@ conditions). The rule, in the order it is applied:
    (DuckDB reads ``'0x1F'``, ``'1_000'`` and ``'2.5'`` as the BIGINTs 31, 1000 and 3; Spark
    gives NULL for each and reads ``'1d'`` as a DOUBLE), so a query would mean one thing on
    DuckDB and another on Spark.
+7. **Rounding to decimals is binary.** ``ROUND(x, d)`` of a DOUBLE is
+   ``ROUND(x · 10^d) / 10^d`` in doubles (``_round_in_binary``): DuckDB rounded x·10^d,
+   Spark the decimal text of x, so ``ROUND(1.005, 2)`` was 1.0 in one and 1.01 in the other.
 
 >>> import sqlglot
 >>> types = {"age": "INTEGER", "d": "DATE", "ts": "TIMESTAMP", "m": "DECIMAL(38,2)"}
@@ -216,7 +219,8 @@ def _as_timestamp(node: exp.Expression) -> exp.Expression:
 
 
 def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
-    """Wide numeric columns and literals as DOUBLE, arithmetic in DOUBLE (rule 2)."""
+    """Wide numeric columns and literals as DOUBLE, arithmetic in DOUBLE (rule 2); ROUND to
+    decimals in binary (rule 7)."""
     for node in _bottom_up(tree):
         if _wide_value(node, types):
             _replace(node, as_double(node.copy()))
@@ -230,6 +234,37 @@ def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
         elif isinstance(node, exp.Avg) and (total := _exact_total(node.this, types)):
             count = exp.Nullif(this=exp.Count(this=node.this.copy()), expression=number(0))
             _replace(node, exp.Div(this=as_double(total), expression=as_double(count)))
+        elif isinstance(node, exp.Round) and (places := _decimals(node)) and \
+                not _integer_typed(node.this, types):
+            _replace(node, _round_in_binary(node.this, places))
+
+
+def _decimals(node: exp.Round) -> int:
+    """ROUND's number of decimals (a literal, checked by the type checker); 0 if absent."""
+    arg = node.args.get("decimals")
+    if arg is None:
+        return 0
+    return -int(arg.this.this) if isinstance(arg, exp.Neg) else int(arg.this)
+
+
+def _round_in_binary(value: exp.Expression, places: int) -> exp.Expression:
+    """``ROUND(value, places)`` of a DOUBLE as ``ROUND(value · 10^places) / 10^places``, and
+    ``value`` itself where ``|value · 10^places| ≥ 2⁵²`` (whole already), NaN or infinite.
+
+    DuckDB rounds ``value · 10^places`` in binary; Spark rounds the decimal text of
+    ``value`` half up, so ``ROUND(0.15, 1)`` was 0.1 in DuckDB and 0.2 in Spark. Rounding a
+    DOUBLE to a whole number is the same in both (half away from zero: a double whose
+    shortest text ends in .5 is exactly that half), so this form means one thing everywhere.
+
+    >>> print(_round_in_binary(exp.column("x"), 1).sql("duckdb"))
+    CASE WHEN ABS(x * CAST(10 AS DOUBLE)) < 4503599627370496 THEN ROUND(x * CAST(10 AS \
+DOUBLE)) / CAST(10 AS DOUBLE) ELSE x END
+    """
+    scale = as_double(number(10.0**places))
+    scaled = exp.Mul(this=value.copy(), expression=scale)
+    rounded = exp.Div(this=exp.Round(this=scaled.copy()), expression=scale.copy())
+    whole = exp.LT(this=exp.Abs(this=scaled), expression=number(2**52))
+    return exp.Case(ifs=[exp.If(this=whole, true=rounded)], default=value.copy())
 
 
 def _exact_total(value: exp.Expression, types: Mapping[str, str]) -> exp.Expression | None:
