@@ -269,8 +269,9 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
       ``CONCAT(COALESCE(i, ''), …)``, which casts '' to ``i``'s type and raises on the rows
       where ``i`` is NULL, so each argument is made text first (CONCAT_WS, a subclass in
       sqlglot, is left alone: the group-choice digest relies on its separator).
-    - A tuple ``IN`` is the OR of field-wise equalities (Spark compares structs only when
-      their field names agree).
+    - A tuple ``IN`` is the OR of field-wise null-safe equalities (Spark compares structs
+      only when their field names agree; DuckDB's row equality is null-safe: ``(NULL, 1)
+      IN ((NULL, 1))`` is true, ``(NULL, 1) IN (('a', 1))`` false, not NULL).
     - A NULL literal where a condition goes is a NULL BOOLEAN (Spark refuses type VOID there).
     - A hex number (``hex_number``: DuckDB casts '0x…' text) is ``CONV(…, 16, 10)``.
     - ``EXTRACT(second FROM ts)`` is ``SECOND(ts)``: Spark's EXTRACT gives the seconds with
@@ -302,7 +303,7 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.In) and isinstance(node.this, exp.Tuple) and node.expressions:
         fields = node.this.expressions
         return exp.paren(exp.or_(*(
-            exp.and_(*(exp.EQ(this=f.copy(), expression=v.copy())
+            exp.and_(*(exp.NullSafeEQ(this=f.copy(), expression=v.copy())
                        for f, v in zip(fields, row.expressions, strict=True)))
             for row in node.expressions)))
     if isinstance(node, exp.Null) and _is_condition(node):

@@ -312,3 +312,19 @@ def test_round_to_decimals_means_the_same_on_both(engines, places):
     rows = [{"pid": i, "x": v} for i, v in enumerate(values)]
     check_engines(*engines, small(rows, spark=True), NO_LIMITS,
                   f"SELECT ROUND(x, {places}) AS r, COUNT(*) FROM t GROUP BY r")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("tuple_in", ["(NULL, x) IN (('a', 1), ('b', 2))",
+                                      "(k, x) IN (('a', 1), (NULL, 2))",
+                                      "NOT ((k, x) IN (('a', 1), ('b', 2)))"])
+def test_a_tuple_in_with_nulls_means_the_same_on_both(engines, tuple_in):
+    """DuckDB compares rows null-safely (``(NULL, 1) IN (('a', 1))`` is false, ``(NULL, 2)
+    IN ((NULL, 2))`` true); the Spark backend wrote the OR of plain equalities, which gave
+    NULL where a NULL field met a row whose other fields matched. Now ``<=>`` per field.
+    Found by the seeded Spark run (``(NULL, a.x) IN (('a', 1), ('b', 2))`` as a key)."""
+    rows = [{"pid": i, "k": k, "x": x, "s": str(i)}
+            for i, (k, x) in enumerate([("a", 1.0), ("b", 2.0), (None, 2.0), ("a", None),
+                                        (None, None), ("c", -12.5)])]
+    check_engines(*engines, small(rows, spark=True), NO_LIMITS,
+                  f"SELECT {tuple_in} AS hit, COUNT(DISTINCT s) FROM t GROUP BY 1")
