@@ -312,13 +312,14 @@ def _replace(node: exp.Expression, new: exp.Expression) -> None:
 def _wide_value(node: exp.Expression, types: Mapping[str, str]) -> bool:
     """A column of a wide numeric type, or a number literal that is not a BIGINT."""
     if isinstance(node, exp.Column):
-        return _wide(types.get(node.name.lower(), ""))
+        return wide_number(types.get(node.name.lower(), ""))
     return isinstance(node, exp.Literal) and not node.is_string and not _bigint(node.this) \
         and not isinstance(node.parent, exp.Cast)
 
 
-def _wide(sql_type_name: str) -> bool:
-    """Numeric types other than 64-bit integers and floats (DECIMAL, HUGEINT, UBIGINT)."""
+def wide_number(sql_type_name: str) -> bool:
+    """Numeric types other than 64-bit integers and floats (DECIMAL, HUGEINT, UBIGINT): every
+    row expression reads them as DOUBLE (rule 2)."""
     name = sql_type_name.upper()
     if name.startswith(("UBIGINT", "INT128")):
         return True

@@ -35,6 +35,7 @@ from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
 from dpsql.expr.nodes import as_bigint, as_double, hex_number, number
+from dpsql.expr.totality import wide_number
 
 SALT = "__dp_salt"
 """The name of the query parameter that carries the secret salt (in dpsql's namespace)."""
@@ -57,8 +58,11 @@ def as_text(node: exp.Expression) -> exp.Expression:
 
 
 def canonical_text(node: exp.Expression, sql_type: str) -> exp.Expression:
-    """Text of ``node`` that DuckDB and Spark compute identically (NULL stays NULL)."""
-    if not sql_type.upper().startswith(FLOAT_TYPES):
+    """Text of ``node`` that DuckDB and Spark compute identically (NULL stays NULL). Floats,
+    and the wide numbers that row expressions read as DOUBLE (``wide_number``), are written
+    as whole multiples of a resolution: the engines print doubles differently ('1e+20' in
+    DuckDB, '1.0E20' in Spark)."""
+    if not (sql_type.upper().startswith(FLOAT_TYPES) or wide_number(sql_type)):
         return as_text(node)
     clamped = exp.Least(this=exp.Greatest(this=as_double(node.copy()),
                                           expressions=[number(-FLOAT_RANGE)], ignore_nulls=True),

@@ -8,11 +8,13 @@ what was wrong).
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from dpsql.backends import DuckDBBackend
 from tests.fuzz.harness import Engine, check_engines, check_query
-from tests.fuzz.tables import NO_LIMITS, small
+from tests.fuzz.tables import NO_LIMITS, Database, small
 
 ONE_ROW = [{"pid": 1}]
 TWO_GROUPS = [{"pid": 1, "s": "a"}, {"pid": 1, "s": "b"}, {"pid": 2, "s": "a"}]
@@ -328,3 +330,46 @@ def test_a_tuple_in_with_nulls_means_the_same_on_both(engines, tuple_in):
                                         (None, None), ("c", -12.5)])]
     check_engines(*engines, small(rows, spark=True), NO_LIMITS,
                   f"SELECT {tuple_in} AS hit, COUNT(DISTINCT s) FROM t GROUP BY 1")
+
+
+@pytest.mark.spark
+def test_a_wide_number_key_is_chosen_alike_on_both(engines):
+    """A HUGEINT or DECIMAL key is read as DOUBLE, but the group-choice hash wrote it as
+    text by its declared type: '1e+20' in DuckDB, '1.0E20' in Spark, so each engine kept a
+    different group of a person over the limit. Now hashed as a float (``canonical_text``).
+    The seeded Spark run's case, as found."""
+    rows = {'t': ((0, 'a', '', 0, 94, 1, Decimal('0.04'), None, None, 1546300800000000, 13022,
+        None), (3, 'a', '1e308', 0, 76, 64, Decimal('0.01'), None, None, 1604176097024471, 0,
+        True), (2, 'a', '́', 0, 1, 68, Decimal('0.04'), None, None, 1657379824985858, 0, True),
+        (3, 'a', '', 0, 4, 2, Decimal('-34.42'), None, None, 1546300800000000, 718, True), (4,
+        'a', '', 0, -3, 16, Decimal('-111.78'), None, None, 1546300800000000, 0, True), (2,
+        'a', 'a|b', 0, 6, 4, Decimal('-6.93'), None, None, 1546300800000000, 0, True), (4, 'a',
+        '🙂', 0, 44, 40, Decimal('-14.23'), None, None, 1687385042582095, 0, True), (2, 'a', '',
+        0, 2, 2, Decimal('53.82'), None, None, 1688892317730164, 49915856266, True), (4, 'a',
+        '', 0, 1, 3, Decimal('-71.61'), None, None, 1546300800000000, 387, True), (0, 'a',
+        '1e308', 0, 5, 100000000000000000000, Decimal('0.04'), None, None, 1546300800000000,
+        20444, True), (0, 'a', '25:00', 0, 35, 12, Decimal('0.02'), None, None,
+        1546300800000000, 0, True), (1, 'a', '', 0, 92, 1, Decimal('0.03'), None, None,
+        1670461813931508, 5138, True), (4, 'a', '', 0, 87, 63, Decimal('0.01'), None, None,
+        1680835897360816, 0, True), (None, 'a', 'a|b', 0, 4, 2, Decimal('8.54'), 0.0, 19500,
+        1546300800000000, 14814322, True), (None, 'a', 'a|b', 0, 4, 2, Decimal('8.54'), 0.0,
+        19500, 1546300800000000, 14814322, True)), 'u': ((1, 'a', 1.1364824736061787e-196,
+        18000, 3), (2, 'a', -float('inf'), 18736, 4611686018427387904), (3, None, float('inf'),
+        0, 2147483648), (3, '', -float('inf'), 0, 85), (3, None, 1000000000000000.0, 18370,
+        77), (1, 'a', -11.336312596394265, 18000, 0), (3, 'b', None, None, 33), (3, 'b',
+        -1e+308, 18573, 9223372036854775807), (3, '', 5e-324, 2932896, 12), (3, 'é',
+        float('nan'), None, 54), (4, 'A', 1.7090110643513362e-112, 18799, 32), (4, '', -0.0,
+        18614, -9223372036854775808), (3, '', 11.695604643886568, 2932896, 40), (2, 'c',
+        -5.23820688496018, 0, 9223372036854775807), (0, 'a', 0.0, 18961, 1), (3, 'a', 20.0,
+        -719162, 9223372036854775807), (2, 'a', -14.199486872028373, 18345, 1), (3, None,
+        1e+308, 19394, 86), (3, 'é', -0.0, 19176, 9223372036854775807), (3, 'b',
+        8.17806110147911e-23, None, 58), (2, 'a', 9.660728443536459e-237, 18000, 36)), 'r':
+        ((2, 'b', -0.039616348367474075, 18228), (3, None, float('nan'), 19490)), 'pub': (('é',
+        'garbage', 23.57912012306325, 2),)}
+    limits = {"t": {"max_rows_per_group": 2, "max_groups_per_unit": 2, "max_rows_per_unit": 1},
+              "u": {"max_groups_per_unit": 2, "max_rows_per_group": 5, "max_rows_per_unit": 1}}
+    sql = ('SELECT AVG(LEAST(GREATEST(pub.h, pub.h), i), contribution_bounds_per_group => '
+           '(1, 7)), MEDIAN(pub.i) AS cnt, pub.total AS m, pub.h FROM (SELECT pid, t.i, '
+           'CONCAT(NULL, i) AS t_k, (t.g BETWEEN t.x AND g) AS total, t.h FROM t WHERE b) AS '
+           'pub GROUP BY m, pub.h LIMIT 2')
+    check_engines(*engines, Database(rows, spark=True), limits, sql)
