@@ -250,6 +250,10 @@ class SparkBackend:
                 self.spark.catalog.dropTempView(view)
 
 
+def _time_literal(text: str) -> exp.Expression:
+    return exp.Var(this="TIME '" + text.replace("'", "''") + "'")
+
+
 FLOOR_RANGE = 2.0**62
 """Spark's FLOOR and CEIL of a DOUBLE return BIGINT, which fails in ANSI mode on ±inf, NaN
 and values beyond it; every DOUBLE outside ±2^62 is a whole number already."""
@@ -280,11 +284,15 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
       DuckDB's day numbers), see ``EXTRACT_AS_FUNCTION``; ``WEEK(d)``, which Spark lacks,
       is its ISO week ``WEEKOFYEAR(d)``.
     - A TIME literal is ``TIME '…'``: sqlglot writes CAST(… AS TIMESTAMP) for Spark, which
-      cannot compare that with a TIME column, and Spark refuses CAST(… AS TIME).
+      cannot compare that with a TIME column, and Spark refuses CAST(… AS TIME). A NULL
+      TIME (totality rule 5) is ``CASE WHEN FALSE THEN TIME '00:00:00' END``, a NULL whose
+      type Spark infers as TIME.
     """
-    if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.TIME and \
-            isinstance(node.this, exp.Literal) and node.this.is_string:
-        return exp.Var(this="TIME '" + node.this.name.replace("'", "''") + "'")
+    if isinstance(node, exp.Cast) and node.to.this == exp.DataType.Type.TIME:
+        if isinstance(node.this, exp.Null):
+            return exp.Case(ifs=[exp.If(this=exp.false(), true=_time_literal("00:00:00"))])
+        if isinstance(node.this, exp.Literal) and node.this.is_string:
+            return _time_literal(node.this.name)
     if type(node) is exp.Week:
         return exp.WeekOfYear(this=node.this.copy())
     if isinstance(node, exp.Extract) and node.this.name.lower() in EXTRACT_AS_FUNCTION:

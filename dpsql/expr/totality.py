@@ -26,7 +26,10 @@ conditions). The rule, in the order it is applied:
 4. **Division, ``//`` and ``%`` by zero give NULL** in every dialect.
 5. **A NULL given to a date function is a NULL TIMESTAMP**: DuckDB cannot choose among
    ``year``'s or ``date_trunc``'s overloads for an untyped NULL and refuses the query
-   (``EXTRACT(year FROM NULL)``, found by the fuzzer).
+   (``EXTRACT(year FROM NULL)``, found by the fuzzer). **A NULL beside a TIME is a NULL
+   TIME** (compared with it, in its ``IN`` list or tuple, or another result of its
+   COALESCE, CASE, IF, LEAST or GREATEST): Spark cannot bring TIME and an untyped NULL to
+   one type and refuses ``tm = NULL`` (found by the seeded Spark fuzz).
 6. **Text is a number only when written as one.** ``TRY_CAST(text AS <number>)`` is NULL
    unless the text is plain decimal notation (``PLAIN_NUMBERS``: spaces, a sign, digits,
    for DECIMAL a point, for floats an exponent): engines read other spellings differently
@@ -160,7 +163,8 @@ def _results(node: exp.Expression) -> list[exp.Expression]:
 
 
 def _typed_nulls(tree: exp.Expression, types: Mapping[str, str]) -> None:
-    """Untyped NULL arguments of date functions become NULL TIMESTAMPs (rule 5)."""
+    """Untyped NULL arguments of date functions become NULL TIMESTAMPs, and untyped NULLs
+    beside a TIME value NULL TIMEs (rule 5)."""
     for node in _bottom_up(tree):
         slots, _ = SIGNATURES.get(type(node), ((), ""))
         for slot, allowed in slots:
@@ -169,6 +173,19 @@ def _typed_nulls(tree: exp.Expression, types: Mapping[str, str]) -> None:
                     _kind(argument, types) == "null":
                 _replace(argument, exp.Cast(this=argument.copy(),
                                             to=exp.DataType.build("TIMESTAMP")))
+        for values in (_operands(node), _results(node), *_fields(node)):
+            kinds = [_kind(value, types) for value in values]
+            if "time" in kinds:
+                for value in (v for v, k in zip(values, kinds, strict=True) if k == "null"):
+                    _replace(value, exp.Cast(this=value.copy(), to=exp.DataType.build("TIME")))
+
+
+def _fields(node: exp.Expression) -> list[list[exp.Expression]]:
+    """For a tuple ``IN``, the values compared at each position of the tuples."""
+    if not (isinstance(node, exp.In) and isinstance(node.this, exp.Tuple)):
+        return []
+    rows = [node.this, *(r for r in node.expressions if isinstance(r, exp.Tuple))]
+    return [list(position) for position in zip(*(r.expressions for r in rows), strict=False)]
 
 
 def _typed_literals(tree: exp.Expression, types: Mapping[str, str]) -> None:
