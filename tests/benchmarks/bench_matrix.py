@@ -9,6 +9,13 @@ a subset at 100M rows read from Parquet on disk::
 
 A quick run (a few minutes): ``--rows 1000000 --shares none most --limits 1 3``.
 
+On Spark (``--spark MASTER``; needs the ``spark`` extra and ``--parquet``): dpsql's Spark
+backend over the same Parquet files, each figure over Spark's own floor (the same
+``COUNT(DISTINCT pid)`` in Spark SQL over the connection's view of the file)::
+
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --parquet /tmp/bench14 \
+        --spark 'local[2]' --shares none most --limits 1 3 --queries count sum_avg median
+
 Cells: the share of people over the group limit (``none`` 0, ``half`` 0.5, ``most`` 0.95;
 tests/benchmarks/limits_data.py, which is regenerated for each limit so that the share is
 the share over *that* limit), the limit (``1``: dpsql's defaults, 1 group and 1 row per
@@ -18,7 +25,8 @@ group names public). Each figure is the median of ``--repeats`` wall times of th
 ``con.sql`` call (answer cache off, plan cached after a warm-up) over the median of the
 same-run floor ``SELECT grp, COUNT(DISTINCT pid) FROM t GROUP BY grp`` (ungrouped for global
 aggregates), the two runs alternating. Every cell also records the load average at its start
-and the peak resident memory of the process while it ran (sampled every 20 ms).
+and the peak resident memory of the process while it ran (sampled every 20 ms; on Spark
+that leaves out the JVM, so it says little there).
 """
 
 from __future__ import annotations
@@ -32,12 +40,14 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import psutil
 
 import dpsql
 from tests.benchmarks import limits_data
+from tests.benchmarks.bench_spark import session
 
 SHARES = {"none": 0.0, "half": 0.5, "most": 0.95}
 LIMITS = {"1": None, "3": (3, 3), "8": (8, 3), "all": (len(limits_data.GROUPS), 3)}
@@ -111,13 +121,16 @@ class Cell:
     peak_rss_gib: float
     dp_times: list[float]
     floor_times: list[float]
+    engine: str = "duckdb"
 
 
 class Dataset:
-    """One generated table, in DuckDB memory or as a Parquet file, with dpsql on top."""
+    """One generated table, in DuckDB memory or as a Parquet file, with dpsql on top (on
+    DuckDB, or on ``spark``'s session when given)."""
 
     def __init__(self, rows: int, share: str, g: int, parquet: Path | None,
-                 memory_limit: str | None):
+                 memory_limit: str | None, spark: Any = None):
+        self.spark = spark
         self.raw = duckdb.connect()
         if memory_limit:
             self.raw.execute(f"SET memory_limit = '{memory_limit}'")
@@ -136,7 +149,9 @@ class Dataset:
         self.shape = limits_data.describe(self.source, con=self.raw)
 
     def connect(self, limit: str) -> dpsql.Connection:
-        con = dpsql.connect(self.raw, budget=dpsql.Budget(epsilon=1e9, delta=0.5), cache=False)
+        budget = dpsql.Budget(epsilon=1e9, delta=0.5)
+        con = (dpsql.connect(backend="spark", spark=self.spark, budget=budget, cache=False)
+               if self.spark else dpsql.connect(self.raw, budget=budget, cache=False))
         declared = {} if LIMITS[limit] is None else dict(
             zip(("max_groups_per_unit", "max_rows_per_group"), LIMITS[limit], strict=True))
         source = self.source if self.source == "t" else str(self.path)
@@ -145,21 +160,24 @@ class Dataset:
                      public_keys={"grp": list(limits_data.GROUPS)}, **declared)
         return con
 
-    def floor_sql(self, grouped: bool) -> str:
-        if grouped:
-            return f"SELECT grp, COUNT(DISTINCT pid) FROM {self.source} GROUP BY grp"
-        return f"SELECT COUNT(DISTINCT pid) FROM {self.source}"
+    def floor(self, con: dpsql.Connection, grouped: bool) -> Callable[[], object]:
+        """The per-unit floor in the engine ``con`` runs on, over the same data."""
+        source = con.backend.identifier("t") if self.spark else self.source
+        sql = (f"SELECT grp, COUNT(DISTINCT pid) FROM {source} GROUP BY grp" if grouped else
+               f"SELECT COUNT(DISTINCT pid) FROM {source}")
+        if self.spark:
+            return lambda: self.spark.sql(sql).collect()
+        return lambda: self.raw.sql(sql).fetchall()
 
 
 def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
             meter: PeakMemory) -> dict:
     sql, grouped = QUERIES[query]
-    floor = data.floor_sql(grouped)
     load = os.getloadavg()[0]
     holder: dict[str, dict[str, list[float]]] = {}
     peak = meter.run(lambda: holder.update(times=interleaved({
         "dp": lambda: con.sql(sql, epsilon=1.0, delta=1e-6),
-        "floor": lambda: data.raw.sql(floor).fetchall()}, repeats)))
+        "floor": data.floor(con, grouped)}, repeats)))
     times = holder["times"]
     dp, fl = statistics.median(times["dp"]), statistics.median(times["floor"])
     return {"dp_s": dp, "floor_s": fl, "ratio": dp / fl, "load": load,
@@ -168,6 +186,7 @@ def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
 
 def run(args: argparse.Namespace) -> list[Cell]:
     meter = PeakMemory()
+    spark = args.spark and session(args.spark)
     cells = []
     print(f"DuckDB {duckdb.__version__}, dpsql {getattr(dpsql, '__version__', '?')}, "
           f"{os.cpu_count()} cores", flush=True)
@@ -178,17 +197,19 @@ def run(args: argparse.Namespace) -> list[Cell]:
                 if data_key != data_limit(limit):
                     data = None  # free the previous table first
                     data_key = data_limit(limit)
-                    data = Dataset(rows, share, data_key, args.parquet, args.memory_limit)
+                    data = Dataset(rows, share, data_key, args.parquet, args.memory_limit,
+                                   spark)
                     shape = {k: round(v, 3) for k, v in data.shape.items()}
                     print(f"# data rows={rows:,} share={share} g={data_key}: {shape}",
                           flush=True)
                 con = data.connect(limit)
                 for query in args.queries:
                     cell = Cell(rows, share, limit, query,
-                                **measure(data, con, query, args.repeats, meter))
+                                **measure(data, con, query, args.repeats, meter),
+                                engine="spark" if spark else "duckdb")
                     cells.append(cell)
-                    print(f"{rows:>11,} {share:>5} {limit:>4} {query:<12} dp {cell.dp_s:8.3f} "
-                          f"floor {cell.floor_s:7.3f} ratio {cell.ratio:6.2f} "
+                    print(f"{cell.engine} {rows:>11,} {share:>5} {limit:>4} {query:<12} "
+                          f"dp {cell.dp_s:8.3f} floor {cell.floor_s:7.3f} ratio {cell.ratio:6.2f} "
                           f"load {cell.load:5.2f} peak {cell.peak_rss_gib:5.2f} GiB", flush=True)
                     if args.out:
                         with open(args.out, "a") as out:
@@ -198,12 +219,14 @@ def run(args: argparse.Namespace) -> list[Cell]:
 
 
 def markdown(cells: list[Cell]) -> str:
-    """One table per row count: a line per (share, limit), a column per query (÷floor)."""
+    """One table per engine and row count: a line per (share, limit), a column per query
+    (÷floor)."""
     lines = []
-    for rows in sorted({c.rows for c in cells}):
-        mine = [c for c in cells if c.rows == rows]
+    for engine, rows in sorted({(c.engine, c.rows) for c in cells}):
+        mine = [c for c in cells if c.rows == rows and c.engine == engine]
         queries = [q for q in QUERIES if any(c.query == q for c in mine)]
-        lines += [f"\n{rows:,} rows (÷ same-run floor; floor s = median grouped floor)\n",
+        lines += [f"\n{engine}, {rows:,} rows (÷ same-run floor; floor s = median grouped "
+                  "floor)\n",
                   "| share over | limit | " + " | ".join(queries) + " | floor s | load |",
                   "|---|---|" + "---:|" * (len(queries) + 2)]
         for share in SHARES:
@@ -231,10 +254,14 @@ def main() -> None:
                         help="read the data from Parquet files in this folder (written if "
                              "missing) instead of DuckDB tables in memory")
     parser.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 20GB")
+    parser.add_argument("--spark", metavar="MASTER",
+                        help="run dpsql and the floor on Spark with this master, e.g. local[2]")
     parser.add_argument("--out", type=Path, help="append each cell as a JSON line to this file")
     parser.add_argument("--markdown", type=Path, nargs="*",
                         help="print the tables of these JSON-line files and exit")
     args = parser.parse_args()
+    if args.spark and not args.parquet:
+        parser.error("--spark reads the data from Parquet: give --parquet FOLDER")
     if args.markdown:
         cells = [Cell(**json.loads(line)) for path in args.markdown
                  for line in path.read_text().splitlines() if line.strip()]
