@@ -136,9 +136,9 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     """Σ over the rows of kept (unit, group) pairs of the per-value weight, per (group, bucket).
 
     A unit's weight per value depends on how many values it has in the group: those are
-    counted per (unit, group) and joined back to the rows (a join costs a fraction of a
-    window partitioned by unit, and sums the same: a unit with n values in a bucket adds
-    n × its weight).
+    counted per (unit, group), matched to the kept pairs pair by pair, and joined back to the
+    rows once (a join costs a fraction of a window partitioned by unit, and sums the same: a
+    unit with n values in a bucket adds n × its weight).
     """
     keys = [k.name for k in plan.keys]
     limits = plan.contribution
@@ -147,28 +147,33 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
     totals = exp.select(*pair, exp.alias_(exp.Count(this=exp.Star()), VALUES)).from_(
         rows.copy().subquery("__dp_hr2", copy=False), copy=False).group_by(*pair, copy=False)
+    if keys or limits.caps_total:
+        # Without keys every unit with a row is kept, and only a total cap needs its rows.
+        extra = [exp.column(TOTAL, table="__dp_k")] if limits.caps_total else []
+        totals = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_t")),
+                             *extra)
+                  .from_(totals.subquery("__dp_t", copy=False), copy=False)
+                  .join(exp.to_table(kept).as_("__dp_k"),
+                        on=_same_pair("__dp_t", "__dp_k", keys), join_type="inner",
+                        copy=False))
     per_value = per_value_weight(limits.rows_per_group, exp.column(VALUES, table="__dp_v"))
     if limits.caps_total:
-        total = exp.column(TOTAL, table="__dp_k")
+        total = exp.column(TOTAL, table="__dp_v")
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])
         per_value = exp.IntDiv(this=exp.paren(exp.Mul(this=per_value, expression=capped)),
                                expression=total)
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     items = [*(exp.alias_(g.copy(), g.name) for g in group),
              exp.alias_(as_bigint(exact_sum(per_value)), WEIGHT)]
-    weights = (exp.select(*items).from_(rows.subquery("__dp_q", copy=False), copy=False)
-               .join(totals.subquery("__dp_v", copy=False), on=_same_pair("__dp_v", keys),
-                     join_type="inner", copy=False))
-    if keys or limits.caps_total:
-        # Without keys every unit with a row is kept, and only a total cap needs its rows.
-        weights = weights.join(exp.to_table(kept).as_("__dp_k"), on=_same_pair("__dp_k", keys),
-                               join_type="inner", copy=False)
-    return weights.group_by(*group, copy=False)
+    return (exp.select(*items).from_(rows.subquery("__dp_q", copy=False), copy=False)
+            .join(totals.subquery("__dp_v", copy=False),
+                  on=_same_pair("__dp_q", "__dp_v", keys), join_type="inner", copy=False)
+            .group_by(*group, copy=False))
 
 
-def _same_pair(other: str, keys: list[str]) -> exp.Expression:
-    """The row's (unit, keys) is ``other``'s (keys NULL-safe)."""
-    return exp.and_(exp.EQ(this=exp.column("__dp_unit", table="__dp_q"),
+def _same_pair(one: str, other: str, keys: list[str]) -> exp.Expression:
+    """``one``'s (unit, keys) is ``other``'s (keys NULL-safe)."""
+    return exp.and_(exp.EQ(this=exp.column("__dp_unit", table=one),
                            expression=exp.column("__dp_unit", table=other)),
-                    *(exp.NullSafeEQ(this=exp.column(k, table="__dp_q"),
+                    *(exp.NullSafeEQ(this=exp.column(k, table=one),
                                      expression=exp.column(k, table=other)) for k in keys))

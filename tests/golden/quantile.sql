@@ -82,39 +82,43 @@ LEFT JOIN (
     ) AS __dp_q
     INNER JOIN (
       SELECT
-        __dp_unit,
-        region,
-        COUNT(*) AS __dp_values
+        __dp_t.*
       FROM (
         SELECT
-          *
+          __dp_unit,
+          region,
+          COUNT(*) AS __dp_values
         FROM (
           SELECT
-            pid AS __dp_unit,
-            region,
-            CASE
-              WHEN x IS NULL OR ISNAN(x)
-              THEN NULL
-              ELSE CAST(FLOOR(LEAST(GREATEST((
-                CAST(x AS DOUBLE) - 0
-              ) * 102.4, 0), 1023)) AS BIGINT)
-            END AS __dp_bucket
-          FROM t
+            *
+          FROM (
+            SELECT
+              pid AS __dp_unit,
+              region,
+              CASE
+                WHEN x IS NULL OR ISNAN(x)
+                THEN NULL
+                ELSE CAST(FLOOR(LEAST(GREATEST((
+                  CAST(x AS DOUBLE) - 0
+                ) * 102.4, 0), 1023)) AS BIGINT)
+              END AS __dp_bucket
+            FROM t
+            WHERE
+              NOT pid IS NULL
+          ) AS __dp_hr
           WHERE
-            NOT pid IS NULL
-        ) AS __dp_hr
-        WHERE
-          NOT __dp_bucket IS NULL
-      ) AS __dp_hr2
-      GROUP BY
-        __dp_unit,
-        region
+            NOT __dp_bucket IS NULL
+        ) AS __dp_hr2
+        GROUP BY
+          __dp_unit,
+          region
+      ) AS __dp_t
+      INNER JOIN __dp_kept AS __dp_k
+        ON __dp_t.__dp_unit = __dp_k.__dp_unit
+        AND __dp_t.region IS NOT DISTINCT FROM __dp_k.region
     ) AS __dp_v
       ON __dp_q.__dp_unit = __dp_v.__dp_unit
       AND __dp_q.region IS NOT DISTINCT FROM __dp_v.region
-    INNER JOIN __dp_kept AS __dp_k
-      ON __dp_q.__dp_unit = __dp_k.__dp_unit
-      AND __dp_q.region IS NOT DISTINCT FROM __dp_k.region
     GROUP BY
       __dp_q.region,
       __dp_q.__dp_bucket
