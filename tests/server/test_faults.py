@@ -15,13 +15,16 @@ from dpsql.accounting.users import Users
 from dpsql.accounting.values import Budget
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import make_verifier
-from tests.server.conftest import PASSWORD
+from tests.server.conftest import PASSWORD, Served, start
 from tests.server.processes import ServeProcess, integrity, ledger_counts
-from tests.server.wire import connect, login
+from tests.server.wire import connect, error_fields, login, read_message
 
 SLOW = "SELECT specialty, COUNT(*) AS n, AVG(cost) AS c FROM visits WHERE cost > {} " \
        "GROUP BY specialty ORDER BY specialty"
 """About a second over two million rows: long enough to leave or be killed in the middle."""
+LONG = "SELECT specialty, MEDIAN(cost), PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY cost), " \
+       "COUNT(DISTINCT cost) FROM visits GROUP BY specialty"
+"""Longer (a few seconds): still running when the server is stopped."""
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +47,7 @@ def add_user(ledger, name: str, epsilon: float = 20.0) -> str:
     return name
 
 
-def ask(server: ServeProcess, user: str, sql: str) -> list[tuple]:
+def ask(server: ServeProcess | Served, user: str, sql: str) -> list[tuple]:
     with psycopg.connect(host=server.host, port=server.port, user=user, password=PASSWORD,
                          dbname="dpsql", autocommit=True, connect_timeout=30) as con:
         return con.execute(sql).fetchall()
@@ -80,8 +83,58 @@ def test_a_client_leaving_mid_query_is_charged_once_and_can_collect_later(big, t
         assert ledger_counts(ledger, user) == (1, 1) and spent(server, user) == 1.0
         assert ask(server, user, query) == first
         server.stop()
-    assert "Traceback" not in server.errors.read_text()
+    errors = server.errors.read_text()
+    assert "Traceback" not in errors and "terminate called" not in errors, errors
     assert integrity(ledger) == "ok"
+
+
+def test_an_orderly_stop_answers_the_running_query_and_tells_every_client(big, tmp_path):
+    """SIGTERM mid-query: the statement finishes and its answer reaches its client, then
+    that client and an idle one hear FATAL 57P01; the process exits 0 with nothing on
+    stderr but its log lines, the ledger closed only after the last connection."""
+    ledger = tmp_path / "ledger.db"
+    user = add_user(ledger, "stopped")
+    with ServeProcess(big / "catalog.toml", ledger, log=tmp_path / "serve") as server:
+        idle = psycopg.connect(host=server.host, port=server.port, user=user,
+                               password=PASSWORD, dbname="dpsql", autocommit=True)
+        with connect(server.host, server.port) as sock:
+            assert login(sock, user, PASSWORD) == ("ok", "")
+            sock.sendall(pg.frame(b"Q", pg.cstring(SLOW.format(0))))
+            time.sleep(0.2)
+            server.process.terminate()
+            replies = [read_message(sock)]
+            while replies[-1][0] != b"E":
+                replies.append(read_message(sock))
+            kinds = [kind for kind, _ in replies]
+            assert kinds[0] == b"T" and b"D" in kinds and kinds[-3:-1] == [b"C", b"Z"]
+            assert error_fields(replies[-1][1])["C"] == "57P01"
+        with pytest.raises(psycopg.OperationalError, match="the server is stopping"):
+            idle.execute("SELECT 1")
+        assert server.process.wait(60) == 0
+    assert ledger_counts(ledger, user) == (1, 1)  # charged once, its answer stored
+    errors = server.errors.read_text()
+    assert "Traceback" not in errors and "terminate called" not in errors, errors
+    assert integrity(ledger) == "ok"
+
+
+def test_a_stop_interrupts_what_runs_past_its_grace_and_charges_nothing(big, tmp_path):
+    """``stop_grace`` 0: the statement running at the stop is interrupted (spending
+    nothing, audited as cancelled) and the stop returns without waiting for it."""
+    served = start(tmp_path, catalog=big / "catalog.toml", stop_grace=0.0)
+    user = add_user(served.ledger, "interrupted")
+    thread, outcome = run_in_thread(served, user, LONG)
+    deadline = time.monotonic() + 60
+    while not any(s is not None and s._running for _, s in served.server._sessions.values()):
+        assert time.monotonic() < deadline, "the statement never started"
+        time.sleep(0.001)
+    began = time.monotonic()
+    served.server.close()
+    assert time.monotonic() - began < 5
+    thread.join(60)
+    assert outcome["error"].sqlstate == "57014", outcome
+    assert ledger_counts(served.ledger, user) == (0, 0)
+    with Users(served.ledger) as users:
+        assert [entry.sqlstate for entry in users.audit(user)] == ["57014"]
 
 
 def wait_for_charge(ledger, user: str, charges: int) -> None:
@@ -97,7 +150,8 @@ def wait_for_charge(ledger, user: str, charges: int) -> None:
         raw.close()
 
 
-def run_in_thread(server: ServeProcess, user: str, sql: str) -> tuple[threading.Thread, dict]:
+def run_in_thread(server: ServeProcess | Served, user: str,
+                  sql: str) -> tuple[threading.Thread, dict]:
     outcome: dict = {}
 
     def client() -> None:

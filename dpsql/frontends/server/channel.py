@@ -77,6 +77,12 @@ class Channel:
         except (OSError, ssl.SSLError) as error:
             raise Closed(str(error)) from None
 
+    def stop_reading(self) -> None:
+        """Make a pending or later read raise :class:`Closed` (from another thread); replies
+        can still be sent. The plain socket's shutdown, under any TLS layer."""
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(self.sock, socket.SHUT_RD)
+
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.sock.close()

@@ -7,6 +7,11 @@ analyst-role dpsql connection on the owner's catalog whose budget is its own. Cl
 other hosts must use TLS. A CancelRequest carrying a session's process id and secret key
 interrupts that session's query (it spends nothing).
 
+An orderly stop (:meth:`Server.close`, SIGTERM for ``dpsql serve``) stops listening, lets
+every running statement finish and send its answer for ``stop_grace`` seconds (interrupting
+those still running then), tells each client FATAL 57P01, and closes the ledger only after
+the last connection has ended.
+
 >>> ServerConfig(catalog="c.toml", ledger="l.db").port
 5433
 """
@@ -19,6 +24,7 @@ import secrets
 import socket
 import ssl
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,7 +38,7 @@ from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
 from dpsql.frontends.server.login import Gate, LoginFailed
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
-from dpsql.frontends.server.session import Session
+from dpsql.frontends.server.session import CANCEL_WINDOW, Session
 from dpsql.frontends.server.sqlstates import message, sqlstate
 
 LOG = logging.getLogger("dpsql.server")
@@ -58,6 +64,8 @@ class ServerConfig:
     lockout_window: float = 900.0
     """...until the oldest of them is this many seconds old."""
     max_connections: int = 64
+    stop_grace: float = 30.0
+    """Seconds an orderly stop lets running statements finish before interrupting them."""
 
 
 def _tls(config: ServerConfig) -> ssl.SSLContext | None:
@@ -98,6 +106,7 @@ class Server:
         with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
             self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
+        self._clients: dict[threading.Thread, Channel] = {}
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
         self._stopped = threading.Event()
@@ -127,8 +136,15 @@ class Server:
                 sock, peer = self._listener.accept()
             except OSError:
                 return
-            threading.Thread(target=self._serve, args=(sock, peer[0]), daemon=True,
-                             name=f"dpsql-client-{peer[0]}").start()
+            channel = Channel(sock)
+            client = threading.Thread(target=self._serve, args=(channel, peer[0]),
+                                      daemon=True, name=f"dpsql-client-{peer[0]}")
+            with self._lock:
+                if self._stopped.is_set():
+                    channel.close()
+                    return
+                self._clients[client] = channel
+            client.start()
 
     def stop(self) -> None:
         """Stop accepting; sessions end when their clients leave."""
@@ -137,7 +153,23 @@ class Server:
             self._listener.close()
 
     def close(self) -> None:
+        """The orderly stop: no new clients, running statements end (within ``stop_grace``
+        seconds, then interrupted), every connection ends, then the ledger is closed."""
         self.stop()
+        with self._lock:
+            clients = dict(self._clients)
+        for channel in clients.values():
+            channel.stop_reading()  # idle clients wake up; busy ones answer first
+        deadline = time.monotonic() + self.config.stop_grace
+        for client in clients:
+            client.join(max(0.0, deadline - time.monotonic()))
+        if any(client.is_alive() for client in clients):
+            with self._lock:
+                running = [session for _, session in self._sessions.values() if session]
+            for session in running:
+                session.cancel()
+            for client in clients:
+                client.join(CANCEL_WINDOW)
         self.metadata.close()
         self.users.close()
 
@@ -147,13 +179,14 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _serve(self, sock: socket.socket, peer: str) -> None:
-        channel = Channel(sock)
+    def _serve(self, channel: Channel, peer: str) -> None:
         try:
-            sock.settimeout(self.config.login_timeout)
+            channel.sock.settimeout(self.config.login_timeout)
             self._converse(channel, peer)
         except (Closed, TimeoutError):
-            pass
+            if self._stopped.is_set():
+                _goodbye(channel, "57P01", "terminating connection: the server is stopping "
+                         "(the owner stopped dpsql serve); connect again when it is back")
         except pg.ProtocolError as error:
             _goodbye(channel, "08P01", f"protocol violation: {error}")
         except LoginFailed as error:
@@ -163,6 +196,8 @@ class Server:
             _goodbye(channel, "XX000", message(RuntimeError()))
         finally:
             channel.close()
+            with self._lock:
+                self._clients.pop(threading.current_thread(), None)
 
     def _converse(self, channel: Channel, peer: str) -> None:
         startup = self._startup(channel, peer)
