@@ -181,13 +181,15 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     unit = exp.column(plan.privacy_unit)
     pair_stats = tuple(s for s in plan.stats if s.kind not in ("units", "distinct"))
     values = RowValues(pair_stats, plan.column_types, plan.column_bounds)
-    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items())
+    present, counts = quantiles.pair_counts(plan)
+    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items(),
+                      *present)
     rows = rows.from_(source(plan), copy=False)
     where = _filter(plan, unit)
     if where is not None:
         rows = rows.where(where, copy=False)
     group = [exp.column(UNIT), *_keys(plan)]
-    partials = [exp.alias_(pair_partial(s, c, values), s.name) for s in pair_stats]
+    partials = [exp.alias_(pair_partial(s, c, values), s.name) for s in pair_stats] + counts
     pairs = _over(rows, "__dp_r", *group, *partials).group_by(*group, copy=False)
     if limits.caps_total:
         pairs = pairs.select(exp.alias_(exp.Count(this=exp.Star()), ROWS), copy=False)

@@ -13,7 +13,8 @@ unit has in the group, never of which:
   row total over its kept groups (the same T that scales its noisy partials): the unit's
   weight over all groups is then at most min(T, r)·S ≤ r·S;
 - only the (unit, group) pairs the rest of the query keeps (the salted-hash choice of at most
-  g groups per unit) contribute: the histogram joins the same kept pairs.
+  g groups per unit) contribute: the histogram joins the same kept pairs, which also carry
+  each pair's n (``pair_counts``, counted in the aggregate that builds the pairs).
 
 A unit's weights depend only on its own rows, so removing it subtracts its weights and leaves
 every other unit's unchanged, and the integer sums do not depend on the engine's order.
@@ -47,7 +48,6 @@ from dpsql.rewrite.expressions import missing, source
 from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"
-VALUES = "__dp_values"
 WEIGHT = "__dp_w"
 TOTAL = "__dp_total"
 """Column of the kept pairs holding the unit's clamped row total T (when r binds)."""
@@ -63,6 +63,35 @@ def bucket(spec: HistogramSpec, types: Mapping[str, str],
     index = as_bigint(exp.Floor(this=limit(scaled, 0, spec.buckets - 1)))
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=index)
+
+
+def values_column(spec: HistogramSpec) -> str:
+    """The kept pairs' column holding how many values the pair has in this histogram."""
+    return f"{spec.name}_values"
+
+
+def pair_counts(plan: PrivacyPlan) -> tuple[list[exp.Expression], list[exp.Expression]]:
+    """Row items (1 where the value has a bucket, NULL where it has none) and the pair
+    aggregates counting them: each histogram's n per (unit, group), for ``unit_weights``.
+
+    >>> import sqlglot
+    >>> from dpsql.plan import HistogramSpec
+    >>> spec = HistogramSpec("__dp_h0", sqlglot.parse_one("age"), 0, 100, buckets=4)
+    >>> class Plan: histograms, column_types, column_bounds = (spec,), {}, {}
+    >>> rows, pairs = pair_counts(Plan)
+    >>> for item in rows + pairs: print(item.sql())
+    CASE WHEN age IS NULL THEN NULL ELSE 1 END AS __dp_h0_present
+    COUNT(__dp_h0_present) AS __dp_h0_values
+    """
+    rows, pairs = [], []
+    for spec in plan.histograms:
+        raw, is_float = raw_value(spec.expr, plan.column_types, plan.column_bounds)
+        present = exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
+                           default=number(1))
+        rows.append(exp.alias_(present, f"{spec.name}_present"))
+        pairs.append(exp.alias_(exp.Count(this=exp.column(f"{spec.name}_present")),
+                                values_column(spec)))
+    return rows, pairs
 
 
 def attach(plan: PrivacyPlan, spine: exp.Select, cells: exp.Select | None,
@@ -135,28 +164,16 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
                  filters: exp.Expression | None) -> exp.Select:
     """Σ over the rows of kept (unit, group) pairs of the per-value weight, per (group, bucket).
 
-    A unit's weight per value depends on how many values it has in the group: those are
-    counted per (unit, group), matched to the kept pairs pair by pair, and joined back to the
-    rows once (a join costs a fraction of a window partitioned by unit, and sums the same: a
-    unit with n values in a bucket adds n × its weight).
+    A unit's weight per value depends on how many values it has in the group, which the
+    kept pairs carry (``pair_counts``): the rows are joined to them once (a join costs a
+    fraction of a window partitioned by unit, and sums the same: a unit with n values in a
+    bucket adds n × its weight).
     """
     keys = [k.name for k in plan.keys]
     limits = plan.contribution
-    unit = exp.column("__dp_unit")
-    pair = [unit, *(exp.column(k) for k in keys)]
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
-    totals = exp.select(*pair, exp.alias_(exp.Count(this=exp.Star()), VALUES)).from_(
-        rows.copy().subquery("__dp_hr2", copy=False), copy=False).group_by(*pair, copy=False)
-    if keys or limits.caps_total:
-        # Without keys every unit with a row is kept, and only a total cap needs its rows.
-        extra = [exp.column(TOTAL, table="__dp_k")] if limits.caps_total else []
-        totals = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_t")),
-                             *extra)
-                  .from_(totals.subquery("__dp_t", copy=False), copy=False)
-                  .join(exp.to_table(kept).as_("__dp_k"),
-                        on=_same_pair("__dp_t", "__dp_k", keys), join_type="inner",
-                        copy=False))
-    per_value = per_value_weight(limits.rows_per_group, exp.column(VALUES, table="__dp_v"))
+    per_value = per_value_weight(limits.rows_per_group,
+                                 exp.column(values_column(spec), table="__dp_v"))
     if limits.caps_total:
         total = exp.column(TOTAL, table="__dp_v")
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])
@@ -166,8 +183,8 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     items = [*(exp.alias_(g.copy(), g.name) for g in group),
              exp.alias_(as_bigint(exact_sum(per_value)), WEIGHT)]
     return (exp.select(*items).from_(rows.subquery("__dp_q", copy=False), copy=False)
-            .join(totals.subquery("__dp_v", copy=False),
-                  on=_same_pair("__dp_q", "__dp_v", keys), join_type="inner", copy=False)
+            .join(exp.to_table(kept).as_("__dp_v"), on=_same_pair("__dp_q", "__dp_v", keys),
+                  join_type="inner", copy=False)
             .group_by(*group, copy=False))
 
 

@@ -10,8 +10,9 @@ Each version's ``rewritten_sql`` comes from its own Python process (``PYTHONPATH
 checkout). Both run on the same generated table (tests/benchmarks/limits_data.py, in DuckDB
 memory) with the same fixed salt; their answers must be equal (lists compared as multisets,
 as ``ARRAY_AGG`` has no order) before anything is timed. Then old, new and the floor
-(``COUNT(DISTINCT pid)`` grouped by ``grp``) alternate, and the medians are printed with
-their ratio to the floor. Only the bounded query is timed: no planning, noise or Python.
+(``COUNT(DISTINCT pid)`` grouped by ``grp``) alternate after one warm-up each
+(``bench_matrix.interleaved``), and the medians are printed with their ratio to the floor.
+Only the bounded query is timed: no planning, noise or Python.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ import argparse
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
 
 from tests.benchmarks import limits_data
-from tests.benchmarks.bench_matrix import BOUNDS, LIMITS, SHARES, data_limit
+from tests.benchmarks.bench_matrix import BOUNDS, LIMITS, SHARES, data_limit, interleaved
 
 SALT = "bench-ab-fixed-salt"
 SQL_OF = """
@@ -53,7 +53,8 @@ def bounded_sql(checkout: Path, sql: str, limit: str) -> str:
 
 def answers(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
     """Every row, lists sorted (``ARRAY_AGG`` is unordered), rows sorted."""
-    rows = con.execute(sql, {"__dp_salt": SALT}).fetchall()
+    salt = {"__dp_salt": SALT} if "$__dp_salt" in sql else {}  # global ones choose nothing
+    rows = con.execute(sql, salt).fetchall()
     tidy = [tuple(sorted(v, key=str) if isinstance(v, list) else v for v in r) for r in rows]
     return sorted(tidy, key=str)
 
@@ -80,12 +81,7 @@ def main() -> None:
     floor = "SELECT grp, COUNT(DISTINCT pid) FROM t GROUP BY grp"
     runs = {**{name: lambda s=text: answers(con, s) for name, text in versions.items()},
             "floor": lambda: con.sql(floor).fetchall()}
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(args.repeats):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
+    times = interleaved(runs, args.repeats)
     medians = {name: statistics.median(t) for name, t in times.items()}
     for name, seconds in medians.items():
         print(f"{name:<6} {seconds:8.3f} s  {seconds / medians['floor']:6.2f} floors")

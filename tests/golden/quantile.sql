@@ -2,15 +2,18 @@
 WITH __dp_kept AS (
   SELECT
     __dp_unit,
-    region
+    region,
+    __dp_h0_values
   FROM (
     SELECT
       __dp_unit,
-      region
+      region,
+      COUNT(__dp_h0_present) AS __dp_h0_values
     FROM (
       SELECT
         pid AS __dp_unit,
-        region
+        region,
+        CASE WHEN x IS NULL OR ISNAN(x) THEN NULL ELSE 1 END AS __dp_h0_present
       FROM t
       WHERE
         NOT pid IS NULL
@@ -53,10 +56,10 @@ LEFT JOIN (
       CAST(SUM(
         CASE
           WHEN 1048576 IS NULL OR (
-            3145728 // __dp_v.__dp_values
+            3145728 // __dp_v.__dp_h0_values
           ) IS NULL
           THEN NULL
-          ELSE LEAST(1048576, 3145728 // __dp_v.__dp_values)
+          ELSE LEAST(1048576, 3145728 // __dp_v.__dp_h0_values)
         END
       ) AS BIGINT) AS __dp_w
     FROM (
@@ -80,43 +83,7 @@ LEFT JOIN (
       WHERE
         NOT __dp_bucket IS NULL
     ) AS __dp_q
-    INNER JOIN (
-      SELECT
-        __dp_t.*
-      FROM (
-        SELECT
-          __dp_unit,
-          region,
-          COUNT(*) AS __dp_values
-        FROM (
-          SELECT
-            *
-          FROM (
-            SELECT
-              pid AS __dp_unit,
-              region,
-              CASE
-                WHEN x IS NULL OR ISNAN(x)
-                THEN NULL
-                ELSE CAST(FLOOR(LEAST(GREATEST((
-                  CAST(x AS DOUBLE) - 0
-                ) * 102.4, 0), 1023)) AS BIGINT)
-              END AS __dp_bucket
-            FROM t
-            WHERE
-              NOT pid IS NULL
-          ) AS __dp_hr
-          WHERE
-            NOT __dp_bucket IS NULL
-        ) AS __dp_hr2
-        GROUP BY
-          __dp_unit,
-          region
-      ) AS __dp_t
-      INNER JOIN __dp_kept AS __dp_k
-        ON __dp_t.__dp_unit = __dp_k.__dp_unit
-        AND __dp_t.region IS NOT DISTINCT FROM __dp_k.region
-    ) AS __dp_v
+    INNER JOIN __dp_kept AS __dp_v
       ON __dp_q.__dp_unit = __dp_v.__dp_unit
       AND __dp_q.region IS NOT DISTINCT FROM __dp_v.region
     GROUP BY
