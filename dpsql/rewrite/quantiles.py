@@ -74,11 +74,11 @@ def pair_counts(plan: PrivacyPlan) -> tuple[list[exp.Expression], list[exp.Expre
     """Row items (1 where the value has a bucket, NULL where it has none) and the pair
     aggregates counting them: each histogram's n per (unit, group), for ``unit_weights``.
 
-    >>> import sqlglot
+    >>> import sqlglot, types
     >>> from dpsql.plan import HistogramSpec
     >>> spec = HistogramSpec("__dp_h0", sqlglot.parse_one("age"), 0, 100, buckets=4)
-    >>> class Plan: histograms, column_types, column_bounds = (spec,), {}, {}
-    >>> rows, pairs = pair_counts(Plan)
+    >>> plan = types.SimpleNamespace(histograms=(spec,), column_types={}, column_bounds={})
+    >>> rows, pairs = pair_counts(plan)
     >>> for item in rows + pairs: print(item.sql())
     CASE WHEN age IS NULL THEN NULL ELSE 1 END AS __dp_h0_present
     COUNT(__dp_h0_present) AS __dp_h0_values
