@@ -172,8 +172,11 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     keys = [k.name for k in plan.keys]
     limits = plan.contribution
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
-    per_value = per_value_weight(limits.rows_per_group,
-                                 exp.column(values_column(spec), table="__dp_v"))
+    # A joined row's pair has n ≥ 1; the kept pairs also hold pairs with n = 0, which no row
+    # joins: GREATEST keeps them from dividing by zero wherever an engine computes this.
+    values = exp.Greatest(this=exp.column(values_column(spec), table="__dp_v"),
+                          expressions=[number(1)])
+    per_value = per_value_weight(limits.rows_per_group, values)
     if limits.caps_total:
         total = exp.column(TOTAL, table="__dp_v")
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])

@@ -389,3 +389,15 @@ def test_a_null_beside_a_time_runs_on_spark(engines, condition):
     rows = [{"pid": 1, "tm": 12 * 3600 * 10**6, "i": 1}, {"pid": 2, "tm": None, "i": 0}]
     check_engines(*engines, small(rows, spark=True), NO_LIMITS,
                   f"SELECT COUNT(*) FROM t WHERE {condition}")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("sql", ["SELECT k, MEDIAN(x) FROM t GROUP BY k",
+                                 "SELECT MEDIAN(x), COUNT(*) FROM t"])
+def test_a_person_without_values_in_a_quantile_runs_on_both_engines(engines, sql):
+    """The kept pairs carry each pair's number of values, and a person whose values in a
+    group are all NULL has 0 there: a per-value weight dividing by it must never raise
+    (Spark's ANSI division does), wherever an engine evaluates it."""
+    rows = [{"pid": 1, "k": "a", "x": None}, {"pid": 1, "k": "a", "x": None},
+            {"pid": 2, "k": "a", "x": 3.0}, {"pid": 3, "k": "b", "x": None}]
+    check_engines(*engines, small(rows, spark=True), NO_LIMITS, sql)

@@ -55,11 +55,23 @@ LEFT JOIN (
       __dp_q.__dp_bucket AS __dp_bucket,
       CAST(SUM(
         CASE
-          WHEN 1048576 IS NULL OR (
-            3145728 // __dp_v.__dp_h0_values
+          WHEN 1048576 IS NULL
+          OR (
+            3145728 // CASE
+              WHEN __dp_v.__dp_h0_values IS NULL OR 1 IS NULL
+              THEN NULL
+              ELSE GREATEST(__dp_v.__dp_h0_values, 1)
+            END
           ) IS NULL
           THEN NULL
-          ELSE LEAST(1048576, 3145728 // __dp_v.__dp_h0_values)
+          ELSE LEAST(
+            1048576,
+            3145728 // CASE
+              WHEN __dp_v.__dp_h0_values IS NULL OR 1 IS NULL
+              THEN NULL
+              ELSE GREATEST(__dp_v.__dp_h0_values, 1)
+            END
+          )
         END
       ) AS BIGINT) AS __dp_w
     FROM (
