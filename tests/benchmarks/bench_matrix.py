@@ -16,6 +16,11 @@ backend over the same Parquet files, each figure over Spark's own floor (the sam
     .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --parquet /tmp/bench14 \
         --spark 'local[2]' --shares none most --limits 1 3 --queries count sum_avg median
 
+``--tumult VENV`` (with ``--spark``) also times Tumult Analytics, from a virtual environment
+that holds it and its Spark 3.5, answering each query from the same Parquet file with the
+same limits in its own process (tests/benchmarks/tumult_speed.py), its runs interleaved
+with dpsql's and the floor's.
+
 Cells: the share of people over the group limit (``none`` 0, ``half`` 0.5, ``most`` 0.95;
 tests/benchmarks/limits_data.py, which is regenerated for each limit so that the share is
 the share over *that* limit), the limit (``1``: dpsql's defaults, 1 group and 1 row per
@@ -47,7 +52,7 @@ import psutil
 
 import dpsql
 from tests.benchmarks import limits_data
-from tests.benchmarks.bench_spark import session
+from tests.benchmarks.bench_spark import Tumult, session
 
 SHARES = {"none": 0.0, "half": 0.5, "most": 0.95}
 LIMITS = {"1": None, "3": (3, 3), "8": (8, 3), "all": (len(limits_data.GROUPS), 3)}
@@ -63,6 +68,16 @@ QUERIES = {
 }
 """Name → (SQL, grouped). ``t`` has private keys, ``tp`` the 50 group names as public keys."""
 BOUNDS = {"v": (0, 2000)}
+TUMULT_QUERIES = {
+    "count": {"agg": "count", "key": "grp", "public": None},
+    "distinct": {"agg": "count_distinct", "key": "grp", "public": None},
+    "sum_avg": {"agg": "sum_avg", "key": "grp", "public": None},
+    "median_by": {"agg": "median", "key": "grp", "public": None},
+    "median": {"agg": "median", "key": None, "public": None},
+    "pub_count": {"agg": "count", "key": "grp", "public": list(limits_data.GROUPS)},
+    "pub_sum_avg": {"agg": "sum_avg", "key": "grp", "public": list(limits_data.GROUPS)},
+}
+"""QUERIES as tumult_speed.py answers them, values clamped to BOUNDS."""
 
 
 def data_limit(limit: str) -> int:
@@ -122,6 +137,8 @@ class Cell:
     dp_times: list[float]
     floor_times: list[float]
     engine: str = "duckdb"
+    tumult_s: float | None = None
+    tumult_times: list[float] | None = None
 
 
 class Dataset:
@@ -160,6 +177,17 @@ class Dataset:
                      public_keys={"grp": list(limits_data.GROUPS)}, **declared)
         return con
 
+    def tumult(self, venv: Path, limit: str) -> Tumult:
+        """Tumult Analytics in its own process, over this data's Parquet file with the
+        limits of ``limit``."""
+        groups, rows = LIMITS[limit] or (1, 1)
+        low, high = BOUNDS["v"]
+        return Tumult(venv, {
+            "path": str(self.path), "master": self.spark.sparkContext.master, "unit": "pid",
+            "groups": groups, "rows": rows,
+            "queries": {name: {**q, "value": "v", "low": low, "high": high}
+                        for name, q in TUMULT_QUERIES.items()}})
+
     def floor(self, con: dpsql.Connection, grouped: bool) -> Callable[[], object]:
         """The per-unit floor in the engine ``con`` runs on, over the same data."""
         source = con.backend.identifier("t") if self.spark else self.source
@@ -171,17 +199,22 @@ class Dataset:
 
 
 def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
-            meter: PeakMemory) -> dict:
+            meter: PeakMemory, tumult: Tumult | None = None) -> dict:
     sql, grouped = QUERIES[query]
     load = os.getloadavg()[0]
+    runs = {"dp": lambda: con.sql(sql, epsilon=1.0, delta=1e-6),
+            "floor": data.floor(con, grouped)}
+    if tumult:
+        runs["tumult"] = lambda: tumult.run(query)
     holder: dict[str, dict[str, list[float]]] = {}
-    peak = meter.run(lambda: holder.update(times=interleaved({
-        "dp": lambda: con.sql(sql, epsilon=1.0, delta=1e-6),
-        "floor": data.floor(con, grouped)}, repeats)))
+    peak = meter.run(lambda: holder.update(times=interleaved(runs, repeats)))
     times = holder["times"]
     dp, fl = statistics.median(times["dp"]), statistics.median(times["floor"])
+    extra = {"tumult_s": statistics.median(times["tumult"]),
+             "tumult_times": times["tumult"]} if tumult else {}
     return {"dp_s": dp, "floor_s": fl, "ratio": dp / fl, "load": load,
-            "peak_rss_gib": peak / 2**30, "dp_times": times["dp"], "floor_times": times["floor"]}
+            "peak_rss_gib": peak / 2**30, "dp_times": times["dp"], "floor_times": times["floor"],
+            **extra}
 
 
 def run(args: argparse.Namespace) -> list[Cell]:
@@ -203,17 +236,23 @@ def run(args: argparse.Namespace) -> list[Cell]:
                     print(f"# data rows={rows:,} share={share} g={data_key}: {shape}",
                           flush=True)
                 con = data.connect(limit)
+                tumult = args.tumult and data.tumult(args.tumult, limit)
                 for query in args.queries:
                     cell = Cell(rows, share, limit, query,
-                                **measure(data, con, query, args.repeats, meter),
+                                **measure(data, con, query, args.repeats, meter, tumult),
                                 engine="spark" if spark else "duckdb")
                     cells.append(cell)
+                    versus = "" if tumult is None else (
+                        f" tumult {cell.tumult_s:8.3f} dp÷tumult {cell.dp_s / cell.tumult_s:5.2f}")
                     print(f"{cell.engine} {rows:>11,} {share:>5} {limit:>4} {query:<12} "
                           f"dp {cell.dp_s:8.3f} floor {cell.floor_s:7.3f} ratio {cell.ratio:6.2f} "
-                          f"load {cell.load:5.2f} peak {cell.peak_rss_gib:5.2f} GiB", flush=True)
+                          f"load {cell.load:5.2f} peak {cell.peak_rss_gib:5.2f} GiB{versus}",
+                          flush=True)
                     if args.out:
                         with open(args.out, "a") as out:
                             out.write(json.dumps(asdict(cell)) + "\n")
+                if tumult:
+                    tumult.close()
                 con.close()
     return cells
 
@@ -240,7 +279,26 @@ def markdown(cells: list[Cell]) -> str:
                 lines.append(f"| {share} | {limit} | {ratios} | "
                              f"{statistics.median(floors) if floors else 0:.3f} | "
                              f"{min(loads):.1f}–{max(loads):.1f} |")
+        lines += _versus_tumult(mine, queries)
     return "\n".join(lines)
+
+
+def _versus_tumult(cells: list[Cell], queries: list[str]) -> list[str]:
+    """dpsql's time over Tumult's, a line per (share, limit), where Tumult ran."""
+    timed = [c for c in cells if c.tumult_s is not None]
+    if not timed:
+        return []
+    lines = ["\ndpsql ÷ Tumult Analytics (same run; Tumult s in brackets)\n",
+             "| share over | limit | " + " | ".join(queries) + " |",
+             "|---|---|" + "---:|" * len(queries)]
+    for share in SHARES:
+        for limit in LIMITS:
+            row = {c.query: c for c in timed if c.share == share and c.limit == limit}
+            if row:
+                lines.append(f"| {share} | {limit} | " + " | ".join(
+                    f"{row[q].dp_s / row[q].tumult_s:.3f} ({row[q].tumult_s:.0f})"
+                    if q in row else "" for q in queries) + " |")
+    return lines
 
 
 def main() -> None:
@@ -256,12 +314,17 @@ def main() -> None:
     parser.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 20GB")
     parser.add_argument("--spark", metavar="MASTER",
                         help="run dpsql and the floor on Spark with this master, e.g. local[2]")
+    parser.add_argument("--tumult", type=Path, metavar="VENV",
+                        help="with --spark: also time Tumult Analytics (tumult_speed.py) from "
+                             "this virtual environment on the same files and limits")
     parser.add_argument("--out", type=Path, help="append each cell as a JSON line to this file")
     parser.add_argument("--markdown", type=Path, nargs="*",
                         help="print the tables of these JSON-line files and exit")
     args = parser.parse_args()
     if args.spark and not args.parquet:
         parser.error("--spark reads the data from Parquet: give --parquet FOLDER")
+    if args.tumult and not args.spark:
+        parser.error("--tumult runs beside dpsql on Spark: give --spark MASTER")
     if args.markdown:
         cells = [Cell(**json.loads(line)) for path in args.markdown
                  for line in path.read_text().splitlines() if line.strip()]

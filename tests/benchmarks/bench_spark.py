@@ -52,10 +52,16 @@ def session(master: str):
     return spark
 
 
+TUMULT_QUERIES = {
+    "COUNT(*) BY specialty": {"agg": "count", "key": "specialty", "public": None},
+    "SUM, AVG(cost) BY region": {"agg": "sum_avg", "key": "region", "public": list(REGIONS),
+                                 "value": "cost", "low": 0, "high": 2000},
+}
+"""The queries Tumult answers beside dpsql here (tumult_speed.py's query specs)."""
+
+
 class Tumult:
     """Tumult Analytics in its own process (``tumult_speed.py``), answering on request."""
-
-    QUERIES = ("COUNT(*) BY specialty", "SUM, AVG(cost) BY region")
 
     def __init__(self, venv: Path, spec: dict) -> None:
         script = Path(__file__).with_name("tumult_speed.py")
@@ -92,8 +98,8 @@ def bench(rows: int, repeats: int, master: str, folder: Path, picked: list[int],
     for con in (on_duckdb, on_spark):
         con.register("visits", str(path), **options)
     tumult = tumult_venv and Tumult(tumult_venv, {
-        "path": str(path), "master": master, "groups": groups,
-        "rows": options["max_rows_per_group"], "regions": list(REGIONS)})
+        "path": str(path), "master": master, "unit": "patient_id", "groups": groups,
+        "rows": options["max_rows_per_group"], "queries": TUMULT_QUERIES})
     out = []
     view = on_spark.backend.identifier("visits")  # the connection's own temporary view
     for label, sql, key in (QUERIES[i] for i in picked):
@@ -105,7 +111,7 @@ def bench(rows: int, repeats: int, master: str, folder: Path, picked: list[int],
             "floor": lambda k=key: spark.sql(floor_sql(k).replace(" FROM visits",
                                                                   f" FROM {view}")).collect(),
         }
-        if tumult and label in Tumult.QUERIES:
+        if tumult and label in TUMULT_QUERIES:
             runs["tumult"] = lambda q=label: tumult.run(q)
         timed = median_times(runs, repeats)
         out.append({"rows": rows, "groups": groups, "query": label, "duckdb_s": timed["duck"],
