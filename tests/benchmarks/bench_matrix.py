@@ -42,7 +42,7 @@ import os
 import statistics
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -236,7 +236,7 @@ def run(args: argparse.Namespace) -> list[Cell]:
                     print(f"# data rows={rows:,} share={share} g={data_key}: {shape}",
                           flush=True)
                 con = data.connect(limit)
-                tumult = args.tumult and data.tumult(args.tumult, limit)
+                tumult = data.tumult(args.tumult, limit) if args.tumult else None
                 for query in args.queries:
                     cell = Cell(rows, share, limit, query,
                                 **measure(data, con, query, args.repeats, meter, tumult),
@@ -268,17 +268,13 @@ def markdown(cells: list[Cell]) -> str:
                   "floor)\n",
                   "| share over | limit | " + " | ".join(queries) + " | floor s | load |",
                   "|---|---|" + "---:|" * (len(queries) + 2)]
-        for share in SHARES:
-            for limit in LIMITS:
-                row = {c.query: c for c in mine if c.share == share and c.limit == limit}
-                if not row:
-                    continue
-                floors = [c.floor_s for c in row.values() if QUERIES[c.query][1]]
-                loads = [c.load for c in row.values()]
-                ratios = " | ".join(f"{row[q].ratio:.2f}" if q in row else "" for q in queries)
-                lines.append(f"| {share} | {limit} | {ratios} | "
-                             f"{statistics.median(floors) if floors else 0:.3f} | "
-                             f"{min(loads):.1f}–{max(loads):.1f} |")
+        for share, limit, row in _lines(mine):
+            floors = [c.floor_s for c in row.values() if QUERIES[c.query][1]]
+            loads = [c.load for c in row.values()]
+            ratios = " | ".join(f"{row[q].ratio:.2f}" if q in row else "" for q in queries)
+            lines.append(f"| {share} | {limit} | {ratios} | "
+                         f"{statistics.median(floors) if floors else 0:.3f} | "
+                         f"{min(loads):.1f}–{max(loads):.1f} |")
         lines += _versus_tumult(mine, queries)
     return "\n".join(lines)
 
@@ -291,14 +287,20 @@ def _versus_tumult(cells: list[Cell], queries: list[str]) -> list[str]:
     lines = ["\ndpsql ÷ Tumult Analytics (same run; Tumult s in brackets)\n",
              "| share over | limit | " + " | ".join(queries) + " |",
              "|---|---|" + "---:|" * len(queries)]
+    for share, limit, row in _lines(timed):
+        lines.append(f"| {share} | {limit} | " + " | ".join(
+            f"{row[q].dp_s / row[q].tumult_s:.3f} ({row[q].tumult_s:.0f})"
+            if q in row else "" for q in queries) + " |")
+    return lines
+
+
+def _lines(cells: list[Cell]) -> Iterator[tuple[str, str, dict[str, Cell]]]:
+    """(share, limit, query → cell) for each (share, limit) that has cells, in table order."""
     for share in SHARES:
         for limit in LIMITS:
-            row = {c.query: c for c in timed if c.share == share and c.limit == limit}
+            row = {c.query: c for c in cells if c.share == share and c.limit == limit}
             if row:
-                lines.append(f"| {share} | {limit} | " + " | ".join(
-                    f"{row[q].dp_s / row[q].tumult_s:.3f} ({row[q].tumult_s:.0f})"
-                    if q in row else "" for q in queries) + " |")
-    return lines
+                yield share, limit, row
 
 
 def main() -> None:
