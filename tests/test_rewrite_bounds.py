@@ -14,7 +14,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from sqlglot import exp
+
+from dpsql.compile import CompiledQuery
+from dpsql.expr.nodes import SUM_BOUND, ExactSum
 from tests.support import (
+    BACKEND,
     LIMITS,
     QUERIES,
     assert_within_plan,
@@ -63,3 +68,31 @@ def test_fresh_salt_changes_which_groups_are_kept():
     outputs = {repr(sorted(run_bounded(hostile_table(), plan, salt=s).items()))
                for s in ("a", "b", "c", "d")}
     assert len(outputs) > 1
+
+
+BOUNDED_SUMS = [*QUERIES,
+                "SELECT k, VAR_POP(x) FROM t GROUP BY k",
+                "SELECT k, SUM(x, contribution_bounds_per_group => (-3, 20)), "
+                "AVG(x, contribution_bounds_per_group => (0, 100)) FROM t GROUP BY k"]
+
+
+@pytest.mark.parametrize("limits", LIMITS, ids=lambda d: ",".join(f"{v}" for v in d.values()))
+@pytest.mark.parametrize("sql", BOUNDED_SUMS)
+def test_every_bounded_exact_sum_adds_only_values_within_its_bound(sql, limits):
+    """The Spark backend adds the values of an exact SUM with a bound (``SUM_BOUND``) in
+    16-bit limbs of BIGINT, sized by that bound; a value beyond it would overflow a limb.
+    Each such value is checked here on hostile data: DuckDB's error() fires on any
+    value above its bound, so the query fails."""
+    plan = make_plan(sql, **limits)
+    compiled = CompiledQuery.of(plan)
+    tree = compiled.bounded.ast.copy()
+    sums = [node for node in tree.find_all(ExactSum) if SUM_BOUND in node.meta]
+    assert sums, "no bounded sum to check"
+    for node in sums:
+        value = node.this
+        beyond = exp.GT(this=exp.Abs(this=value.copy()),
+                        expression=exp.Literal.number(node.meta[SUM_BOUND]))
+        fail = exp.Anonymous(this="error", expressions=[exp.Literal.string("over its bound")])
+        value.replace(exp.Case(ifs=[exp.If(this=beyond, true=fail)], default=value.copy()))
+    BACKEND.load("t", hostile_table())
+    BACKEND.run_sql(tree.sql("duckdb"), compiled.parameters("s"))

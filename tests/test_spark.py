@@ -219,6 +219,50 @@ def test_truncation_of_scaled_partials_is_toward_zero_on_both(backends):
     assert outs[0] == outs[1] == [-2, 0, 2, 3, -3]
 
 
+@pytest.mark.parametrize("bound", [1, 2**16 - 1, 2**16, 2**31 - 1, 3 * 2**31, 2**47 + 5,
+                                   2**62 - 1])
+def test_bounded_exact_sums_in_limbs_are_exact_at_their_bounds(backends, bound):
+    """A bounded exact sum (16-bit limbs of BIGINT, recombined in DECIMAL) equals Python's
+    sum with values at ± the bound, near it, NULL; a group of NULLs sums to NULL."""
+    import random
+
+    from sqlglot import exp
+
+    from dpsql.backends.spark import _exact_sum
+    from dpsql.expr.nodes import ExactSum, exact_sum
+
+    rng = random.Random(bound)
+    edges = [bound, -bound, bound - 1, 1 - bound, 0, 1, -1, None]
+    values = edges * 3 + [rng.randint(-bound, bound) for _ in range(200)]
+    groups = {"edges": values, "top": [bound] * 50, "bottom": [-bound] * 50,
+              "nulls": [None, None]}
+    table = pa.table({"g": [g for g, vs in groups.items() for _ in vs],
+                      "x": pa.array([v for vs in groups.values() for v in vs], pa.int64())})
+    spark = backends[1]
+    spark.load("limbs", table)
+    query = exp.select("g", exp.alias_(exact_sum(exp.column("x"), bound), "s")) \
+        .from_(spark.identifier("limbs"), dialect="spark").group_by("g")
+    total = query.find(ExactSum)
+    total.replace(_exact_sum(total))
+    assert "SHIFTRIGHT" in query.sql("spark") or bound < 2**16
+    got = {r["g"]: r["s"] for r in spark.run_sql(query.sql("spark")).to_pylist()}
+    want = {g: (sum(v for v in vs if v is not None) if any(v is not None for v in vs)
+                else None) for g, vs in groups.items()}
+    assert got == want
+
+
+def test_a_group_choice_on_spark_hashes_codes_in_each_row_instead_of_joining(backends):
+    """Spark inlines CTEs: the codes' join would aggregate the pairs again. With g > 1 the
+    Spark SQL computes each pair's code in its row (``INLINED_FORM``); g = 1 ranks the
+    groups, so it keeps the join. Equal answers on both engines are tested above."""
+    spark = backends[1]
+    for groups, joined in ((3, False), (1, True)):
+        plan = make_plan("SELECT k, COUNT(*) FROM t GROUP BY k", max_groups_per_unit=groups,
+                         max_rows_per_group=2)
+        sql = spark.render(CompiledQuery.of(plan).bounded)
+        assert ("__dp_codes" in sql) is joined and (" JOIN " in sql) is joined
+
+
 def test_day_of_week_means_what_it_means_in_duckdb(backends):
     """Spark's DAYOFWEEK counts Sunday as 1 (DuckDB: 0); sqlglot keeps the name."""
     from sqlglot import parse_one

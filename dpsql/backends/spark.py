@@ -33,7 +33,15 @@ from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
-from dpsql.expr.nodes import HEX_NUMBER, ArgMinNull, ExactSum
+from dpsql.expr.nodes import (
+    HEX_NUMBER,
+    INLINED_FORM,
+    SUM_BOUND,
+    ArgMinNull,
+    ExactSum,
+    as_bigint,
+    exact_sum,
+)
 from dpsql.plan import BoundedQuery
 
 if TYPE_CHECKING:
@@ -181,8 +189,9 @@ class SparkBackend:
 
     def render(self, query: BoundedQuery) -> str:
         """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
-        where a namesake function differs (the salt stays the parameter ``:__dp_salt``)."""
-        tree = _unshared(query.ast.copy())
+        where a namesake function differs (the salt stays the parameter ``:__dp_salt``),
+        and each join the rewrite marked with an ``INLINED_FORM`` written in that form."""
+        tree = _inlined(_unshared(query.ast.copy()))
         # Children first: a replacement built from copies of its node's children (FLOOR's
         # range guard, EXTRACT's functions) then holds children already given their meaning
         # (sqlglot's transform, parents first, would not visit them).
@@ -265,8 +274,8 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
 
     - Spark's DAYOFWEEK counts Sunday as 1, DuckDB's as 0; sqlglot keeps the name for both
       (and prints ISODOW, Monday = 1 to Sunday = 7, as one day off).
-    - The rewrite's exact integer sums (``ExactSum``) are summed as DECIMAL(38, 0), which
-      cannot overflow on any table that fits a cluster; Spark's BIGINT sum can.
+    - The rewrite's exact integer sums (``ExactSum``) are summed in 16-bit limbs or as
+      DECIMAL(38, 0) (``_exact_sum``); Spark's BIGINT sum can overflow.
     - ``ArgMinNull`` (DuckDB's ARG_MIN_NULL) is Spark's MIN_BY, which also keeps a NULL.
     - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
     - DuckDB's CONCAT reads NULL as '' and any value as text; sqlglot prints it for Spark as
@@ -319,8 +328,7 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     if isinstance(node, ArgMinNull):
         return exp.ArgMin(this=node.this, expression=node.expression)
     if type(node) is ExactSum:
-        decimal = exp.DataType.build("DECIMAL(38, 0)")
-        return exp.Sum(this=exp.Cast(this=node.this, to=decimal))
+        return _exact_sum(node)
     if isinstance(node, exp.Floor | exp.Ceil):
         value = node.this
         inside = exp.Between(this=value.copy(), low=exp.Literal.number(-FLOOR_RANGE),
@@ -334,6 +342,44 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.DayOfWeek):
         return exp.paren(exp.Sub(this=node.copy(), expression=exp.Literal.number(1)))
     return node
+
+
+LIMB_BITS = 16
+"""A bounded exact sum adds each value's 16-bit limbs in BIGINT: no limb exceeds 2¹⁶ in
+magnitude, so a limb's sum cannot overflow below 2⁴⁷ (1.4·10¹⁴) values in one group."""
+
+
+def _exact_sum(node: exp.Expression) -> exp.Expression:
+    """An ``ExactSum`` in Spark SQL, exact and never an overflow error.
+
+    Within a bound below 2⁶² (``SUM_BOUND``: the rewrite's clamp), the value is split into
+    ⌈bits/16⌉ limbs (the low ones ``& 65535``, the top one shifted, signed), each limb
+    summed in BIGINT and the sums recombined in DECIMAL(38, 0) once per group, instead of
+    casting every value to DECIMAL(38, 0) and adding in BigDecimal (docs/benchmarks.md:
+    about 0.2 of Spark's floor on SUM and AVG). A sum in a window keeps the DECIMAL form.
+
+    >>> _exact_sum(exact_sum(exp.column("x"), bound=2**31 - 1)).sql("spark")
+    '(CAST(SUM(CAST(x AS BIGINT) & 65535) AS DECIMAL(38, 0)) + CAST(SUM(SHIFTRIGHT(CAST(x AS BIGINT), 16)) AS DECIMAL(38, 0)) * 65536)'
+    >>> _exact_sum(exact_sum(exp.column("x"))).sql("spark")
+    'SUM(CAST(x AS DECIMAL(38, 0)))'
+    """
+    decimal = exp.DataType.build("DECIMAL(38, 0)")
+    bound = node.meta.get(SUM_BOUND)
+    if bound is None or bound >= 2**62 or isinstance(node.parent, exp.Window):
+        return exp.Sum(this=exp.Cast(this=node.this, to=decimal))
+    value = as_bigint(node.this)
+    limbs = max(1, -(-bound.bit_length() // LIMB_BITS))
+    total: exp.Expression | None = None
+    for i in range(limbs):
+        limb: exp.Expression = value.copy() if i == 0 else exp.BitwiseRightShift(
+            this=value.copy(), expression=exp.Literal.number(LIMB_BITS * i))
+        if i < limbs - 1:
+            limb = exp.BitwiseAnd(this=limb, expression=exp.Literal.number(2**LIMB_BITS - 1))
+        term: exp.Expression = exp.Cast(this=exp.Sum(this=limb), to=decimal.copy())
+        if i:
+            term = exp.Mul(this=term, expression=exp.Literal.number(2 ** (LIMB_BITS * i)))
+        total = term if total is None else exp.Add(this=total, expression=term)
+    return exp.paren(total) if limbs > 1 else total
 
 
 def _as_duckdb_types(table: pa.Table) -> pa.Table:
@@ -384,6 +430,31 @@ def _unshared(tree: exp.Expression) -> exp.Expression:
                 if isinstance(child, exp.Expression):
                     seen.add(id(child))
                     stack.append(child)
+    return tree
+
+
+def _inlined(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each SELECT marked ``INLINED_FORM`` replaced by that form, and the CTEs
+    no query reads any more dropped (Spark would only parse them).
+
+    >>> codes = exp.select("k", "k * 2 AS c").from_("p")
+    >>> joined = exp.select("p.*", "c.c").from_("p").join("codes AS c", on="p.k = c.k")
+    >>> joined.meta[INLINED_FORM] = exp.select("*", "k * 2 AS c").from_("p")
+    >>> tree = exp.select("*").from_(joined.subquery("j")).with_("codes", as_=codes)
+    >>> _inlined(tree).sql()
+    'SELECT * FROM (SELECT *, k * 2 AS c FROM p) AS j'
+    """
+    for select in list(tree.find_all(exp.Select)):
+        form = select.meta.get(INLINED_FORM)
+        if form is not None:
+            select.replace(form.copy())
+    read = {table.name.lower() for table in tree.find_all(exp.Table)}
+    for cte in list(tree.find_all(exp.CTE)):
+        if cte.alias.lower() not in read:
+            with_ = cte.parent
+            cte.pop()
+            if not with_.expressions:
+                with_.pop()
     return tree
 
 

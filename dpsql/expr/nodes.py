@@ -27,19 +27,29 @@ ExactSum = type("Sum", (exp.Sum,), {
     "__doc__": """SUM of integers that must be exact: the rewrite's quanta, counts and weights.
 
     Named ``Sum`` so that every dialect prints it as SUM (and sqlglot treats it as one);
-    DuckDB sums BIGINT in 128-bit integers, while the Spark backend sums it as
-    DECIMAL(38, 0): Spark's BIGINT sum raises on overflow in ANSI mode, and millions of
-    people each at their bound reach it.""",
+    DuckDB sums BIGINT in 128-bit integers, while the Spark backend sums BIGINTs within a
+    known bound (``SUM_BOUND``) in 16-bit limbs and others as DECIMAL(38, 0): Spark's
+    BIGINT sum raises on overflow in ANSI mode, and millions of people each at their bound
+    reach it.""",
 })
 
+SUM_BOUND = "dpsql_sum_bound"
+"""The ``meta`` key of an ``ExactSum``'s bound: no value it sums exceeds it in magnitude."""
 
-def exact_sum(node: exp.Expression) -> exp.Expression:
-    """SUM(node) of integer values, exact in every backend (``ExactSum``).
+
+def exact_sum(node: exp.Expression, bound: int | None = None) -> exp.Expression:
+    """SUM(node) of integer values, exact in every backend (``ExactSum``); ``bound``, when
+    the rewrite has proven one, is the largest |value| of ``node`` (its clamp's).
 
     >>> exact_sum(exp.column("x")).sql("spark"), type(exact_sum(exp.column("x"))) is ExactSum
     ('SUM(x)', True)
+    >>> exact_sum(exp.column("x"), bound=2**31).meta[SUM_BOUND]
+    2147483648
     """
-    return ExactSum(this=node)
+    total = ExactSum(this=node)
+    if bound is not None:
+        total.meta[SUM_BOUND] = bound
+    return total
 
 
 class ArgMinNull(exp.Expression, exp.AggFunc):
@@ -54,6 +64,13 @@ class ArgMinNull(exp.Expression, exp.AggFunc):
     arg_types: ClassVar[dict[str, bool]] = {"this": True, "expression": True}
     _sql_names: ClassVar[list[str]] = ["ARG_MIN_NULL"]
 
+
+INLINED_FORM = "dpsql_inlined_form"
+"""The ``meta`` mark of a SELECT that joins a small CTE computed from its own columns (one
+row per distinct group: the group-choice codes), holding an equivalent SELECT that computes
+those columns in each row instead. DuckDB runs a CTE once and joins it cheaply; Spark
+inlines CTEs, so it would aggregate the pairs a second time for the join and shuffle them
+to it: the Spark backend writes the inlined form (a few hashes per row instead)."""
 
 HEX_NUMBER = "dpsql_hex_number"
 """The ``meta`` mark of a ``hex_number`` cast, which the Spark backend writes with CONV."""

@@ -35,7 +35,7 @@ import math
 
 from sqlglot import exp
 
-from dpsql.expr.nodes import ArgMinNull, as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import INLINED_FORM, ArgMinNull, as_bigint, as_double, exact_sum, number
 from dpsql.expr.totality import error_free
 from dpsql.plan import BoundedQuery, GroupKey, PrivacyPlan, StatSpec
 from dpsql.rewrite import distinct, quantiles
@@ -175,6 +175,12 @@ def pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
     return weighted_partial(spec, value, c)
 
 
+def partial_bound(spec: StatSpec, c: int) -> int:
+    """The largest |partial| ``pair_partial`` gives: the statistic's per-group bound, or
+    the bound of c rows (each clamp above is within it)."""
+    return spec.group_bound if spec.per_group else c * spec.row_bound
+
+
 def _unit_level(plan: PrivacyPlan) -> exp.Select:
     limits = plan.contribution
     c = limits.rows_per_group
@@ -241,14 +247,19 @@ def _codes(plan: PrivacyPlan, *, ranked: bool) -> exp.Select:
     """Per distinct group of the pairs: its ``key_code``, the keyed constants of
     ``unit_order`` and, if ``ranked``, its rank in the order of the keys (modulo
     ``GROUP_RANKS``; only the one-group choice uses it)."""
-    key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
     groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in _keys(plan)])
     rank = exp.Mod(this=exp.Window(this=exp.RowNumber(), order=by_keys),
                    expression=number(GROUP_RANKS))
-    return _over(groups, "__dp_d", *_keys(plan), exp.alias_(key_code(key_types), CODE),
-                 *salt_constants(), *([exp.alias_(rank, GROUP_RANK)] if ranked else []))
+    return _over(groups, "__dp_d", *_keys(plan), *_code_columns(plan),
+                 *([exp.alias_(rank, GROUP_RANK)] if ranked else []))
+
+
+def _code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
+    """The group's ``key_code`` and the salt's constants, over the key columns."""
+    key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
+    return [exp.alias_(key_code(key_types), CODE), *salt_constants()]
 
 
 def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Select:
@@ -258,7 +269,9 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     does not depend on how many units exceed it. g = 1: one aggregate per unit, each column
     taken from the pair with the smallest BIGINT ``order · 2³² + rank`` (``ArgMinNull``;
     the group's rank among the keys stands in for them, the same order). g > 1: a window
-    over each unit's pairs, ordered by (order, keys).
+    over each unit's pairs, ordered by (order, keys); the join to the codes carries their
+    inlined form (``INLINED_FORM``: each pair's code hashed in its row), which only
+    g = 1's rank among all the groups could not have.
     """
     same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
                                  expression=exp.column(k.name, table="__dp_c"))
@@ -269,6 +282,8 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
             .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
             .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
                   on=exp.and_(*same_group), copy=False))
+    if g > 1:
+        rows.meta[INLINED_FORM] = exp.select("*", *_code_columns(plan)).from_(PAIRS)
     steps = unit_order(UNIT, CODE)
     for step, (name, value) in enumerate(steps):
         rows = _over(rows, f"__dp_s{step}", "*", exp.alias_(value, name))
@@ -336,7 +351,7 @@ def cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
 
 
 def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
-    scaled = plan.contribution.caps_total
+    scaled, c = plan.contribution.caps_total, plan.contribution.rows_per_group
     items = _keys(plan)
     for spec in plan.stats:
         if spec.kind == "distinct":
@@ -349,10 +364,10 @@ def _per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
             # Truncation toward zero keeps |partial × factor| within the scaled bound.
             partial = as_bigint(exp.Trunc(this=exp.Mul(this=partial,
                                                        expression=exp.column(FACTOR))))
-        if spec.kind in ("rows", "count"):
-            final = as_bigint(exp.Coalesce(this=exact_sum(partial), expressions=[number(0)]))
-        else:
-            final = as_double(exp.Coalesce(this=exact_sum(partial), expressions=[number(0)]))
+        # Scaling by FACTOR ≤ 1 (truncated) keeps a partial within its bound.
+        total = exp.Coalesce(this=exact_sum(partial, partial_bound(spec, c)),
+                             expressions=[number(0)])
+        final = as_bigint(total) if spec.kind in ("rows", "count") else as_double(total)
         items.append(exp.alias_(final, spec.name))
     query = _over(kept, "__dp_b", *items)
     return query.group_by(*_keys(plan), copy=False) if plan.keys else query

@@ -125,13 +125,18 @@ class RowValues:
         return next(expr for n, expr in self.columns.values() if n == name).copy()
 
 
+def quanta_bound(spec: StatSpec) -> int:
+    """The largest |value| of ``quanta``: its clamp's."""
+    return max(abs(spec.lo_units), abs(spec.hi_units))
+
+
 def aggregate(spec: StatSpec, value: exp.Expression) -> exp.Expression:
     """The statistic over a set of rows whose value column is ``value`` (unclamped)."""
     if spec.kind == "count":
         return exp.Count(this=value)
     if spec.kind == "distinct":
         return exp.Count(this=exp.Distinct(expressions=[value]))
-    total = exp.Coalesce(this=exact_sum(value), expressions=[number(0)])
+    total = exp.Coalesce(this=exact_sum(value, quanta_bound(spec)), expressions=[number(0)])
     if spec.kind == "sum":
         return total
     # Σ (2k − (lo + hi)) over non-NULL values, written to reuse the sum of k.
@@ -153,7 +158,8 @@ def weighted_partial(spec: StatSpec, value: exp.Expression, c: int) -> exp.Expre
     rounding of S·c/n in floating point.
     """
     count = exp.Count(this=value.copy())
-    whole = exp.Coalesce(this=exact_sum(value.copy()), expressions=[number(0)])
+    whole = exp.Coalesce(this=exact_sum(value.copy(), quanta_bound(spec)),
+                         expressions=[number(0)])
     scaled = as_bigint(exp.Round(this=exp.Div(
         this=exp.Mul(this=as_double(whole.copy()), expression=number(c)),
         expression=count.copy())))
