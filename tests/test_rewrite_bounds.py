@@ -13,7 +13,6 @@ import math
 import numpy as np
 import pyarrow as pa
 import pytest
-
 from sqlglot import exp
 
 from dpsql.compile import CompiledQuery
