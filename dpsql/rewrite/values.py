@@ -167,12 +167,16 @@ def weighted_partial(spec: StatSpec, value: exp.Expression, c: int) -> exp.Expre
         ifs=[exp.If(this=exp.LTE(this=count.copy(), expression=number(c)), true=whole)],
         default=scaled)
     if spec.kind == "sum":
-        return limit(weighted, c * min(spec.lo_units, 0), c * max(spec.hi_units, 0))
-    kept = exp.Least(this=count, expressions=[number(c)])
-    centred = exp.Sub(this=exp.Mul(this=number(2), expression=weighted),
-                      expression=exp.Mul(this=number(spec.lo_units + spec.hi_units),
-                                         expression=kept))
-    return limit(centred, -c * spec.row_bound, c * spec.row_bound)
+        partial = limit(weighted, c * min(spec.lo_units, 0), c * max(spec.hi_units, 0))
+    else:
+        kept = exp.Least(this=count, expressions=[number(c)])
+        centred = exp.Sub(this=exp.Mul(this=number(2), expression=weighted),
+                          expression=exp.Mul(this=number(spec.lo_units + spec.hi_units),
+                                             expression=kept))
+        partial = limit(centred, -c * spec.row_bound, c * spec.row_bound)
+    # The exact sum made it 128-bit (DuckDB) or DECIMAL(38, 0) (Spark); within BIGINT's
+    # range, the clamped partial travels through the group choice as a BIGINT.
+    return as_bigint(partial) if c * spec.row_bound < 2**62 else partial
 
 
 def in_quanta(count: exp.Expression, spec: StatSpec) -> exp.Expression:

@@ -8,7 +8,7 @@ FROM (
     __dp_unit,
     LEAST(GREATEST(COUNT(*), 0), 3) AS __dp_s0,
     LEAST(GREATEST(COUNT(__dp_v0), 0), 3) AS __dp_s1,
-    LEAST(
+    CAST(LEAST(
       GREATEST(
         2 * CASE
           WHEN COUNT(__dp_v0) <= 3
@@ -22,7 +22,7 @@ FROM (
         -4026531840
       ),
       4026531840
-    ) AS __dp_s2
+    ) AS BIGINT) AS __dp_s2
   FROM (
     SELECT
       pid AS __dp_unit,

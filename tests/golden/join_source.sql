@@ -4,7 +4,7 @@ SELECT
 FROM (
   SELECT
     __dp_unit,
-    LEAST(
+    CAST(LEAST(
       GREATEST(
         CASE
           WHEN COUNT(__dp_v0) <= 3
@@ -14,7 +14,7 @@ FROM (
         0
       ),
       4026531840
-    ) AS __dp_s0
+    ) AS BIGINT) AS __dp_s0
   FROM (
     SELECT
       pid AS __dp_unit,

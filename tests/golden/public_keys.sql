@@ -14,7 +14,7 @@ FROM (
       __dp_unit,
       region,
       LEAST(GREATEST(COUNT(*), 0), 3) AS __dp_s0,
-      LEAST(
+      CAST(LEAST(
         GREATEST(
           CASE
             WHEN COUNT(__dp_v0) <= 3
@@ -24,7 +24,7 @@ FROM (
           0
         ),
         4026531840
-      ) AS __dp_s1
+      ) AS BIGINT) AS __dp_s1
     FROM (
       SELECT
         pid AS __dp_unit,

@@ -17,7 +17,7 @@ FROM (
         __dp_unit,
         k,
         LEAST(GREATEST(COUNT(*), 0), 3) * 1048576 AS __dp_s0,
-        LEAST(
+        CAST(LEAST(
           GREATEST(
             CASE
               WHEN COUNT(__dp_v0) <= 3
@@ -27,7 +27,7 @@ FROM (
             0
           ),
           4026531840
-        ) AS __dp_s1,
+        ) AS BIGINT) AS __dp_s1,
         COUNT(*) AS __dp_rows
       FROM (
         SELECT
