@@ -251,6 +251,30 @@ def test_bounded_exact_sums_in_limbs_are_exact_at_their_bounds(backends, bound):
     assert got == want
 
 
+def test_rounding_of_quanta_is_round_half_away_from_zero_on_both(backends):
+    """``_rounded`` (TRUNC and a half step, which Spark computes without BigDecimal) gives
+    what ROUND gives on both engines, at halves, just below them and at ±2⁵²."""
+    from sqlglot import exp
+
+    from dpsql.backends.spark import _rounded
+
+    tricky = [0.49999999999999994, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 1e-300,
+              2.4999999999999996, 7.5, 2.0**52 - 0.5, -(2.0**52) + 0.5, 2.0**52, 123456.5,
+              -123456.49999999999, 2097151999.5, 3.0]
+    values = pa.table({"v": pa.array(tricky, pa.float64())})
+    outs = []
+    for backend in backends:
+        backend.load("halves", values)
+        mine = _rounded(exp.column("v")).sql(backend.dialect)
+        round_ = exp.Round(this=exp.column("v")).sql(backend.dialect)
+        rows = backend.run_sql(f"SELECT CAST({mine} AS BIGINT) AS r, CAST({round_} AS BIGINT)"
+                               f" AS want FROM {backend.identifier('halves')}").to_pylist()
+        assert [r["r"] for r in rows] == [r["want"] for r in rows]
+        outs.append([r["r"] for r in rows])
+    assert outs[0] == outs[1]
+    assert outs[0][:7] == [0, 1, 2, 3, -1, -2, -3]
+
+
 def test_a_group_choice_on_spark_hashes_codes_in_each_row_instead_of_joining(backends):
     """Spark inlines CTEs: the codes' join would aggregate the pairs again. With g > 1 the
     Spark SQL computes each pair's code in its row (``INLINED_FORM``); g = 1 ranks the

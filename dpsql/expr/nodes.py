@@ -72,6 +72,10 @@ those columns in each row instead. DuckDB runs a CTE once and joins it cheaply; 
 inlines CTEs, so it would aggregate the pairs a second time for the join and shuffle them
 to it: the Spark backend writes the inlined form (a few hashes per row instead)."""
 
+ROUND_IN_RANGE = "dpsql_round_in_range"
+"""The ``meta`` mark of a ROUND of a DOUBLE that the rewrite clamped within ±2⁵² first
+(True): the Spark backend rounds it without BigDecimal (Spark's ROUND of a DOUBLE)."""
+
 HEX_NUMBER = "dpsql_hex_number"
 """The ``meta`` mark of a ``hex_number`` cast, which the Spark backend writes with CONV."""
 

@@ -13,7 +13,7 @@ expression with the same bounds read the same quanta column.
 CASE
   WHEN x IS NULL
   THEN NULL
-  ELSE CAST(LEAST(GREATEST(ROUND(CAST(x AS DOUBLE) / 0.5), 0), 8) AS BIGINT)
+  ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 0.5, 0), 8)) AS BIGINT)
 END
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
-from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import ROUND_IN_RANGE, as_bigint, as_double, exact_sum, number
 from dpsql.plan import StatSpec
 from dpsql.rewrite.expressions import bounded, missing
 
@@ -59,9 +59,12 @@ def quanta(spec: StatSpec, types: Mapping[str, str],
     if spec.value_quantum == 1 and not is_float and isinstance(spec.expr, exp.Column):
         units = limit(raw.copy(), spec.lo_units, spec.hi_units)  # integers: exact as they are
     else:
-        scaled = exp.Round(this=exp.Div(this=as_double(raw.copy()),
-                                        expression=number(spec.value_quantum)))
-        units = as_bigint(limit(scaled, spec.lo_units, spec.hi_units))
+        scaled = exp.Div(this=as_double(raw.copy()), expression=number(spec.value_quantum))
+        # Clamping to integer bounds before rounding gives what rounding first would, and
+        # lets the Spark backend round without BigDecimal (``ROUND_IN_RANGE``).
+        clamped = exp.Round(this=limit(scaled, spec.lo_units, spec.hi_units))
+        clamped.meta[ROUND_IN_RANGE] = max(abs(spec.lo_units), abs(spec.hi_units)) < 2**52
+        units = as_bigint(clamped)
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=units)
 

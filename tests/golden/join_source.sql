@@ -22,14 +22,14 @@ FROM (
         WHEN CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE) IS NULL
         OR ISNAN(CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE))
         THEN NULL
-        ELSE CAST(LEAST(
-          GREATEST(
-            ROUND(
-              CAST(CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE) AS DOUBLE) / 3.725290298461914e-09
+        ELSE CAST(ROUND(
+          LEAST(
+            GREATEST(
+              CAST(CAST(LEAST(GREATEST(CASE WHEN ISNAN(w) THEN NULL ELSE w END, 0), 5) AS DOUBLE) AS DOUBLE) / 3.725290298461914e-09,
+              0
             ),
-            0
-          ),
-          1342177280
+            1342177280
+          )
         ) AS BIGINT)
       END AS __dp_v0
     FROM (
