@@ -62,9 +62,9 @@ def quanta(spec: StatSpec, types: Mapping[str, str],
         scaled = exp.Div(this=as_double(raw.copy()), expression=number(spec.value_quantum))
         # Clamping to integer bounds before rounding gives what rounding first would, and
         # lets the Spark backend round without BigDecimal (``ROUND_IN_RANGE``).
-        clamped = exp.Round(this=limit(scaled, spec.lo_units, spec.hi_units))
-        clamped.meta[ROUND_IN_RANGE] = max(abs(spec.lo_units), abs(spec.hi_units)) < 2**52
-        units = as_bigint(clamped)
+        rounded = exp.Round(this=limit(scaled, spec.lo_units, spec.hi_units))
+        rounded.meta[ROUND_IN_RANGE] = quanta_bound(spec) < 2**52
+        units = as_bigint(rounded)
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=units)
 
