@@ -71,6 +71,7 @@ def test_fresh_salt_changes_which_groups_are_kept():
 
 BOUNDED_SUMS = [*QUERIES,
                 "SELECT k, VAR_POP(x) FROM t GROUP BY k",
+                "SELECT k, MEDIAN(x) FROM t GROUP BY k", "SELECT QUANTILE_CONT(x, 0.9) FROM t",
                 "SELECT k, SUM(x, contribution_bounds_per_group => (-3, 20)), "
                 "AVG(x, contribution_bounds_per_group => (0, 100)) FROM t GROUP BY k"]
 

@@ -182,9 +182,10 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])
         per_value = exp.IntDiv(this=exp.paren(exp.Mul(this=per_value, expression=capped)),
                                expression=total)
+    # 0 ≤ per_value ≤ WEIGHT_SCALE: the LEAST above, scaled by at most 1 under a total cap.
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     items = [*(exp.alias_(g.copy(), g.name) for g in group),
-             exp.alias_(as_bigint(exact_sum(per_value)), WEIGHT)]
+             exp.alias_(as_bigint(exact_sum(per_value, WEIGHT_SCALE)), WEIGHT)]
     return (exp.select(*items).from_(rows.subquery("__dp_q", copy=False), copy=False)
             .join(exp.to_table(kept).as_("__dp_v"), on=_same_pair("__dp_q", "__dp_v", keys),
                   join_type="inner", copy=False)
