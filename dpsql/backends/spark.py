@@ -34,6 +34,7 @@ from sqlglot import exp
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
 from dpsql.expr.nodes import (
+    BIGINT_ROOM,
     HEX_NUMBER,
     INLINED_FORM,
     ROUND_IN_RANGE,
@@ -356,8 +357,8 @@ def _exact_sum(node: exp.Expression) -> exp.Expression:
     """An ``ExactSum`` in Spark SQL: exact, and no overflow error short of 2⁴⁷ values in
     one group (``LIMB_BITS``; DECIMAL(38, 0) holds more).
 
-    Within a bound below 2⁶² (``SUM_BOUND``: the rewrite's clamp), the value is split into
-    ⌈bits/16⌉ limbs (the low ones ``& 65535``, the top one shifted, signed), each limb
+    Within a bound below ``BIGINT_ROOM`` (``SUM_BOUND``: the rewrite's clamp), the value is
+    split into ⌈bits/16⌉ limbs (the low ones ``& 65535``, the top one shifted, signed), each limb
     summed in BIGINT and the sums recombined in DECIMAL(38, 0) once per group, instead of
     casting every value to DECIMAL(38, 0) and adding in BigDecimal (docs/benchmarks.md:
     about 0.2 of Spark's floor on SUM and AVG). A sum in a window keeps the DECIMAL form.
@@ -372,7 +373,7 @@ def _exact_sum(node: exp.Expression) -> exp.Expression:
     """
     decimal = exp.DataType.build("DECIMAL(38, 0)")
     bound = node.meta.get(SUM_BOUND)
-    if bound is None or bound >= 2**62 or isinstance(node.parent, exp.Window):
+    if bound is None or bound >= BIGINT_ROOM or isinstance(node.parent, exp.Window):
         return exp.Sum(this=exp.Cast(this=node.this, to=decimal))
     value = as_bigint(node.this)
     limbs = max(1, -(-bound.bit_length() // LIMB_BITS))

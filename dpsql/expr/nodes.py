@@ -36,6 +36,10 @@ ExactSum = type("Sum", (exp.Sum,), {
 SUM_BOUND = "dpsql_sum_bound"
 """The ``meta`` key of an ``ExactSum``'s bound: no value it sums exceeds it in magnitude."""
 
+BIGINT_ROOM = 2**62
+"""Values proven below this in magnitude are BIGINTs with room to spare: a clamped partial
+travels as a BIGINT, and the Spark backend sums them in limbs (both only below it)."""
+
 
 def exact_sum(node: exp.Expression, bound: int | None = None) -> exp.Expression:
     """SUM(node) of integer values, exact in every backend (``ExactSum``); ``bound``, when

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
-from dpsql.expr.nodes import ROUND_IN_RANGE, as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import BIGINT_ROOM, ROUND_IN_RANGE, as_bigint, as_double, exact_sum, number
 from dpsql.plan import StatSpec
 from dpsql.rewrite.expressions import bounded, missing
 
@@ -179,7 +179,7 @@ def weighted_partial(spec: StatSpec, value: exp.Expression, c: int) -> exp.Expre
         partial = limit(centred, -c * spec.row_bound, c * spec.row_bound)
     # The exact sum made it 128-bit (DuckDB) or DECIMAL(38, 0) (Spark); within BIGINT's
     # range, the clamped partial travels through the group choice as a BIGINT.
-    return as_bigint(partial) if c * spec.row_bound < 2**62 else partial
+    return as_bigint(partial) if c * spec.row_bound < BIGINT_ROOM else partial
 
 
 def in_quanta(count: exp.Expression, spec: StatSpec) -> exp.Expression:
