@@ -287,6 +287,24 @@ def test_a_group_choice_on_spark_hashes_codes_in_each_row_instead_of_joining(bac
         assert ("__dp_codes" in sql) is joined and (" JOIN " in sql) is joined
 
 
+def test_the_kept_pairs_of_a_quantile_are_computed_once_on_spark(backends):
+    """Spark inlines a CTE at each reference: a grouped quantile's kept pairs (the pairs
+    aggregate and the group choice) were computed for the counts per group and again for
+    the histogram's join. Marked ``COMPUTE_ONCE``, they are one shuffle that the second
+    reference reuses (``ReusedExchange`` in the plan Spark ran). Equal answers on both
+    engines are tested above (``HOSTILE_QUERIES``' MEDIAN and QUANTILE_CONT by k)."""
+    spark = backends[1]
+    spark.load("t", hostile_plus())
+    for sql, once in (("SELECT k, MEDIAN(x) FROM t GROUP BY k", True),
+                      ("SELECT k, COUNT(*) FROM t GROUP BY k", False)):
+        plan = hostile_plan(sql, max_groups_per_unit=2, max_rows_per_group=3)
+        frame = spark.spark.sql(spark.render(CompiledQuery.of(plan).bounded),
+                                args={"__dp_salt": "once"})
+        frame.collect()
+        ran = frame._jdf.queryExecution().executedPlan().toString()
+        assert ("ReusedExchange" in ran) is once, sql
+
+
 def test_day_of_week_means_what_it_means_in_duckdb(backends):
     """Spark's DAYOFWEEK counts Sunday as 1 (DuckDB: 0); sqlglot keeps the name."""
     from sqlglot import parse_one

@@ -24,6 +24,7 @@ import glob
 import secrets
 import threading
 import warnings
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
 from dpsql.expr.nodes import (
     BIGINT_ROOM,
+    COMPUTE_ONCE,
     HEX_NUMBER,
     INLINED_FORM,
     ROUND_IN_RANGE,
@@ -192,7 +194,7 @@ class SparkBackend:
         """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
         where a namesake function differs (the salt stays the parameter ``:__dp_salt``),
         and each join the rewrite marked with an ``INLINED_FORM`` written in that form."""
-        tree = _inlined(_unshared(query.ast.copy()))
+        tree = _materialized(_inlined(_unshared(query.ast.copy())))
         # Children first: a replacement built from copies of its node's children (FLOOR's
         # range guard, EXTRACT's functions) then holds children already given their meaning
         # (sqlglot's transform, parents first, would not visit them).
@@ -348,6 +350,9 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     return node
 
 
+MATERIALIZED = "__dp_m"
+"""The alias of a CTE's query inside ``_materialized``'s filter."""
+
 LIMB_BITS = 16
 """A bounded exact sum adds each value's 16-bit limbs in BIGINT: no limb exceeds 2¹⁶ in
 magnitude, so a limb's sum cannot overflow below 2⁴⁷ (1.4·10¹⁴) values in one group."""
@@ -479,6 +484,35 @@ def _inlined(tree: exp.Expression) -> exp.Expression:
             cte.pop()
             if not with_.expressions:
                 with_.pop()
+    return tree
+
+
+def _materialized(tree: exp.Expression) -> exp.Expression:
+    """``tree`` with each CTE marked ``COMPUTE_ONCE`` that several table references read
+    computed once.
+
+    Spark inlines a deterministic CTE at every reference, so the kept pairs of a quantile
+    (the (unit, group) aggregate and the group choice) were computed twice: for the counts
+    per group and for the histogram's join. A CTE with a non-deterministic expression is
+    not inlined: Spark plans it as one shuffle that every reference reads (SPARK-36447). The
+    filter ``RAND() < 2`` holds on every row (RAND is in [0, 1)) and makes the CTE so.
+    Unmarked CTEs stay inlined: the pairs that the one-group choice also reads for its
+    codes cost more to shuffle than to aggregate again (docs/benchmarks.md), and caching
+    (``persist``) cost more than either.
+
+    >>> pairs = exp.select("u", "k").from_("t")
+    >>> pairs.meta[COMPUTE_ONCE] = True
+    >>> tree = exp.select("*").from_("pairs AS a").join("pairs AS b", on="a.u = b.u")
+    >>> _materialized(tree.with_("pairs", as_=pairs, copy=False)).sql("spark")
+    'WITH pairs AS (SELECT * FROM (SELECT u, k FROM t) AS __dp_m WHERE RAND() < 2) SELECT * \
+FROM pairs AS a JOIN pairs AS b ON a.u = b.u'
+    """
+    reads = Counter(table.name.lower() for table in tree.find_all(exp.Table))
+    for cte in tree.find_all(exp.CTE):
+        if cte.this.meta.get(COMPUTE_ONCE) and reads[cte.alias.lower()] > 1:
+            once = exp.select("*").from_(cte.this.subquery(MATERIALIZED)).where(
+                exp.LT(this=exp.Rand(), expression=exp.Literal.number(2)))
+            cte.set("this", once)
     return tree
 
 

@@ -76,6 +76,13 @@ those columns in each row instead. DuckDB runs a CTE once and joins it cheaply; 
 inlines CTEs, so it would aggregate the pairs a second time for the join and shuffle them
 to it: the Spark backend writes the inlined form (a few hashes per row instead)."""
 
+COMPUTE_ONCE = "dpsql_compute_once"
+"""The ``meta`` mark (True) of a CTE's query that several references read and that costs
+much to compute: the kept pairs (the (unit, group) aggregate and the group choice under
+them) when a quantile's histogram joins them beside the counts per group. DuckDB computes
+such a CTE once by itself; the Spark backend, whose optimizer inlines it at every
+reference, makes it non-deterministic so that it is computed once (``spark._materialized``)."""
+
 ROUND_IN_RANGE = "dpsql_round_in_range"
 """The ``meta`` mark of a ROUND of a DOUBLE that the rewrite clamped within ±2⁵² first
 (True): the Spark backend rounds it without BigDecimal (Spark's ROUND of a DOUBLE)."""
