@@ -42,7 +42,7 @@ from collections.abc import Mapping
 
 from sqlglot import exp
 
-from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import INLINED_FORM, as_bigint, as_double, exact_sum, number
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
 from dpsql.rewrite.expressions import missing, source
 from dpsql.rewrite.values import limit, raw_value
@@ -166,30 +166,58 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
 
     A unit's weight per value depends on how many values it has in the group, which the
     kept pairs carry (``pair_counts``): the rows are joined to them once (a join costs a
-    fraction of a window partitioned by unit, and sums the same: a unit with n values in a
-    bucket adds n × its weight).
+    fraction of a window partitioned by unit in DuckDB, and sums the same: a unit with n
+    values in a bucket adds n × its weight). Without keys every unit is kept, its one pair
+    is itself (a total cap is its rows per group) and n is its count of rows with a bucket:
+    the join carries that count in each row as its ``INLINED_FORM``
+    (``_counted_in_window``), which the Spark backend writes.
     """
     keys = [k.name for k in plan.keys]
-    limits = plan.contribution
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
     # A joined row's pair has n ≥ 1; the kept pairs also hold pairs with n = 0, which no row
     # joins: GREATEST keeps them from dividing by zero wherever an engine computes this.
-    values = exp.Greatest(this=exp.column(values_column(spec), table="__dp_v"),
+    group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
+    joined = (_weighed(plan, spec, "__dp_v", group)
+              .from_(rows.subquery("__dp_q", copy=False), copy=False)
+              .join(exp.to_table(kept).as_("__dp_v"), on=_same_pair("__dp_q", "__dp_v", keys),
+                    join_type="inner", copy=False)
+              .group_by(*group, copy=False))
+    if not keys:
+        joined.meta[INLINED_FORM] = _counted_in_window(plan, spec, rows, group)
+    return joined
+
+
+def _weighed(plan: PrivacyPlan, spec: HistogramSpec, counts: str,
+             group: list[exp.Expression]) -> exp.Select:
+    """SELECT group, Σ per-value weight, with each row's n (and total) in table ``counts``."""
+    limits = plan.contribution
+    values = exp.Greatest(this=exp.column(values_column(spec), table=counts),
                           expressions=[number(1)])
     per_value = per_value_weight(limits.rows_per_group, values)
     if limits.caps_total:
-        total = exp.column(TOTAL, table="__dp_v")
+        total = exp.column(TOTAL, table=counts)
         capped = exp.Least(this=total.copy(), expressions=[number(limits.max_rows_per_unit)])
         per_value = exp.IntDiv(this=exp.paren(exp.Mul(this=per_value, expression=capped)),
                                expression=total)
     # 0 ≤ per_value ≤ WEIGHT_SCALE: the LEAST above, scaled by at most 1 under a total cap.
-    group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
-    items = [*(exp.alias_(g.copy(), g.name) for g in group),
-             exp.alias_(as_bigint(exact_sum(per_value, WEIGHT_SCALE)), WEIGHT)]
-    return (exp.select(*items).from_(rows.subquery("__dp_q", copy=False), copy=False)
-            .join(exp.to_table(kept).as_("__dp_v"), on=_same_pair("__dp_q", "__dp_v", keys),
-                  join_type="inner", copy=False)
-            .group_by(*group, copy=False))
+    return exp.select(*(exp.alias_(g.copy(), g.name) for g in group),
+                      exp.alias_(as_bigint(exact_sum(per_value, WEIGHT_SCALE)), WEIGHT))
+
+
+def _counted_in_window(plan: PrivacyPlan, spec: HistogramSpec, rows: exp.Select,
+                       group: list[exp.Expression]) -> exp.Select:
+    """``unit_weights`` of a keyless histogram with each unit's n counted over its rows
+    (``COUNT(*) OVER (PARTITION BY unit)``) instead of joined from the kept pairs: the
+    same n (a row has a bucket exactly where ``pair_counts`` counts it present, under the
+    same filters). Spark shuffles the rows once for the window where the join shuffled
+    both them and the per-unit counts (docs/benchmarks.md).
+    """
+    counted = exp.select(BUCKET, exp.alias_(
+        exp.Window(this=exp.Count(this=exp.Star()), partition_by=[exp.column("__dp_unit")]),
+        values_column(spec))).from_(rows.subquery("__dp_x"), copy=False)
+    return (_weighed(plan, spec, "__dp_q", group)
+            .from_(counted.subquery("__dp_q", copy=False), copy=False)
+            .group_by(*(g.copy() for g in group), copy=False))
 
 
 def _same_pair(one: str, other: str, keys: list[str]) -> exp.Expression:
