@@ -174,8 +174,6 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     """
     keys = [k.name for k in plan.keys]
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
-    # A joined row's pair has n ≥ 1; the kept pairs also hold pairs with n = 0, which no row
-    # joins: GREATEST keeps them from dividing by zero wherever an engine computes this.
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     joined = (_weighed(plan, spec, "__dp_v", group)
               .from_(rows.subquery("__dp_q", copy=False), copy=False)
@@ -191,6 +189,8 @@ def _weighed(plan: PrivacyPlan, spec: HistogramSpec, counts: str,
              group: list[exp.Expression]) -> exp.Select:
     """SELECT group, Σ per-value weight, with each row's n (and total) in table ``counts``."""
     limits = plan.contribution
+    # A joined row's pair has n ≥ 1; the kept pairs also hold pairs with n = 0, which no row
+    # joins: GREATEST keeps them from dividing by zero wherever an engine computes this.
     values = exp.Greatest(this=exp.column(values_column(spec), table=counts),
                           expressions=[number(1)])
     per_value = per_value_weight(limits.rows_per_group, values)
