@@ -193,7 +193,8 @@ class SparkBackend:
     def render(self, query: BoundedQuery) -> str:
         """The bounded query as Spark SQL over this backend's views, with DuckDB's meaning
         where a namesake function differs (the salt stays the parameter ``:__dp_salt``),
-        and each join the rewrite marked with an ``INLINED_FORM`` written in that form."""
+        each SELECT the rewrite marked with an ``INLINED_FORM`` written in that form, and
+        each CTE it marked ``COMPUTE_ONCE`` computed once for all its readers."""
         tree = _materialized(_inlined(_unshared(query.ast.copy())))
         # Children first: a replacement built from copies of its node's children (FLOOR's
         # range guard, EXTRACT's functions) then holds children already given their meaning
@@ -472,11 +473,27 @@ def _inlined(tree: exp.Expression) -> exp.Expression:
     >>> tree = exp.select("*").from_(joined.subquery("j")).with_("codes", as_=codes)
     >>> _inlined(tree).sql()
     'SELECT * FROM (SELECT *, k * 2 AS c FROM p) AS j'
+
+    A marked SELECT's CTEs and other marks go with its form:
+
+    >>> joined = exp.select("p.*", "c.c").from_("p").join("codes AS c", on="p.k = c.k")
+    >>> joined.meta[INLINED_FORM] = exp.select("*", "k * 2 AS c").from_("p")
+    >>> joined.meta[COMPUTE_ONCE] = True
+    >>> tree = _inlined(joined.with_("p", as_="SELECT 1 AS k").with_("codes", as_=codes))
+    >>> tree.sql(), tree.meta[COMPUTE_ONCE]
+    ('WITH p AS (SELECT 1 AS k) SELECT *, k * 2 AS c FROM p', True)
     """
     for select in list(tree.find_all(exp.Select)):
         form = select.meta.get(INLINED_FORM)
         if form is not None:
-            select.replace(form.copy())
+            # The form takes the SELECT's place with its CTEs and its other marks.
+            inlined = form.copy()
+            inlined.set("with_", select.args.get("with_"))
+            inlined.meta.update((k, v) for k, v in select.meta.items() if k != INLINED_FORM)
+            if select is tree:
+                tree = inlined
+            else:
+                select.replace(inlined)
     read = {table.name.lower() for table in tree.find_all(exp.Table)}
     for cte in list(tree.find_all(exp.CTE)):
         if cte.alias.lower() not in read:

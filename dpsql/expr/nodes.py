@@ -70,11 +70,13 @@ class ArgMinNull(exp.Expression, exp.AggFunc):
 
 
 INLINED_FORM = "dpsql_inlined_form"
-"""The ``meta`` mark of a SELECT that joins a small CTE computed from its own columns (one
-row per distinct group: the group-choice codes), holding an equivalent SELECT that computes
-those columns in each row instead. DuckDB runs a CTE once and joins it cheaply; Spark
-inlines CTEs, so it would aggregate the pairs a second time for the join and shuffle them
-to it: the Spark backend writes the inlined form (a few hashes per row instead)."""
+"""The ``meta`` mark of a SELECT that reads a small CTE computed from its rows' own columns
+(one row per distinct group: the group-choice codes, and the groups' rank), holding an
+equivalent SELECT that computes what it needs in each row instead (the codes hashed per
+pair, the keys in place of their rank; a unit's count of values in a window in place of
+a join). DuckDB runs a CTE once and joins it cheaply; Spark inlines CTEs, so it would
+aggregate the pairs a second time for the join and shuffle them to it: the Spark backend
+writes the inlined form."""
 
 COMPUTE_ONCE = "dpsql_compute_once"
 """The ``meta`` mark (True) of a CTE's query that several references read and that costs

@@ -247,24 +247,23 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
         return pairs
     names = _output_columns(pairs)
     if integer_unit(plan.column_types.get(plan.privacy_unit, "")):
-        query, codes = _keep_first(plan, names, g), _codes(plan, ranked=g == 1)
+        query, codes = _keep_first(plan, names, g), _codes(plan)
         query = query.with_(PAIRS, as_=pairs, copy=False)
         return query.with_(CODES, as_=codes, copy=False)
     query, heavy = _keep_heavy(plan, names, g)
     return query.with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False)
 
 
-def _codes(plan: PrivacyPlan, *, ranked: bool) -> exp.Select:
+def _codes(plan: PrivacyPlan) -> exp.Select:
     """Per distinct group of the pairs: its ``key_code``, the keyed constants of
-    ``unit_order`` and, if ``ranked``, its rank in the order of the keys (modulo
-    ``GROUP_RANKS``; only the one-group choice uses it)."""
+    ``unit_order`` and its rank in the order of the keys (modulo ``GROUP_RANKS``)."""
     groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in _keys(plan)])
     rank = exp.Mod(this=exp.Window(this=exp.RowNumber(), order=by_keys),
                    expression=number(GROUP_RANKS))
     return _over(groups, "__dp_d", *_keys(plan), *_code_columns(plan),
-                 *([exp.alias_(rank, GROUP_RANK)] if ranked else []))
+                 exp.alias_(rank, GROUP_RANK))
 
 
 def _code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
@@ -277,49 +276,59 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     """Each integer unit's first g pairs, by ``unit_order`` and then by the keys.
 
     Every pair is ordered (no search for the units over the limit), so the running time
-    does not depend on how many units exceed it. g = 1: one aggregate per unit, each column
-    taken from the pair with the smallest BIGINT ``order · 2³² + rank`` (``ArgMinNull``;
-    the group's rank among the keys stands in for them, the same order). g > 1: a window
-    over each unit's pairs, ordered by (order, keys); the join to the codes carries their
-    inlined form (``INLINED_FORM``: each pair's code hashed in its row), which only
-    g = 1's rank among all the groups could not have.
+    does not depend on how many units exceed it. The order is one BIGINT, ``order · 2³² +
+    rank``: the group's rank among the keys (``_codes``) stands in for them, the same
+    order. g = 1: one aggregate per unit, each column taken from the pair with the smallest
+    (``ArgMinNull``). g > 1: a window over each unit's pairs, ranked by it; its
+    ``INLINED_FORM`` hashes each pair's code in its row and orders by (order, keys)
+    instead, as no join to the codes can give a rank there (the Spark backend writes it).
     """
     same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
                                  expression=exp.column(k.name, table="__dp_c"))
                   for k in plan.keys]
-    carried = (CODE, *SALT_CONSTANTS, *([GROUP_RANK] if g == 1 else []))
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
-                       *(exp.column(c, table="__dp_c") for c in carried))
+                       *(exp.column(c, table="__dp_c")
+                         for c in (CODE, *SALT_CONSTANTS, GROUP_RANK)))
             .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
             .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
                   on=exp.and_(*same_group), copy=False))
-    if g > 1:
-        rows.meta[INLINED_FORM] = exp.select("*", *_code_columns(plan)).from_(PAIRS)
-    steps = unit_order(UNIT, CODE)
-    for step, (name, value) in enumerate(steps):
-        rows = _over(rows, f"__dp_s{step}", "*", exp.alias_(value, name))
-    order = exp.column(steps[-1][0])
+    rows, order = _unit_ordered(rows)
+    first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
+                    expression=exp.column(GROUP_RANK))
     if g == 1:
-        first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
-                        expression=exp.column(GROUP_RANK))
         ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
         taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
                  for c in names if c.name != UNIT]
         return (_over(ordered, "__dp_k", exp.column(UNIT), *taken)
                 .group_by(exp.column(UNIT), copy=False))
-    return _first_by_window(rows, order, plan, names, g)
+    # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into a
+    # top-N aggregate, which is slower (docs/benchmarks.md).
+    kept = _first_by_window(rows, [first], names,
+                            exp.Between(this=exp.column(RANK), low=number(1), high=number(g)))
+    inlined, order = _unit_ordered(exp.select("*", *_code_columns(plan)).from_(PAIRS))
+    kept.meta[INLINED_FORM] = _first_by_window(
+        inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
+                                                       expression=number(g)))
+    return kept
 
 
-def _first_by_window(rows: exp.Select, order: exp.Expression, plan: PrivacyPlan,
-                     names: list[exp.Column], g: int) -> exp.Select:
-    """The pairs of ``rows`` ranked ``≤ g`` within their unit by (``order``, keys)."""
-    # Keys break ties of the order, so the choice is the same each time it is evaluated.
+def _unit_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Column]:
+    """``rows`` (pairs with their code and the salt's constants) with ``unit_order``'s
+    steps as columns, and the last of them: the pair's order within its unit."""
+    steps = unit_order(UNIT, CODE)
+    for step, (name, value) in enumerate(steps):
+        rows = _over(rows, f"__dp_s{step}", "*", exp.alias_(value, name))
+    return rows, exp.column(steps[-1][0])
+
+
+def _first_by_window(rows: exp.Select, order: list[exp.Expression], names: list[exp.Column],
+                     kept: exp.Expression) -> exp.Select:
+    """The pairs of ``rows`` whose rank within their unit by ``order`` satisfies ``kept``.
+    The order must break every tie, so that the choice is the same each time."""
     window = exp.Window(this=exp.RowNumber(), partition_by=[exp.column(UNIT)],
-                        order=exp.Order(expressions=[exp.Ordered(this=order),
-                                                     *(exp.Ordered(this=k) for k in _keys(plan))]))
+                        order=exp.Order(expressions=[exp.Ordered(this=o) for o in order]))
     ranked = _over(rows, "__dp_o", "*", exp.alias_(window, RANK))
-    rank_ok = exp.LTE(this=exp.column(RANK), expression=number(g))
-    return _over(ranked, "__dp_k", *names).where(rank_ok, copy=False)
+    return _over(ranked, "__dp_k", *names).where(kept, copy=False)
 
 
 def _keep_heavy(plan: PrivacyPlan, names: list[exp.Column], g: int
@@ -338,7 +347,8 @@ def _keep_heavy(plan: PrivacyPlan, names: list[exp.Column], g: int
     unit_type = plan.column_types.get(plan.privacy_unit, "")
     rows = exp.select("*").from_(PAIRS, copy=False).where(in_heavy, copy=False)
     order = keyed_hash([(UNIT, unit_type), *key_types])
-    chosen = _first_by_window(rows, order, plan, names, g)
+    chosen = _first_by_window(rows, [order, *_keys(plan)], names,
+                              exp.LTE(this=exp.column(RANK), expression=number(g)))
     kept = exp.union(light, chosen, distinct=False, copy=False)
     return exp.select("*").from_(kept.subquery("__dp_kept", copy=False), copy=False), heavy
 

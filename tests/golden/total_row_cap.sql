@@ -54,7 +54,8 @@ FROM (
         CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
         CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
         CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
+        ROW_NUMBER() OVER (ORDER BY k) % 4294967296 AS __dp_grank
       FROM (
         SELECT DISTINCT
           k
@@ -70,7 +71,7 @@ FROM (
     FROM (
       SELECT
         *,
-        ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_h, k) AS __dp_rank
+        ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_h * 4294967296 + __dp_grank) AS __dp_rank
       FROM (
         SELECT
           *,
@@ -112,7 +113,8 @@ FROM (
                   __dp_c.__dp_k2,
                   __dp_c.__dp_k3,
                   __dp_c.__dp_k4,
-                  __dp_c.__dp_k5
+                  __dp_c.__dp_k5,
+                  __dp_c.__dp_grank
                 FROM __dp_pairs AS __dp_p
                 JOIN __dp_codes AS __dp_c
                   ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
@@ -123,7 +125,7 @@ FROM (
       ) AS __dp_o
     ) AS __dp_k
     WHERE
-      __dp_rank <= 3
+      __dp_rank BETWEEN 1 AND 3
   ) AS __dp_c
 ) AS __dp_b
 GROUP BY
