@@ -77,7 +77,7 @@ CODE = "__dp_code"
 GROUP_RANK = "__dp_grank"
 FIRST = "__dp_first"
 GROUP_RANKS = 2**32
-"""Groups are ranked modulo 2³² below the order of ``_keep_first``: order < 2³¹, so the
+"""Groups' ranks count modulo 2³² below the order of ``_keep_first``: order < 2³¹, so the
 BIGINT key cannot overflow; only past 2³² distinct groups can two ranks tie."""
 
 
@@ -256,14 +256,13 @@ def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
 
 def _codes(plan: PrivacyPlan) -> exp.Select:
     """Per distinct group of the pairs: its ``key_code``, the keyed constants of
-    ``unit_order`` and its rank in the order of the keys (modulo ``GROUP_RANKS``)."""
+    ``unit_order`` and its rank in the order of the keys (from 1, one per group: it also
+    names the group where the keys are not carried)."""
     groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in _keys(plan)])
-    rank = exp.Mod(this=exp.Window(this=exp.RowNumber(), order=by_keys),
-                   expression=number(GROUP_RANKS))
     return _over(groups, "__dp_d", *_keys(plan), *_code_columns(plan),
-                 exp.alias_(rank, GROUP_RANK))
+                 exp.alias_(exp.Window(this=exp.RowNumber(), order=by_keys), GROUP_RANK))
 
 
 def _code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
@@ -279,9 +278,11 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     does not depend on how many units exceed it. The order is one BIGINT, ``order · 2³² +
     rank``: the group's rank among the keys (``_codes``) stands in for them, the same
     order. g = 1: one aggregate per unit, each column taken from the pair with the smallest
-    (``ArgMinNull``). g > 1: a window over each unit's pairs, ranked by it; its
-    ``INLINED_FORM`` hashes each pair's code in its row and orders by (order, keys)
-    instead, as no join to the codes can give a rank there (the Spark backend writes it).
+    (``ArgMinNull``). g > 1: a window over each unit's pairs, ranked by it, that carries
+    the group's rank instead of its keys (sorting text costs more than the join to the
+    codes that gives them back after the choice); its ``INLINED_FORM`` hashes each pair's
+    code in its row and orders by (order, keys) instead, as no join to the codes can give
+    a rank there (the Spark backend writes it).
     """
     same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
                                  expression=exp.column(k.name, table="__dp_c"))
@@ -294,7 +295,8 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
                   on=exp.and_(*same_group), copy=False))
     rows, order = _unit_ordered(rows)
     first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
-                    expression=exp.column(GROUP_RANK))
+                    expression=exp.Mod(this=exp.column(GROUP_RANK),
+                                       expression=number(GROUP_RANKS)))
     if g == 1:
         ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
         taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
@@ -303,8 +305,16 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
                 .group_by(exp.column(UNIT), copy=False))
     # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into a
     # top-N aggregate, which is slower (docs/benchmarks.md).
-    kept = _first_by_window(rows, [first], names,
-                            exp.Between(this=exp.column(RANK), low=number(1), high=number(g)))
+    keys = {k.name for k in plan.keys}
+    chosen = _first_by_window(
+        rows, [first], [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)],
+        exp.Between(this=exp.column(RANK), low=number(1), high=number(g)))
+    kept = (exp.select(*(exp.column(c.name, table="__dp_c" if c.name in keys else "__dp_z")
+                         for c in names))
+            .from_(chosen.subquery("__dp_z", copy=False), copy=False)
+            .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
+                  on=exp.EQ(this=exp.column(GROUP_RANK, table="__dp_z"),
+                            expression=exp.column(GROUP_RANK, table="__dp_c")), copy=False))
     inlined, order = _unit_ordered(exp.select("*", *_code_columns(plan)).from_(PAIRS))
     kept.meta[INLINED_FORM] = _first_by_window(
         inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),

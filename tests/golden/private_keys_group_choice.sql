@@ -30,7 +30,7 @@ FROM (
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
-      ROW_NUMBER() OVER (ORDER BY k) % 4294967296 AS __dp_grank
+      ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
     FROM (
       SELECT DISTINCT
         k
@@ -38,67 +38,75 @@ FROM (
     ) AS __dp_d
   )
   SELECT
-    __dp_unit,
-    k,
-    __dp_s0
+    __dp_z.__dp_unit,
+    __dp_c.k,
+    __dp_z.__dp_s0
   FROM (
     SELECT
-      *,
-      ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_h * 4294967296 + __dp_grank) AS __dp_rank
+      __dp_grank,
+      __dp_unit,
+      __dp_s0
     FROM (
       SELECT
         *,
-        (
-          __dp_a * __dp_code + __dp_b
-        ) % 2147483647 AS __dp_h
+        ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_h * 4294967296 + __dp_grank % 4294967296) AS __dp_rank
       FROM (
         SELECT
           *,
           (
-            (
-              __dp_a * __dp_a
-            ) % 2147483647 * __dp_k4 + __dp_k5
-          ) % 2147483647 AS __dp_b
+            __dp_a * __dp_code + __dp_b
+          ) % 2147483647 AS __dp_h
         FROM (
           SELECT
             *,
             (
               (
-                __dp_x * __dp_x
-              ) % 2147483647 * __dp_k2 + __dp_k3
-            ) % 2147483647 AS __dp_a
+                __dp_a * __dp_a
+              ) % 2147483647 * __dp_k4 + __dp_k5
+            ) % 2147483647 AS __dp_b
           FROM (
             SELECT
               *,
               (
                 (
-                  (
-                    CAST(__dp_unit AS BIGINT)
-                  ) % 2147483647 + 2147483647
-                ) % 2147483647 * __dp_k0 + __dp_k1
-              ) % 2147483647 AS __dp_x
+                  __dp_x * __dp_x
+                ) % 2147483647 * __dp_k2 + __dp_k3
+              ) % 2147483647 AS __dp_a
             FROM (
               SELECT
-                __dp_p.*,
-                __dp_c.__dp_code,
-                __dp_c.__dp_k0,
-                __dp_c.__dp_k1,
-                __dp_c.__dp_k2,
-                __dp_c.__dp_k3,
-                __dp_c.__dp_k4,
-                __dp_c.__dp_k5,
-                __dp_c.__dp_grank
-              FROM __dp_pairs AS __dp_p
-              JOIN __dp_codes AS __dp_c
-                ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
-            ) AS __dp_s0
-          ) AS __dp_s1
-        ) AS __dp_s2
-      ) AS __dp_s3
-    ) AS __dp_o
-  ) AS __dp_k
-  WHERE
-    __dp_rank BETWEEN 1 AND 2
+                *,
+                (
+                  (
+                    (
+                      CAST(__dp_unit AS BIGINT)
+                    ) % 2147483647 + 2147483647
+                  ) % 2147483647 * __dp_k0 + __dp_k1
+                ) % 2147483647 AS __dp_x
+              FROM (
+                SELECT
+                  __dp_p.*,
+                  __dp_c.__dp_code,
+                  __dp_c.__dp_k0,
+                  __dp_c.__dp_k1,
+                  __dp_c.__dp_k2,
+                  __dp_c.__dp_k3,
+                  __dp_c.__dp_k4,
+                  __dp_c.__dp_k5,
+                  __dp_c.__dp_grank
+                FROM __dp_pairs AS __dp_p
+                JOIN __dp_codes AS __dp_c
+                  ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
+              ) AS __dp_s0
+            ) AS __dp_s1
+          ) AS __dp_s2
+        ) AS __dp_s3
+      ) AS __dp_o
+    ) AS __dp_k
+    WHERE
+      __dp_rank BETWEEN 1 AND 2
+  ) AS __dp_z
+  JOIN __dp_codes AS __dp_c
+    ON __dp_z.__dp_grank = __dp_c.__dp_grank
 ) AS __dp_b
 GROUP BY
   k
