@@ -68,3 +68,32 @@ def test_salts_choose_differently_and_one_salt_the_same_each_time():
     first = run_bounded(data, plan, salt="one")
     assert run_bounded(data, plan, salt="one") == first
     assert run_bounded(data, plan, salt="two") != first
+
+
+@pytest.mark.parametrize("g", [1, 2, 12])
+def test_each_kept_pair_keeps_its_own_keys_null_and_multi_column_ones_too(g):
+    """The choice ranks a group by its rank among the keys and gives the keys back by that
+    rank after it (DuckDB): every unit keeps min(its groups, g) of its own pairs, with the
+    keys they had, a NULL key included, and all of them when nobody is over the limit."""
+    rng = np.random.default_rng(11)
+    pool = [(k1, k2) for k1 in ("x", "y", None) for k2 in range(4)]
+    rows, having = [], {group: 0 for group in pool}
+    for unit in range(400):
+        mine = [pool[i] for i in rng.choice(len(pool), int(rng.integers(1, 7)), replace=False)]
+        for group in mine:
+            having[group] += 1
+            rows += [(unit, *group)] * int(rng.integers(1, 3))
+    pid, k1, k2 = zip(*rows, strict=True)
+    data = pa.table({"pid": pa.array(pid, pa.int64()), "k1": list(k1),
+                     "k2": pa.array(k2, pa.int64()), "x": [1.0] * len(rows)})
+    plan = make_plan("SELECT k1, k2, COUNT(DISTINCT pid) FROM t GROUP BY k1, k2",
+                     {"pid": "BIGINT", "k1": "VARCHAR", "k2": "BIGINT", "x": "DOUBLE"},
+                     max_groups_per_unit=g, max_rows_per_group=1)
+    cells = run_bounded(data, plan, salt="s")
+    kept = {group: next(iter(stat.values())) for group, stat in cells.items()}
+    assert set(kept) <= set(pool)
+    assert all(kept[group] <= having[group] for group in kept)
+    groups_of = np.bincount([unit for unit, *_ in set(rows)])
+    assert sum(kept.values()) == sum(min(n, g) for n in groups_of)
+    if g == len(pool):
+        assert kept == {group: float(n) for group, n in having.items() if n}
