@@ -278,12 +278,37 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     does not depend on how many units exceed it. The order is one BIGINT, ``order · 2³² +
     rank``: the group's rank among the keys (``_codes``) stands in for them, the same
     order. g = 1: one aggregate per unit, each column taken from the pair with the smallest
-    (``ArgMinNull``). g > 1: a window over each unit's pairs, ranked by it, that carries
-    the group's rank instead of its keys (sorting text costs more than the join to the
-    codes that gives them back after the choice); its ``INLINED_FORM`` hashes each pair's
-    code in its row and orders by (order, keys) instead, as no join to the codes can give
-    a rank there (the Spark backend writes it).
+    (``ArgMinNull``); g > 1: a window over each unit's pairs, ranked by it. Both carry the
+    group's rank instead of its keys, which a join to the codes gives back after the choice
+    (moving text through the aggregate or the sort costs more, docs/benchmarks.md).
+
+    Spark inlines the codes CTE at each reference, so its SQL keeps the keys with their
+    pair (the ``INLINED_FORM``, written by the Spark backend): g = 1 takes them by
+    ``ArgMinNull`` too; g > 1 hashes each pair's code in its row and orders by (order,
+    keys), as no join to the codes can give a rank there.
     """
+    keys = {k.name for k in plan.keys}
+    carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)]
+    if g == 1:
+        kept = _with_keys(_first_by_min(plan, carried), names, keys)
+        kept.meta[INLINED_FORM] = _first_by_min(plan, names)
+        return kept
+    rows, first = _ordered_pairs(plan)
+    # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into a
+    # top-N aggregate, which is slower (docs/benchmarks.md).
+    kept = _with_keys(_first_by_window(
+        rows, [first], carried,
+        exp.Between(this=exp.column(RANK), low=number(1), high=number(g))), names, keys)
+    inlined, order = _unit_ordered(exp.select("*", *_code_columns(plan)).from_(PAIRS))
+    kept.meta[INLINED_FORM] = _first_by_window(
+        inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
+                                                       expression=number(g)))
+    return kept
+
+
+def _ordered_pairs(plan: PrivacyPlan) -> tuple[exp.Select, exp.Expression]:
+    """The pairs joined to their group's codes, with ``unit_order``'s steps, and the
+    BIGINT that orders a unit's pairs: ``order · 2³² + rank``."""
     same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
                                  expression=exp.column(k.name, table="__dp_c"))
                   for k in plan.keys]
@@ -297,29 +322,28 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
                     expression=exp.Mod(this=exp.column(GROUP_RANK),
                                        expression=number(GROUP_RANKS)))
-    if g == 1:
-        ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
-        taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
-                 for c in names if c.name != UNIT]
-        return (_over(ordered, "__dp_k", exp.column(UNIT), *taken)
-                .group_by(exp.column(UNIT), copy=False))
-    # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into a
-    # top-N aggregate, which is slower (docs/benchmarks.md).
-    keys = {k.name for k in plan.keys}
-    chosen = _first_by_window(
-        rows, [first], [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)],
-        exp.Between(this=exp.column(RANK), low=number(1), high=number(g)))
-    kept = (exp.select(*(exp.column(c.name, table="__dp_c" if c.name in keys else "__dp_z")
+    return rows, first
+
+
+def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column]) -> exp.Select:
+    """Per unit, ``columns`` of its first pair (the smallest ``_ordered_pairs`` order)."""
+    rows, first = _ordered_pairs(plan)
+    ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
+    taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
+             for c in columns if c.name != UNIT]
+    return (_over(ordered, "__dp_k", exp.column(UNIT), *taken)
+            .group_by(exp.column(UNIT), copy=False))
+
+
+def _with_keys(chosen: exp.Select, names: list[exp.Column], keys: set[str]) -> exp.Select:
+    """``names`` over the ``chosen`` pairs, which carry their group's rank instead of the
+    ``keys``: the keys come from the codes of that rank (one row per rank)."""
+    return (exp.select(*(exp.column(c.name, table="__dp_c" if c.name in keys else "__dp_z")
                          for c in names))
             .from_(chosen.subquery("__dp_z", copy=False), copy=False)
             .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
                   on=exp.EQ(this=exp.column(GROUP_RANK, table="__dp_z"),
                             expression=exp.column(GROUP_RANK, table="__dp_c")), copy=False))
-    inlined, order = _unit_ordered(exp.select("*", *_code_columns(plan)).from_(PAIRS))
-    kept.meta[INLINED_FORM] = _first_by_window(
-        inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
-                                                       expression=number(g)))
-    return kept
 
 
 def _unit_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Column]:
