@@ -3,7 +3,8 @@
 The neighbour checks and audits prove what the rewrite enforces; these files show how, so a
 reviewer sees every change to the bounded SQL in a diff. Each case is one branch of
 ``dpsql/rewrite``: row-level privacy, a global aggregate per person, public keys (a semi-join
-on the domain, no ranking), private keys (the salted group choice of heavy units), a binding
+on the domain, no ranking; more groups than the limit: the choice among the domain's codes),
+private keys (the salted group choice of heavy units), a binding
 total row cap, BigQuery per-group bounds, COUNT(DISTINCT), quantile histograms, and a join
 source. Regenerate after an intended change with ``DPSQL_UPDATE_GOLDEN=1 pytest
 tests/test_golden_rewrite.py`` and read the diff.
@@ -31,6 +32,10 @@ def catalog() -> Catalog:
     cat.add(TableInfo.private("capped", columns=COLUMNS, privacy_unit="pid",
                               bounds={"x": (0, 10)}, max_groups_per_unit=3,
                               max_rows_per_group=3, max_rows_per_unit=4))
+    cat.add(TableInfo.private("wide", columns=COLUMNS, privacy_unit="pid", bounds={"x": (0, 10)},
+                              max_groups_per_unit=2, max_rows_per_group=3,
+                              public_keys={"region": ["east", "west", "north"],
+                                           "k": ["a", "b"]}))
     cat.add(TableInfo.private("rows", columns=COLUMNS, row_privacy=True, bounds={"x": (0, 10)}))
     cat.add(TableInfo(name="lookup", columns={"k": "VARCHAR", "w": "DOUBLE"}, public=True))
     return cat
@@ -40,6 +45,8 @@ CASES = {
     "row_level": ("SELECT k, SUM(x), COUNT(*) FROM rows GROUP BY k", {"delta": 1e-6}),
     "global_per_person": ("SELECT COUNT(*), AVG(x) FROM t", {}),
     "public_keys": ("SELECT region, COUNT(*), SUM(x) FROM t GROUP BY region", {}),
+    "public_keys_group_choice": ("SELECT region, k, COUNT(*) FROM wide GROUP BY region, k",
+                                 {"delta": 1e-6}),
     "private_keys_group_choice": ("SELECT k, COUNT(*) FROM t GROUP BY k", {"delta": 1e-6}),
     "total_row_cap": ("SELECT k, COUNT(*), SUM(x) FROM capped GROUP BY k", {"delta": 1e-6}),
     "per_group_bounds": ("SELECT region, SUM(x, contribution_bounds_per_group => (0, 20)) "

@@ -15,9 +15,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 from scipy import stats
+from sqlglot import exp
 
+from dpsql.compile import CompiledQuery
 from dpsql.rewrite.digest import integer_unit
-from tests.support import make_plan, run_bounded
+from tests.support import BACKEND, make_plan, run_bounded
 
 UNITS = 6000
 GROUPS = [f"g{i}" for i in range(20)]
@@ -97,3 +99,56 @@ def test_each_kept_pair_keeps_its_own_keys_null_and_multi_column_ones_too(g):
     assert sum(kept.values()) == sum(min(n, g) for n in groups_of)
     if g == len(pool):
         assert kept == {group: float(n) for group, n in having.items() if n}
+
+
+@pytest.mark.parametrize("g", [1, 2])
+def test_public_keys_choose_the_pairs_the_same_keys_private_would_in_the_domain(g):
+    """With every key public text, the codes are the domain's groups and the join to them
+    drops the pairs outside it (``rewrite._domain_groups``); the pairs kept are the ones
+    the private keys keep among the same groups: each unit's choice ranks its own groups
+    alike, whichever groups the codes list. Rows outside the domain (another text, a NULL)
+    are dropped before the choice, so they take no unit's place. Each unit adds its id to
+    its groups, so a different pair kept shows; the keys released keep their type."""
+    rng = np.random.default_rng(5)
+    domain = {"k": ("a", "b", "c"), "m": ("1", "2", "3")}
+    pool = [(k, m) for k in ("a", "b", "c", "z", None) for m in ("1", "2", "3", "9")]
+    rows = []
+    for unit in range(300):
+        for i in rng.choice(len(pool), int(rng.integers(1, 8)), replace=False):
+            rows += [(unit, *pool[i], float(unit % 11))] * int(rng.integers(1, 3))
+    pid, k, m, x = zip(*rows, strict=True)
+    data = pa.table({"pid": pa.array(pid, pa.int64()), "k": list(k), "m": list(m), "x": list(x)})
+    columns = {"pid": "BIGINT", "k": "VARCHAR", "m": "VARCHAR", "x": "DOUBLE"}
+    query = "SELECT k, m, COUNT(*), SUM(x), COUNT(DISTINCT pid) FROM t {} GROUP BY k, m"
+    public = make_plan(query.format(""), columns, max_groups_per_unit=g,
+                       max_rows_per_group=2, public_keys=domain)
+    private = make_plan(query.format("WHERE k IN ('a', 'b', 'c') AND m IN ('1', '2', '3')"),
+                        columns, max_groups_per_unit=g, max_rows_per_group=2)
+    codes = [cte for cte in CompiledQuery.of(public).bounded.ast.find_all(exp.CTE)
+             if cte.alias == "__dp_codes"]
+    assert codes and codes[0].find(exp.Values)  # the codes are the domain's groups
+    for salt in ("s", "t"):
+        chosen = run_bounded(data, public, salt=salt)
+        assert chosen == run_bounded(data, private, salt=salt)
+        units = next(s.name for s in public.stats if s.kind == "units")
+        in_domain = {(u, a, b) for u, a, b, _ in rows if a in domain["k"] and b in domain["m"]}
+        groups_of = np.unique([u for u, *_ in in_domain], return_counts=True)[1]
+        assert sum(cell[units] for cell in chosen.values()) == sum(np.minimum(groups_of, g))
+    schema = BACKEND.execute(CompiledQuery.of(public), salt="s").schema  # t is loaded
+    assert (schema.field("k").type, schema.field("m").type) == (pa.string(), pa.string())
+
+
+@pytest.mark.parametrize("types", [{"k": "VARCHAR", "n": "SMALLINT"}, {"k": "DATE"}])
+def test_public_keys_not_all_text_take_the_codes_of_the_pairs(types):
+    """An integer or a date key's literal is not of its column's type (a date's is text),
+    and the keys released come from the codes: such domains keep the codes of the pairs'
+    groups and the semi-join, so the keys keep their type."""
+    keys = ", ".join(types)
+    values = {"VARCHAR": ("a", "b"), "SMALLINT": (1, 2), "DATE": ("2026-01-01", "2026-01-02")}
+    domain = {name: values[kind] for name, kind in types.items()}
+    plan = make_plan(f"SELECT {keys}, COUNT(*) FROM t GROUP BY {keys}",
+                     {"pid": "BIGINT", "x": "DOUBLE", **types}, max_groups_per_unit=1,
+                     public_keys=domain)
+    codes = [cte for cte in CompiledQuery.of(plan).bounded.ast.find_all(exp.CTE)
+             if cte.alias == "__dp_codes"]
+    assert codes and not codes[0].find(exp.Values)

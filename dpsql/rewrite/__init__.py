@@ -207,11 +207,7 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     pairs = _over(rows, "__dp_r", *group, *partials).group_by(*group, copy=False)
     if limits.caps_total:
         pairs = pairs.select(exp.alias_(exp.Count(this=exp.Star()), ROWS), copy=False)
-    domain = _pairs_in_domain(plan)
-    if domain is not None:
-        # Filtering whole pairs is the same as filtering their rows, and far cheaper.
-        pairs = _over(pairs, "__dp_a", *_output_columns(pairs)).where(domain, copy=False)
-    kept = _keep_groups(plan, pairs)
+    kept = _keep_groups(plan, pairs, _pairs_in_domain(plan))
     if limits.caps_total:
         kept = cap_total(plan, kept)
     if not plan.histograms and not distinct.specs(plan):
@@ -235,30 +231,98 @@ def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Se
     return exp.select(*items, copy=False).from_(inner.subquery(alias, copy=False), copy=False)
 
 
-def _keep_groups(plan: PrivacyPlan, pairs: exp.Select) -> exp.Select:
-    """At most g groups per unit, chosen by a salted hash of (unit, keys): value-blind.
+def _keep_groups(plan: PrivacyPlan, pairs: exp.Select,
+                 domain: exp.Expression | None) -> exp.Select:
+    """At most g groups per unit, chosen by a salted hash of (unit, keys): value-blind;
+    only pairs whose public keys are in their ``domain`` (the filter, if any) are kept.
 
     An integer unit's pairs are all ordered by ``digest.unit_order`` (``_keep_first``);
     other units' by an MD5 per pair, for the heavy units alone (``_keep_heavy``). Either
     way a unit's choice depends only on its own pairs and the salt.
     """
     g = plan.contribution.groups_per_unit
-    if not plan.keys or _public_domain_size(plan) <= g:
-        return pairs
     names = _output_columns(pairs)
+    if not plan.keys or _public_domain_size(plan) <= g:
+        return _in(pairs, names, domain)
     if integer_unit(plan.column_types.get(plan.privacy_unit, "")):
-        query, codes = _keep_first(plan, names, g), _codes(plan)
+        groups = _domain_groups(plan)
+        if groups is None:  # the pairs are filtered here, the codes are their groups
+            pairs, groups, domain = _in(pairs, names, domain), _distinct_groups(plan), None
+        query = _keep_first(plan, names, g, domain)
         query = query.with_(PAIRS, as_=pairs, copy=False)
-        return query.with_(CODES, as_=codes, copy=False)
+        return query.with_(CODES, as_=_codes(plan, groups), copy=False)
     query, heavy = _keep_heavy(plan, names, g)
-    return query.with_(PAIRS, as_=pairs, copy=False).with_(HEAVY, as_=heavy, copy=False)
+    query = query.with_(PAIRS, as_=_in(pairs, names, domain), copy=False)
+    return query.with_(HEAVY, as_=heavy, copy=False)
 
 
-def _codes(plan: PrivacyPlan) -> exp.Select:
-    """Per distinct group of the pairs: its ``key_code``, the keyed constants of
-    ``unit_order`` and its rank in the order of the keys (from 1, one per group: it also
-    names the group where the keys are not carried)."""
-    groups = exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
+def _in(pairs: exp.Select, names: list[exp.Column], domain: exp.Expression | None
+        ) -> exp.Select:
+    """The ``pairs`` in the public ``domain`` (all of them without one). Filtering whole
+    pairs is the same as filtering their rows, and far cheaper."""
+    if domain is None:
+        return pairs
+    return _over(pairs, "__dp_a", *names).where(domain.copy(), copy=False)
+
+
+DOMAIN_CODES = 2**16
+"""The most groups a public domain may have for the codes to be computed from its values
+(``_domain_groups``) rather than from the distinct groups of the pairs."""
+
+
+def _domain_groups(plan: PrivacyPlan) -> exp.Select | None:
+    """The groups of the public domain, as a SELECT of the key columns (the product of each
+    key's values), when every key is a text column (``TEXT_TYPES``) with a public domain of
+    at most ``DOMAIN_CODES`` groups; else None.
+
+    Their codes are the codes of the same groups in the pairs (the same text), so the
+    choice is the same; but the codes no longer read the pairs, which then need not be
+    computed in full before the choice (DuckDB materializes a CTE read twice), and the inner
+    join of the pairs to the codes drops the pairs outside the domain, which a semi-join did
+    before (docs/benchmarks.md). The keys released come from these codes: a text literal
+    has the type of a text column in both engines, so they keep it. (An integer literal's
+    type is not its column's, and a cast to the column's type would write each engine's
+    own name for it into the SQL.)
+
+    >>> from dpsql.plan import GroupKey
+    >>> import types
+    >>> plan = types.SimpleNamespace(keys=(GroupKey("k", "k", ("a", None, "b")),
+    ...                                    GroupKey("m", "m", ("x",))),
+    ...                              column_types={"k": "VARCHAR", "m": "VARCHAR"})
+    >>> print(_domain_groups(plan).sql())
+    SELECT k, m FROM (VALUES ('a'), ('b')) AS __dp_v0(k) CROSS JOIN (VALUES ('x')) AS __dp_v1(m)
+    """
+    columns = []
+    for key in plan.keys:
+        text = plan.column_types.get(key.column, "").upper() in TEXT_TYPES
+        values = [exp.Literal.string(v) for v in key.domain if isinstance(v, str)] \
+            if key.public and text else []
+        if not values:
+            return None
+        columns.append(values)
+    if math.prod(len(values) for values in columns) > DOMAIN_CODES:
+        return None
+    tables = [exp.values([(v,) for v in values], alias=f"__dp_v{i}", columns=[key.name])
+              for i, (key, values) in enumerate(zip(plan.keys, columns, strict=True))]
+    query = exp.select(*_keys(plan)).from_(tables[0], copy=False)
+    for table in tables[1:]:
+        query = query.join(table, join_type="cross", copy=False)
+    return query
+
+
+TEXT_TYPES = ("VARCHAR", "TEXT", "STRING")
+"""Key column types whose public values ``_domain_groups`` writes as literals."""
+
+
+def _distinct_groups(plan: PrivacyPlan) -> exp.Select:
+    """The distinct groups of the pairs, as a SELECT of the key columns."""
+    return exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
+
+
+def _codes(plan: PrivacyPlan, groups: exp.Select) -> exp.Select:
+    """Per group of ``groups``: its ``key_code``, the keyed constants of ``unit_order`` and
+    its rank in the order of the keys (from 1, one per group: it also names the group where
+    the keys are not carried)."""
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in _keys(plan)])
     return _over(groups, "__dp_d", *_keys(plan), *_code_columns(plan),
@@ -271,7 +335,8 @@ def _code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
     return [exp.alias_(key_code(key_types), CODE), *salt_constants()]
 
 
-def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Select:
+def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int,
+                domain: exp.Expression | None) -> exp.Select:
     """Each integer unit's first g pairs, by ``unit_order`` and then by the keys.
 
     Every pair is ordered (no search for the units over the limit), so the running time
@@ -285,7 +350,9 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     Spark inlines the codes CTE at each reference, so its SQL keeps the keys with their
     pair (the ``INLINED_FORM``, written by the Spark backend): g = 1 takes them by
     ``ArgMinNull`` too; g > 1 hashes each pair's code in its row and orders by (order,
-    keys), as no join to the codes can give a rank there.
+    keys), as no join to the codes can give a rank there. Where the codes are the public
+    ``domain``'s groups (``_domain_groups``), the join to them drops the pairs outside it,
+    and the Spark form, which does not join them, filters the pairs by ``domain``.
     """
     keys = {k.name for k in plan.keys}
     carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)]
@@ -299,7 +366,8 @@ def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int) -> exp.Selec
     kept = _with_keys(_first_by_window(
         rows, [first], carried,
         exp.Between(this=exp.column(RANK), low=number(1), high=number(g))), names, keys)
-    inlined, order = _unit_ordered(exp.select("*", *_code_columns(plan)).from_(PAIRS))
+    coded = exp.select("*", *_code_columns(plan)).from_(PAIRS)
+    inlined, order = _unit_ordered(coded if domain is None else coded.where(domain))
     kept.meta[INLINED_FORM] = _first_by_window(
         inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
                                                        expression=number(g)))

@@ -12,7 +12,8 @@ memory) with the same fixed salt; their answers must be equal (lists compared as
 as ``ARRAY_AGG`` has no order) before anything is timed. Then old, new and the floor
 (``COUNT(DISTINCT pid)`` grouped by ``grp``) alternate after one warm-up each
 (``bench_matrix.interleaved``), and the medians are printed with their ratio to the floor.
-Only the bounded query is timed: no planning, noise or Python.
+Only the bounded query is timed: no planning, noise or Python. ``--public`` declares
+``grp``'s public domain (the matrix's ``pub_`` queries).
 
 On Spark (``--spark MASTER --parquet FOLDER``; needs the ``spark`` extra): each checkout
 renders its Spark SQL (``SparkBackend.render``, in a process with a Spark session of its
@@ -45,12 +46,14 @@ SALT = "bench-ab-fixed-salt"
 SQL_OF = """
 import ast, sys, dpsql, pyarrow as pa
 sql, groups, rows, bounds = sys.argv[1], sys.argv[2], sys.argv[3], ast.literal_eval(sys.argv[4])
+public = ast.literal_eval(sys.argv[5])
 print(dpsql.__file__)
 con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), cache=False)
 limits = {} if groups == "0" else {"max_groups_per_unit": int(groups),
                                    "max_rows_per_group": int(rows)}
 schema = pa.schema([("pid", pa.int64()), ("grp", pa.string()), ("v", pa.float64())])
-con.register("t", schema.empty_table(), privacy_unit="pid", bounds=bounds, **limits)
+con.register("t", schema.empty_table(), privacy_unit="pid", bounds=bounds, **limits,
+             public_keys={"grp": public} if public else None)
 print(con.explain(sql, epsilon=1.0, delta=1e-6).data["rewritten_sql"])
 """
 
@@ -58,27 +61,32 @@ print(con.explain(sql, epsilon=1.0, delta=1e-6).data["rewritten_sql"])
 SPARK_SQL_OF = """
 import ast, sys, dpsql, pyarrow as pa
 sql, groups, rows, bounds = sys.argv[1], sys.argv[2], sys.argv[3], ast.literal_eval(sys.argv[4])
+public = ast.literal_eval(sys.argv[5])
 print(dpsql.__file__)
 con = dpsql.connect(backend="spark", spark="local[1]", cache=False,
                     budget=dpsql.Budget(epsilon=1e9, delta=0.5))
 limits = {} if groups == "0" else {"max_groups_per_unit": int(groups),
                                    "max_rows_per_group": int(rows)}
 schema = pa.schema([("pid", pa.int64()), ("grp", pa.string()), ("v", pa.float64())])
-con.register("t", schema.empty_table(), privacy_unit="pid", bounds=bounds, **limits)
+con.register("t", schema.empty_table(), privacy_unit="pid", bounds=bounds, **limits,
+             public_keys={"grp": public} if public else None)
 text = con.backend.render(con.compile(sql, epsilon=1.0, delta=1e-6).bounded)
 print(text.replace(con.backend.identifier("t"), "{t}"))
 """
 SPARK_VIEW = "bench_ab_t"
 
 
-def bounded_sql(checkout: Path, sql: str, limit: str, spark: bool = False) -> str:
+def bounded_sql(checkout: Path, sql: str, limit: str, spark: bool = False,
+                public: bool = False) -> str:
     """The bounded SQL that the dpsql at ``checkout`` writes for ``sql`` under ``limit``
-    (its Spark SQL over the view ``SPARK_VIEW`` when ``spark``)."""
+    (its Spark SQL over the view ``SPARK_VIEW`` when ``spark``; with ``grp``'s public
+    domain, the generator's groups, when ``public``)."""
     groups, rows = LIMITS[limit] or (0, 0)
     # ``python -c`` puts its working directory first on sys.path: run it in the checkout,
     # or every version imports the dpsql of the directory bench_ab was started from.
     done = subprocess.run([sys.executable, "-c", SPARK_SQL_OF if spark else SQL_OF, sql,
-                           str(groups), str(rows), repr(BOUNDS)],
+                           str(groups), str(rows), repr(BOUNDS),
+                           repr(list(limits_data.GROUPS) if public else None)],
                           cwd=checkout.resolve(),
                           env={**os.environ, "PYTHONPATH": str(checkout.resolve())},
                           capture_output=True, text=True, check=True)
@@ -140,10 +148,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--spark", metavar="MASTER", help="time the Spark SQL on this master")
     parser.add_argument("--parquet", type=Path, help="with --spark: the Parquet folder")
+    parser.add_argument("--public", action="store_true",
+                        help="declare grp's public domain (the generator's groups)")
     args = parser.parse_args()
     if args.spark and not args.parquet:
         parser.error("--spark reads the data from Parquet: give --parquet FOLDER")
-    versions = {name: bounded_sql(path, args.sql, args.limit, spark=bool(args.spark))
+    versions = {name: bounded_sql(path, args.sql, args.limit, spark=bool(args.spark),
+                                  public=args.public)
                 for name, path in (("old", args.old), ("new", args.new))}
     if versions["old"] == versions["new"]:
         print("note: both versions write the same SQL")
