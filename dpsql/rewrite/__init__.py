@@ -383,8 +383,8 @@ def _ordered_pairs(plan: PrivacyPlan) -> tuple[exp.Select, exp.Expression]:
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
                        *(exp.column(c, table="__dp_c")
                          for c in (CODE, *SALT_CONSTANTS, GROUP_RANK)))
-            .from_(exp.alias_(exp.to_table(PAIRS), "__dp_p", table=True), copy=False)
-            .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
+            .from_(_as(PAIRS, "__dp_p"), copy=False)
+            .join(_as(CODES, "__dp_c"),
                   on=exp.and_(*same_group), copy=False))
     rows, order = _unit_ordered(rows)
     first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
@@ -409,9 +409,14 @@ def _with_keys(chosen: exp.Select, names: list[exp.Column], keys: set[str]) -> e
     return (exp.select(*(exp.column(c.name, table="__dp_c" if c.name in keys else "__dp_z")
                          for c in names))
             .from_(chosen.subquery("__dp_z", copy=False), copy=False)
-            .join(exp.alias_(exp.to_table(CODES), "__dp_c", table=True),
+            .join(_as(CODES, "__dp_c"),
                   on=exp.EQ(this=exp.column(GROUP_RANK, table="__dp_z"),
                             expression=exp.column(GROUP_RANK, table="__dp_c")), copy=False))
+
+
+def _as(table: str, alias: str) -> exp.Expression:
+    """``table AS alias``."""
+    return exp.alias_(exp.to_table(table), alias, table=True)
 
 
 def _unit_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Column]:
