@@ -124,13 +124,11 @@ def test_public_keys_choose_the_pairs_the_same_keys_private_would_in_the_domain(
                        max_rows_per_group=2, public_keys=domain)
     private = make_plan(query.format("WHERE k IN ('a', 'b', 'c') AND m IN ('1', '2', '3')"),
                         columns, max_groups_per_unit=g, max_rows_per_group=2)
-    codes = [cte for cte in CompiledQuery.of(public).bounded.ast.find_all(exp.CTE)
-             if cte.alias == "__dp_codes"]
-    assert codes and codes[0].find(exp.Values)  # the codes are the domain's groups
+    assert _codes(public).find(exp.Values)  # the codes are the domain's groups
+    units = next(s.name for s in public.stats if s.kind == "units")
     for salt in ("s", "t"):
         chosen = run_bounded(data, public, salt=salt)
         assert chosen == run_bounded(data, private, salt=salt)
-        units = next(s.name for s in public.stats if s.kind == "units")
         in_domain = {(u, a, b) for u, a, b, _ in rows if a in domain["k"] and b in domain["m"]}
         groups_of = np.unique([u for u, *_ in in_domain], return_counts=True)[1]
         assert sum(cell[units] for cell in chosen.values()) == sum(np.minimum(groups_of, g))
@@ -149,6 +147,10 @@ def test_public_keys_not_all_text_take_the_codes_of_the_pairs(types):
     plan = make_plan(f"SELECT {keys}, COUNT(*) FROM t GROUP BY {keys}",
                      {"pid": "BIGINT", "x": "DOUBLE", **types}, max_groups_per_unit=1,
                      public_keys=domain)
-    codes = [cte for cte in CompiledQuery.of(plan).bounded.ast.find_all(exp.CTE)
-             if cte.alias == "__dp_codes"]
-    assert codes and not codes[0].find(exp.Values)
+    assert not _codes(plan).find(exp.Values)
+
+
+def _codes(plan) -> exp.CTE:
+    """The bounded query's codes CTE (the group choice's)."""
+    return next(cte for cte in CompiledQuery.of(plan).bounded.ast.find_all(exp.CTE)
+                if cte.alias == "__dp_codes")

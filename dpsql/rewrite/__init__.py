@@ -291,12 +291,17 @@ def _domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     ...                              column_types={"k": "VARCHAR", "m": "VARCHAR"})
     >>> print(_domain_groups(plan).sql())
     SELECT k, m FROM (VALUES ('a'), ('b')) AS __dp_v0(k) CROSS JOIN (VALUES ('x')) AS __dp_v1(m)
+    >>> plan.keys = (GroupKey("k", "k", ("a", 1)),)  # a public table's other values
+    >>> print(_domain_groups(plan))
+    None
     """
     columns = []
     for key in plan.keys:
-        text = plan.column_types.get(key.column, "").upper() in TEXT_TYPES
-        values = [exp.Literal.string(v) for v in key.domain if isinstance(v, str)] \
-            if key.public and text else []
+        # A text column's domain read from a public table may hold other values: those
+        # keep the semi-join's own comparison.
+        text = key.public and plan.column_types.get(key.column, "").upper() in TEXT_TYPES \
+            and all(isinstance(v, str) for v in key.domain if v is not None)
+        values = _domain_values(key) if text else []
         if not values:
             return None
         columns.append(values)
