@@ -221,9 +221,22 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     if distinct.specs(plan):
         query = distinct.attach(plan, query, KEPT, _filter(plan, unit))
     # Spark computes them once for the histograms' join (docs/benchmarks.md: quantiles
-    # gain, the distinct values' join did not).
-    kept.meta[COMPUTE_ONCE] = bool(plan.histograms)
+    # gain, the distinct values' join did not), but not with a TIME column among them,
+    # which Spark then refuses (UNSUPPORTED_TIME_TYPE): it computes them twice instead.
+    kept.meta[COMPUTE_ONCE] = bool(plan.histograms) and not any(
+        _is_time(plan.column_types.get(c, "")) for c in (plan.privacy_unit,
+                                                         *(k.column for k in plan.keys)))
     return query.with_(KEPT, as_=kept, copy=False)
+
+
+def _is_time(sql_type: str) -> bool:
+    """Whether a column of this type holds times of day (TIME, TIMETZ; not TIMESTAMP).
+
+    >>> _is_time("TIME"), _is_time("TIME WITH TIME ZONE"), _is_time("TIMESTAMP")
+    (True, True, False)
+    """
+    name = sql_type.upper()
+    return name.startswith("TIME") and not name.startswith("TIMESTAMP")
 
 
 def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Select:
