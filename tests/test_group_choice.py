@@ -137,20 +137,51 @@ def test_public_keys_choose_the_pairs_the_same_keys_private_would_in_the_domain(
 
 
 @pytest.mark.parametrize("types", [{"k": "VARCHAR", "n": "SMALLINT"}, {"k": "DATE"}])
-def test_public_keys_not_all_text_take_the_codes_of_the_pairs(types):
+def test_public_keys_not_all_text_take_the_codes_of_the_rows_groups(types):
     """An integer or a date key's literal is not of its column's type (a date's is text),
-    and the keys released come from the codes: such domains keep the codes of the pairs'
-    groups and the semi-join, so the keys keep their type."""
+    and the keys released come from the codes: such domains code the distinct groups of
+    the rows, kept by a semi-join with the domain, so the keys keep their type."""
     keys = ", ".join(types)
     values = {"VARCHAR": ("a", "b"), "SMALLINT": (1, 2), "DATE": ("2026-01-01", "2026-01-02")}
     domain = {name: values[kind] for name, kind in types.items()}
     plan = make_plan(f"SELECT {keys}, COUNT(*) FROM t GROUP BY {keys}",
                      {"pid": "BIGINT", "x": "DOUBLE", **types}, max_groups_per_unit=1,
                      public_keys=domain)
-    assert not _codes(plan).find(exp.Values)
+    codes = _codes(plan)
+    assert codes.find(exp.Distinct)
+    assert all(values.find_ancestor(exp.In) for values in codes.find_all(exp.Values))
 
 
 def _codes(plan) -> exp.CTE:
     """The bounded query's codes CTE (the group choice's)."""
     return next(cte for cte in CompiledQuery.of(plan).bounded.ast.find_all(exp.CTE)
                 if cte.alias == "__dp_codes")
+
+
+@pytest.mark.parametrize("g", [1, 2])
+@pytest.mark.parametrize(("source", "stored"), [
+    ("(SELECT pid, k, x FROM t WHERE x >= 0) AS s", False),
+    ("(SELECT DISTINCT pid, k, x FROM t) AS s", True),
+])
+def test_the_rows_are_coded_once_whatever_they_are_read_from(g, source, stored):
+    """The codes and the pairs both read the rows (``rewrite._keep_first``): a query of one
+    table's rows reads it twice, a source with a join, an aggregate or DISTINCT is computed
+    once (the CTE ``__dp_records``). Either way the choice is the one the same rows make
+    as a table."""
+    rng = np.random.default_rng(3)
+    rows = [(int(u), f"g{int(k)}", float(x)) for u, k, x in
+            zip(rng.integers(0, 200, 3000), rng.integers(0, 9, 3000),
+                rng.integers(-1, 4, 3000), strict=True)]
+    data = pa.table({"pid": pa.array([r[0] for r in rows], pa.int64()),
+                     "k": [r[1] for r in rows], "x": [r[2] for r in rows]})
+    columns = {"pid": "BIGINT", "k": "VARCHAR", "x": "DOUBLE"}
+    query = "SELECT k, COUNT(*), SUM(x) FROM {} GROUP BY k"
+    plan = make_plan(query.format(source), columns, max_groups_per_unit=g, max_rows_per_group=2)
+    ctes = {cte.alias for cte in CompiledQuery.of(plan).bounded.ast.find_all(exp.CTE)}
+    assert ("__dp_records" in ctes) == stored
+    same = sorted(set(rows)) if stored else [r for r in rows if r[2] >= 0]
+    as_table = pa.table({"pid": pa.array([r[0] for r in same], pa.int64()),
+                         "k": [r[1] for r in same], "x": [r[2] for r in same]})
+    direct = make_plan(query.format("t"), columns, max_groups_per_unit=g, max_rows_per_group=2)
+    for salt in ("s", "t"):
+        assert run_bounded(data, plan, salt) == run_bounded(as_table, direct, salt)

@@ -70,6 +70,7 @@ RANK = "__dp_rank"
 FACTOR = "__dp_factor"
 ROWS = "__dp_rows"
 PAIRS = "__dp_pairs"
+RECORDS = "__dp_records"
 HEAVY = "__dp_heavy"
 KEPT = "__dp_kept"
 CODES = "__dp_codes"
@@ -202,12 +203,10 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     where = _filter(plan, unit)
     if where is not None:
         rows = rows.where(where, copy=False)
-    group = [exp.column(UNIT), *_keys(plan)]
     partials = [exp.alias_(pair_partial(s, c, values), s.name) for s in pair_stats] + counts
-    pairs = _over(rows, "__dp_r", *group, *partials).group_by(*group, copy=False)
     if limits.caps_total:
-        pairs = pairs.select(exp.alias_(exp.Count(this=exp.Star()), ROWS), copy=False)
-    kept = _keep_groups(plan, pairs, _pairs_in_domain(plan))
+        partials.append(exp.alias_(exp.Count(this=exp.Star()), ROWS))
+    kept = _keep_groups(plan, rows, partials, _pairs_in_domain(plan))
     if limits.caps_total:
         kept = cap_total(plan, kept)
     if not plan.histograms and not distinct.specs(plan):
@@ -244,29 +243,34 @@ def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Se
     return exp.select(*items, copy=False).from_(inner.subquery(alias, copy=False), copy=False)
 
 
-def _keep_groups(plan: PrivacyPlan, pairs: exp.Select,
+def _keep_groups(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expression],
                  domain: exp.Expression | None) -> exp.Select:
-    """At most g groups per unit, chosen by a salted hash of (unit, keys): value-blind;
-    only pairs whose public keys are in their ``domain`` (the filter, if any) are kept.
+    """The (unit, group) pairs of ``rows`` with their ``partials``, at most g groups per unit,
+    chosen by a salted hash of (unit, keys): value-blind; only pairs whose public keys are
+    in their ``domain`` (the filter, if any) are kept.
 
     An integer unit's pairs are all ordered by ``digest.unit_order`` (``_keep_first``);
     other units' by an MD5 per pair, for the heavy units alone (``_keep_heavy``). Either
     way a unit's choice depends only on its own pairs and the salt.
     """
     g = plan.contribution.groups_per_unit
+    pairs = _pairs(rows, _keys(plan), partials)
     names = _output_columns(pairs)
     if not plan.keys or _public_domain_size(plan) <= g:
         return _in(pairs, names, domain)
     if integer_unit(plan.column_types.get(plan.privacy_unit, "")):
-        groups = _domain_groups(plan)
-        if groups is None:  # the pairs are filtered here, the codes are their groups
-            pairs, groups, domain = _in(pairs, names, domain), _distinct_groups(plan), None
-        query = _keep_first(plan, names, g, domain)
-        query = query.with_(PAIRS, as_=pairs, copy=False)
-        return query.with_(CODES, as_=_codes(plan, groups), copy=False)
+        return _keep_first(plan, rows, partials, pairs, g, domain)
     query, heavy = _keep_heavy(plan, names, g)
     query = query.with_(PAIRS, as_=_in(pairs, names, domain), copy=False)
     return query.with_(HEAVY, as_=heavy, copy=False)
+
+
+def _pairs(rows: exp.Select, group: list[exp.Column], partials: list[exp.Expression]
+           ) -> exp.Select:
+    """The ``partials`` of each unit in each group of ``rows`` (by the ``group`` columns)."""
+    by = [exp.column(UNIT), *group]
+    return (_over(rows.copy(), "__dp_r", *by, *(p.copy() for p in partials))
+            .group_by(*(c.copy() for c in by), copy=False))
 
 
 def _in(pairs: exp.Select, names: list[exp.Column], domain: exp.Expression | None
@@ -332,9 +336,16 @@ TEXT_TYPES = ("VARCHAR", "TEXT", "STRING")
 """Key column types whose public values ``_domain_groups`` writes as literals."""
 
 
-def _distinct_groups(plan: PrivacyPlan) -> exp.Select:
-    """The distinct groups of the pairs, as a SELECT of the key columns."""
-    return exp.select(*_keys(plan)).distinct(copy=False).from_(PAIRS, copy=False)
+def _distinct_groups(plan: PrivacyPlan, rows: exp.Select, records: exp.Expression
+                     ) -> exp.Select:
+    """The distinct groups of ``rows``, as a SELECT of the key columns: from their table,
+    or from the CTE that ``records`` reads."""
+    if isinstance(records, exp.Subquery):
+        groups = rows.copy()
+        groups.set("expressions", _keys(plan))
+    else:
+        groups = exp.select(*_keys(plan)).from_(RECORDS, copy=False)
+    return groups.distinct(copy=False)
 
 
 def _codes(plan: PrivacyPlan, groups: exp.Select) -> exp.Select:
@@ -353,54 +364,98 @@ def _code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
     return [exp.alias_(key_code(key_types), CODE), *salt_constants()]
 
 
-def _keep_first(plan: PrivacyPlan, names: list[exp.Column], g: int,
-                domain: exp.Expression | None) -> exp.Select:
-    """Each integer unit's first g pairs, by ``unit_order`` and then by the keys.
+def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expression],
+                pairs: exp.Select, g: int, domain: exp.Expression | None) -> exp.Select:
+    """Each integer unit's first g pairs, by ``unit_order`` and then by the keys; ``pairs``
+    are the ``partials`` of ``rows`` per (unit, keys).
+
+    The groups are coded before the pairs are formed: each row joins the codes of its
+    group (``_codes``: one row per group, its rank among the keys and its keyed constants)
+    and the pairs are aggregated per (unit, rank), two integers, not per (unit, keys):
+    the aggregate over every row then hashes no text (docs/benchmarks.md). The codes are
+    the distinct groups of the rows (in the public ``domain``, if any), or the domain's
+    own groups (``_domain_groups``); the inner join drops the rows outside them.
 
     Every pair is ordered (no search for the units over the limit), so the running time
     does not depend on how many units exceed it. The order is one BIGINT, ``order · 2³² +
-    rank``: the group's rank among the keys (``_codes``) stands in for them, the same
-    order. g = 1: one aggregate per unit, each column taken from the pair with the smallest
-    (``ArgMinNull``); g > 1: a window over each unit's pairs, ranked by it. Both carry the
-    group's rank instead of its keys, which a join to the codes gives back after the choice
-    (moving text through the aggregate or the sort costs more, docs/benchmarks.md).
+    rank``: the group's rank among the keys stands in for them, the same order. g = 1: one
+    aggregate per unit, each column taken from the pair with the smallest (``ArgMinNull``);
+    g > 1: a window over each unit's pairs, ranked by it. A join to the codes on the rank
+    gives the keys back after the choice.
 
-    Spark inlines the codes CTE at each reference, so its SQL keeps the keys with their
-    pair (the ``INLINED_FORM``, written by the Spark backend): g = 1 takes them by
-    ``ArgMinNull`` too; g > 1 hashes each pair's code in its row and orders by (order,
-    keys), as no join to the codes can give a rank there. Where the codes are the public
-    ``domain``'s groups (``_domain_groups``), the join to them drops the pairs outside it,
-    and the Spark form, which does not join them, filters the pairs by ``domain``.
+    Spark inlines the codes CTE at each reference, so its SQL forms the pairs per (unit,
+    keys) and keeps the keys with their pair (the ``INLINED_FORM``s, written by the Spark
+    backend): g = 1 takes them by ``ArgMinNull`` too; g > 1 hashes each pair's code in
+    its row and orders by (order, keys), filtering the pairs by ``domain``, as it joins no
+    codes.
     """
+    records = _records(plan, rows)
+    groups = _domain_groups(plan)
+    if groups is None:
+        groups = _in(_distinct_groups(plan, rows, records), _keys(plan), domain)
+    coded = _pairs(_coded(plan, records), [exp.column(GROUP_RANK)], partials)
+    coded.meta[INLINED_FORM] = pairs
+    names = _output_columns(pairs)
     keys = {k.name for k in plan.keys}
     carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)]
     if g == 1:
-        kept = _with_keys(_first_by_min(plan, carried), names, keys)
-        kept.meta[INLINED_FORM] = _first_by_min(plan, names)
-        return kept
-    rows, first = _ordered_pairs(plan)
-    # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into a
-    # top-N aggregate, which is slower (docs/benchmarks.md).
-    kept = _with_keys(_first_by_window(
-        rows, [first], carried,
-        exp.Between(this=exp.column(RANK), low=number(1), high=number(g))), names, keys)
-    coded = exp.select("*", *_code_columns(plan)).from_(PAIRS)
-    inlined, order = _unit_ordered(coded if domain is None else coded.where(domain))
-    kept.meta[INLINED_FORM] = _first_by_window(
-        inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
-                                                       expression=number(g)))
-    return kept
+        kept = _with_keys(_first_by_min(plan, carried, by_rank=True), names, keys)
+        kept.meta[INLINED_FORM] = _first_by_min(plan, names, by_rank=False)
+    else:
+        ordered, first = _ordered_pairs(plan, by_rank=True)
+        # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into
+        # a top-N aggregate, which is slower (docs/benchmarks.md).
+        kept = _with_keys(_first_by_window(
+            ordered, [first], carried,
+            exp.Between(this=exp.column(RANK), low=number(1), high=number(g))), names, keys)
+        inlined = exp.select("*", *_code_columns(plan)).from_(PAIRS)
+        inlined, order = _unit_ordered(inlined if domain is None else inlined.where(domain))
+        kept.meta[INLINED_FORM] = _first_by_window(
+            inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
+                                                           expression=number(g)))
+    if not isinstance(records, exp.Subquery):
+        kept = kept.with_(RECORDS, as_=rows, copy=False)
+    kept = kept.with_(CODES, as_=_codes(plan, groups), copy=False)
+    return kept.with_(PAIRS, as_=coded, copy=False)
 
 
-def _ordered_pairs(plan: PrivacyPlan) -> tuple[exp.Select, exp.Expression]:
-    """The pairs joined to their group's codes, with ``unit_order``'s steps, and the
-    BIGINT that orders a unit's pairs: ``order · 2³² + rank``."""
-    same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
+def _records(plan: PrivacyPlan, rows: exp.Select) -> exp.Expression:
+    """What the codes and the pairs read ``rows`` from: the rows themselves (a subquery,
+    copied for each reader) when they come from a table or a query of one table's rows,
+    which DuckDB scans twice more cheaply than it stores them (docs/benchmarks.md); the
+    CTE ``RECORDS``, computed once, when they come from a join, an aggregate, a window or
+    a set operation."""
+    costly = (exp.Join, exp.AggFunc, exp.Window, exp.SetOperation, exp.Distinct)
+    if isinstance(plan.relation, str) or not plan.relation.find(*costly):
+        return rows.subquery("__dp_r")
+    return _as(RECORDS, "__dp_r")
+
+
+def _coded(plan: PrivacyPlan, records: exp.Expression) -> exp.Select:
+    """The rows of ``records`` with their group's rank (``GROUP_RANK``) from the codes."""
+    same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_r"),
                                  expression=exp.column(k.name, table="__dp_c"))
                   for k in plan.keys]
+    return (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_r")),
+                       exp.column(GROUP_RANK, table="__dp_c"))
+            .from_(records.copy(), copy=False)
+            .join(_as(CODES, "__dp_c"), on=exp.and_(*same_group), copy=False))
+
+
+def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Expression]:
+    """The pairs joined to their group's codes — by the group's rank where the pairs carry
+    it (``by_rank``), else by the keys — with ``unit_order``'s steps, and the BIGINT that
+    orders a unit's pairs: ``order · 2³² + rank``."""
+    if by_rank:
+        same_group = [exp.EQ(this=exp.column(GROUP_RANK, table="__dp_p"),
+                             expression=exp.column(GROUP_RANK, table="__dp_c"))]
+    else:
+        same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
+                                     expression=exp.column(k.name, table="__dp_c"))
+                      for k in plan.keys]
+    taken = (CODE, *SALT_CONSTANTS) if by_rank else (CODE, *SALT_CONSTANTS, GROUP_RANK)
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
-                       *(exp.column(c, table="__dp_c")
-                         for c in (CODE, *SALT_CONSTANTS, GROUP_RANK)))
+                       *(exp.column(c, table="__dp_c") for c in taken))
             .from_(_as(PAIRS, "__dp_p"), copy=False)
             .join(_as(CODES, "__dp_c"),
                   on=exp.and_(*same_group), copy=False))
@@ -411,9 +466,10 @@ def _ordered_pairs(plan: PrivacyPlan) -> tuple[exp.Select, exp.Expression]:
     return rows, first
 
 
-def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column]) -> exp.Select:
+def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column], by_rank: bool
+                  ) -> exp.Select:
     """Per unit, ``columns`` of its first pair (the smallest ``_ordered_pairs`` order)."""
-    rows, first = _ordered_pairs(plan)
+    rows, first = _ordered_pairs(plan, by_rank)
     ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
     taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
              for c in columns if c.name != UNIT]

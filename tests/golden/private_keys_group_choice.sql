@@ -4,23 +4,7 @@ SELECT
   CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,
   CAST(COUNT(*) AS BIGINT) AS __dp_s1
 FROM (
-  WITH __dp_pairs AS (
-    SELECT
-      __dp_unit,
-      k,
-      LEAST(GREATEST(COUNT(*), 0), 3) AS __dp_s0
-    FROM (
-      SELECT
-        pid AS __dp_unit,
-        k
-      FROM t
-      WHERE
-        NOT pid IS NULL
-    ) AS __dp_r
-    GROUP BY
-      __dp_unit,
-      k
-  ), __dp_codes AS (
+  WITH __dp_codes AS (
     SELECT
       k,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
@@ -34,8 +18,38 @@ FROM (
     FROM (
       SELECT DISTINCT
         k
-      FROM __dp_pairs
+      FROM (
+        SELECT
+          pid AS __dp_unit,
+          k
+        FROM t
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_r
     ) AS __dp_d
+  ), __dp_pairs AS (
+    SELECT
+      __dp_unit,
+      __dp_grank,
+      LEAST(GREATEST(COUNT(*), 0), 3) AS __dp_s0
+    FROM (
+      SELECT
+        __dp_r.*,
+        __dp_c.__dp_grank
+      FROM (
+        SELECT
+          pid AS __dp_unit,
+          k
+        FROM t
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_r
+      JOIN __dp_codes AS __dp_c
+        ON __dp_r.k IS NOT DISTINCT FROM __dp_c.k
+    ) AS __dp_r
+    GROUP BY
+      __dp_unit,
+      __dp_grank
   )
   SELECT
     __dp_z.__dp_unit,
@@ -91,11 +105,10 @@ FROM (
                   __dp_c.__dp_k2,
                   __dp_c.__dp_k3,
                   __dp_c.__dp_k4,
-                  __dp_c.__dp_k5,
-                  __dp_c.__dp_grank
+                  __dp_c.__dp_k5
                 FROM __dp_pairs AS __dp_p
                 JOIN __dp_codes AS __dp_c
-                  ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
+                  ON __dp_p.__dp_grank = __dp_c.__dp_grank
               ) AS __dp_s0
             ) AS __dp_s1
           ) AS __dp_s2

@@ -4,26 +4,7 @@ SELECT
   k,
   CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0
 FROM (
-  WITH __dp_pairs AS (
-    SELECT
-      __dp_unit,
-      region,
-      k,
-      LEAST(GREATEST(COUNT(*), 0), 3) AS __dp_s0
-    FROM (
-      SELECT
-        pid AS __dp_unit,
-        region,
-        k
-      FROM wide
-      WHERE
-        NOT pid IS NULL
-    ) AS __dp_r
-    GROUP BY
-      __dp_unit,
-      region,
-      k
-  ), __dp_codes AS (
+  WITH __dp_codes AS (
     SELECT
       region,
       k,
@@ -47,6 +28,31 @@ FROM (
         ('a'),
         ('b')) AS __dp_v1(k)
     ) AS __dp_d
+  ), __dp_pairs AS (
+    SELECT
+      __dp_unit,
+      __dp_grank,
+      LEAST(GREATEST(COUNT(*), 0), 3) AS __dp_s0
+    FROM (
+      SELECT
+        __dp_r.*,
+        __dp_c.__dp_grank
+      FROM (
+        SELECT
+          pid AS __dp_unit,
+          region,
+          k
+        FROM wide
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_r
+      JOIN __dp_codes AS __dp_c
+        ON __dp_r.region IS NOT DISTINCT FROM __dp_c.region
+        AND __dp_r.k IS NOT DISTINCT FROM __dp_c.k
+    ) AS __dp_r
+    GROUP BY
+      __dp_unit,
+      __dp_grank
   )
   SELECT
     __dp_z.__dp_unit,
@@ -103,12 +109,10 @@ FROM (
                   __dp_c.__dp_k2,
                   __dp_c.__dp_k3,
                   __dp_c.__dp_k4,
-                  __dp_c.__dp_k5,
-                  __dp_c.__dp_grank
+                  __dp_c.__dp_k5
                 FROM __dp_pairs AS __dp_p
                 JOIN __dp_codes AS __dp_c
-                  ON __dp_p.region IS NOT DISTINCT FROM __dp_c.region
-                  AND __dp_p.k IS NOT DISTINCT FROM __dp_c.k
+                  ON __dp_p.__dp_grank = __dp_c.__dp_grank
               ) AS __dp_s0
             ) AS __dp_s1
           ) AS __dp_s2

@@ -12,10 +12,38 @@ FROM (
       CAST(4 AS DOUBLE) / SUM(LEAST(GREATEST(__dp_rows, 0), 3)) OVER (PARTITION BY __dp_unit)
     ) AS __dp_factor
   FROM (
-    WITH __dp_pairs AS (
+    WITH __dp_codes AS (
+      SELECT
+        k,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k0')), 1, 7) AS BIGINT) AS __dp_k0,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k1')), 1, 7) AS BIGINT) AS __dp_k1,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
+        ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
+      FROM (
+        SELECT DISTINCT
+          k
+        FROM (
+          SELECT
+            pid AS __dp_unit,
+            k,
+            CASE
+              WHEN x IS NULL OR ISNAN(x)
+              THEN NULL
+              ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
+            END AS __dp_v0
+          FROM capped
+          WHERE
+            NOT pid IS NULL
+        ) AS __dp_r
+      ) AS __dp_d
+    ), __dp_pairs AS (
       SELECT
         __dp_unit,
-        k,
+        __dp_grank,
         LEAST(GREATEST(COUNT(*), 0), 3) * 1048576 AS __dp_s0,
         CAST(LEAST(
           GREATEST(
@@ -31,36 +59,27 @@ FROM (
         COUNT(*) AS __dp_rows
       FROM (
         SELECT
-          pid AS __dp_unit,
-          k,
-          CASE
-            WHEN x IS NULL OR ISNAN(x)
-            THEN NULL
-            ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
-          END AS __dp_v0
-        FROM capped
-        WHERE
-          NOT pid IS NULL
+          __dp_r.*,
+          __dp_c.__dp_grank
+        FROM (
+          SELECT
+            pid AS __dp_unit,
+            k,
+            CASE
+              WHEN x IS NULL OR ISNAN(x)
+              THEN NULL
+              ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
+            END AS __dp_v0
+          FROM capped
+          WHERE
+            NOT pid IS NULL
+        ) AS __dp_r
+        JOIN __dp_codes AS __dp_c
+          ON __dp_r.k IS NOT DISTINCT FROM __dp_c.k
       ) AS __dp_r
       GROUP BY
         __dp_unit,
-        k
-    ), __dp_codes AS (
-      SELECT
-        k,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k0')), 1, 7) AS BIGINT) AS __dp_k0,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k1')), 1, 7) AS BIGINT) AS __dp_k1,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
-        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
-        ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
-      FROM (
-        SELECT DISTINCT
-          k
-        FROM __dp_pairs
-      ) AS __dp_d
+        __dp_grank
     )
     SELECT
       __dp_z.__dp_unit,
@@ -120,11 +139,10 @@ FROM (
                     __dp_c.__dp_k2,
                     __dp_c.__dp_k3,
                     __dp_c.__dp_k4,
-                    __dp_c.__dp_k5,
-                    __dp_c.__dp_grank
+                    __dp_c.__dp_k5
                   FROM __dp_pairs AS __dp_p
                   JOIN __dp_codes AS __dp_c
-                    ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
+                    ON __dp_p.__dp_grank = __dp_c.__dp_grank
                 ) AS __dp_s0
               ) AS __dp_s1
             ) AS __dp_s2
