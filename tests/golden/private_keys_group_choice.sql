@@ -18,14 +18,9 @@ FROM (
     FROM (
       SELECT DISTINCT
         k
-      FROM (
-        SELECT
-          pid AS __dp_unit,
-          k
-        FROM t
-        WHERE
-          NOT pid IS NULL
-      ) AS __dp_r
+      FROM t
+      WHERE
+        NOT pid IS NULL
     ) AS __dp_d
   ), __dp_pairs AS (
     SELECT

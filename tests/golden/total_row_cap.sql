@@ -26,19 +26,9 @@ FROM (
       FROM (
         SELECT DISTINCT
           k
-        FROM (
-          SELECT
-            pid AS __dp_unit,
-            k,
-            CASE
-              WHEN x IS NULL OR ISNAN(x)
-              THEN NULL
-              ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
-            END AS __dp_v0
-          FROM capped
-          WHERE
-            NOT pid IS NULL
-        ) AS __dp_r
+        FROM capped
+        WHERE
+          NOT pid IS NULL
       ) AS __dp_d
     ), __dp_pairs AS (
       SELECT
