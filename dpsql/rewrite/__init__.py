@@ -273,13 +273,14 @@ def _pairs(rows: exp.Select, group: list[exp.Column], partials: list[exp.Express
             .group_by(*(c.copy() for c in by), copy=False))
 
 
-def _in(pairs: exp.Select, names: list[exp.Column], domain: exp.Expression | None
+def _in(groups: exp.Select, names: list[exp.Column], domain: exp.Expression | None
         ) -> exp.Select:
-    """The ``pairs`` in the public ``domain`` (all of them without one). Filtering whole
-    pairs is the same as filtering their rows, and far cheaper."""
+    """The ``names`` of ``groups`` (the pairs, or the distinct groups) in the public
+    ``domain`` (all of them without one). Filtering whole pairs or groups is the same as
+    filtering their rows, and far cheaper."""
     if domain is None:
-        return pairs
-    return _over(pairs, "__dp_a", *names).where(domain.copy(), copy=False)
+        return groups
+    return _over(groups, "__dp_a", *names).where(domain.copy(), copy=False)
 
 
 DOMAIN_CODES = 2**16
@@ -292,11 +293,10 @@ def _domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     key's values), when every key is a text column (``TEXT_TYPES``) with a public domain of
     at most ``DOMAIN_CODES`` groups; else None.
 
-    Their codes are the codes of the same groups in the pairs (the same text), so the
-    choice is the same; but the codes no longer read the pairs, which then need not be
-    computed in full before the choice (DuckDB materializes a CTE read twice), and the inner
-    join of the pairs to the codes drops the pairs outside the domain, which a semi-join did
-    before (docs/benchmarks.md). The keys released come from these codes: a text literal
+    Their codes are the codes of the same groups in the rows (the same text), so the
+    choice is the same; but the codes read no rows, and the inner join of the rows to the
+    codes drops the rows outside the domain, which a semi-join would do otherwise
+    (docs/benchmarks.md). The keys released come from these codes: a text literal
     has the type of a text column in both engines, so they keep it. (An integer literal's
     type is not its column's, and a cast to the column's type would write each engine's
     own name for it into the SQL.)
