@@ -433,32 +433,31 @@ def _records(plan: PrivacyPlan, rows: exp.Select) -> exp.Expression:
 
 def _coded(plan: PrivacyPlan, records: exp.Expression) -> exp.Select:
     """The rows of ``records`` with their group's rank (``GROUP_RANK``) from the codes."""
-    same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_r"),
-                                 expression=exp.column(k.name, table="__dp_c"))
-                  for k in plan.keys]
     return (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_r")),
                        exp.column(GROUP_RANK, table="__dp_c"))
             .from_(records.copy(), copy=False)
-            .join(_as(CODES, "__dp_c"), on=exp.and_(*same_group), copy=False))
+            .join(_as(CODES, "__dp_c"), on=_same_keys(plan, "__dp_r", "__dp_c"), copy=False))
+
+
+def _same_keys(plan: PrivacyPlan, one: str, other: str) -> exp.Expression:
+    """``one``'s keys are ``other``'s (NULL-safe: a NULL key is a group of its own)."""
+    return exp.and_(*(exp.NullSafeEQ(this=exp.column(k.name, table=one),
+                                     expression=exp.column(k.name, table=other))
+                      for k in plan.keys))
 
 
 def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Expression]:
     """The pairs joined to their group's codes — by the group's rank where the pairs carry
     it (``by_rank``), else by the keys — with ``unit_order``'s steps, and the BIGINT that
     orders a unit's pairs: ``order · 2³² + rank``."""
-    if by_rank:
-        same_group = [exp.EQ(this=exp.column(GROUP_RANK, table="__dp_p"),
-                             expression=exp.column(GROUP_RANK, table="__dp_c"))]
-    else:
-        same_group = [exp.NullSafeEQ(this=exp.column(k.name, table="__dp_p"),
-                                     expression=exp.column(k.name, table="__dp_c"))
-                      for k in plan.keys]
+    same_group = exp.EQ(this=exp.column(GROUP_RANK, table="__dp_p"),
+                        expression=exp.column(GROUP_RANK, table="__dp_c")) if by_rank \
+        else _same_keys(plan, "__dp_p", "__dp_c")
     taken = (CODE, *SALT_CONSTANTS) if by_rank else (CODE, *SALT_CONSTANTS, GROUP_RANK)
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
                        *(exp.column(c, table="__dp_c") for c in taken))
             .from_(_as(PAIRS, "__dp_p"), copy=False)
-            .join(_as(CODES, "__dp_c"),
-                  on=exp.and_(*same_group), copy=False))
+            .join(_as(CODES, "__dp_c"), on=same_group, copy=False))
     rows, order = _unit_ordered(rows)
     first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
                     expression=exp.Mod(this=exp.column(GROUP_RANK),
