@@ -5,8 +5,9 @@ reviewer sees every change to the bounded SQL in a diff. Each case is one branch
 ``dpsql/rewrite``: row-level privacy, a global aggregate per person, public keys (a semi-join
 on the domain, no ranking; more groups than the limit: the choice among the domain's codes),
 private keys (the salted group choice of heavy units), a binding
-total row cap, BigQuery per-group bounds, COUNT(DISTINCT), quantile histograms, and a join
-source. Regenerate after an intended change with ``DPSQL_UPDATE_GOLDEN=1 pytest
+total row cap, BigQuery per-group bounds, COUNT(DISTINCT), quantile histograms (of the rows
+joined to the kept pairs; by private groups alone, of the kept rows ranked in a window), and a
+join source. Regenerate after an intended change with ``DPSQL_UPDATE_GOLDEN=1 pytest
 tests/test_golden_rewrite.py`` and read the diff.
 """
 
@@ -53,6 +54,7 @@ CASES = {
                          "FROM t GROUP BY region", {"dialect": "bigquery"}),
     "count_distinct": ("SELECT region, COUNT(DISTINCT k) FROM t GROUP BY region", {}),
     "quantile": ("SELECT region, MEDIAN(x) FROM t GROUP BY region", {}),
+    "quantile_group_choice": ("SELECT k, MEDIAN(x) FROM t GROUP BY k", {"delta": 1e-6}),
     "join_source": ("SELECT SUM(LEAST(GREATEST(l.w, 0), 5)) FROM t JOIN lookup l ON t.k = l.k",
                     {}),
 }

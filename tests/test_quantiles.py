@@ -29,6 +29,7 @@ from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.plan import WEIGHT_SCALE, epsilon_share
 from dpsql.release import bounded_quantiles, dense_histograms
+from dpsql.rewrite import _ranks_rows
 from tests.support import BACKEND, hostile_table, make_plan, neighbours, run_bounded
 
 # -- the mechanism ------------------------------------------------------------------------
@@ -193,7 +194,7 @@ def histograms(table: pa.Table, plan) -> dict[tuple, np.ndarray]:
 
 CASES = [(QUERIES[0], LIMITS[0]), (QUERIES[0], LIMITS[1]), (QUERIES[0], LIMITS[2]),
          (QUERIES[1], LIMITS[1]), (QUERIES[1], LIMITS[2]), (QUERIES[2], LIMITS[0]),
-         (QUERIES[2], LIMITS[2]), (QUERIES[3], LIMITS[2])]
+         (QUERIES[2], LIMITS[2]), (QUERIES[3], LIMITS[1]), (QUERIES[3], LIMITS[2])]
 
 
 @pytest.mark.parametrize("sql, limits", CASES)
@@ -226,6 +227,44 @@ def test_statistics_beside_quantiles_keep_their_bounds(sql):
         for s in plan.sensitivities:
             diff = abs(full.get(key, {}).get(s.name, 0.0) - rest.get(key, {}).get(s.name, 0.0))
             assert diff <= s.bound
+
+
+@pytest.mark.parametrize("limits", [
+    {},
+    {"max_groups_per_unit": 3, "max_rows_per_group": 2},
+    {"max_groups_per_unit": 2, "max_rows_per_group": 3,
+     "public_keys": {"k": [f"k{i}" for i in range(8)]}},
+])
+def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits):
+    """Quantiles alone by private groups rank the rows (``rewrite._quantiles_of_kept_rows``);
+    beside another statistic, the rows join the kept pairs. Both plans keep the same pairs
+    and give every value the same weight: the same histograms and counts of units, whatever
+    the keys (NULL among them), the filter and the salt."""
+    where = "WHERE flag < 2 OR k IS NULL"
+    quantiles = "MEDIAN(x), QUANTILE_CONT(x * 2 - 1, 0.9)"
+    alone = make_plan(f"SELECT k, flag, {quantiles} FROM t {where} GROUP BY k, flag", **limits)
+    beside = make_plan(f"SELECT k, flag, {quantiles}, COUNT(*) FROM t {where} GROUP BY k, flag",
+                       **limits)
+    assert _ranks_rows(alone) and not _ranks_rows(beside)
+    table = hostile_table(seed=2)
+    keys = table["k"].to_pylist()
+    table = table.set_column(1, "k", pa.array([None if i % 7 == 0 else k
+                                               for i, k in enumerate(keys)]))
+
+    def cells(plan, salt: str) -> dict[tuple, tuple]:
+        BACKEND.load("t", table)
+        units = [s.name for s in plan.stats if s.kind == "units"]
+        names = [*units, *(h.name for h in plan.histograms)]
+        return {(row["k"], row["flag"]): tuple(
+            sorted((e["b"], e["w"]) for e in row[n]) if isinstance(row[n], list) else row[n]
+            for n in names)
+            for row in BACKEND.execute(CompiledQuery.of(plan), salt=salt).to_pylist()}
+
+    for salt in ("s", "t"):
+        got = cells(alone, salt)
+        assert len(got) > 10
+        assert any(None in key for key in got) is ("public_keys" not in limits)
+        assert got == cells(beside, salt)
 
 
 def test_bucket_choice_does_not_depend_on_values():

@@ -308,20 +308,23 @@ def test_the_kept_pairs_of_a_quantile_are_computed_once_on_spark(backends):
 def test_a_global_quantile_on_spark_counts_each_units_values_in_a_window(backends):
     """Without keys, each unit's number of values reaches its rows by a window over them
     on Spark (the join's ``INLINED_FORM``), not by joining the per-unit counts; with keys
-    the join stays. Equal answers on both engines: ``HOSTILE_QUERIES``' global
-    PERCENTILE_CONT under every limit above."""
+    and a total-rows cap the join stays; with keys alone the kept rows are ranked in a
+    window (``rewrite._quantiles_of_kept_rows``) and nothing joins them. Equal answers on
+    both engines: ``HOSTILE_QUERIES``' global PERCENTILE_CONT and grouped MEDIAN under
+    every limit above."""
     spark = backends[1]
-    for sql, limits, window in (
-            ("SELECT MEDIAN(x) FROM t", {}, True),
-            ("SELECT MEDIAN(x), QUANTILE_CONT(x, 0.9), SUM(x) FROM t", {}, True),
-            ("SELECT MEDIAN(x) FROM t", {"max_rows_per_unit": 2}, True),
-            ("SELECT k, MEDIAN(x) FROM t GROUP BY k", {}, False),
+    for sql, limits, form in (
+            ("SELECT MEDIAN(x) FROM t", {}, "window"),
+            ("SELECT MEDIAN(x), QUANTILE_CONT(x, 0.9), SUM(x) FROM t", {}, "window"),
+            ("SELECT MEDIAN(x) FROM t", {"max_rows_per_unit": 2}, "window"),
+            ("SELECT k, MEDIAN(x) FROM t GROUP BY k", {}, "ranked"),
             ("SELECT k, MEDIAN(x) FROM t GROUP BY k",
-             {"max_groups_per_unit": 2, "max_rows_per_unit": 4}, False)):
+             {"max_groups_per_unit": 2, "max_rows_per_unit": 4}, "join")):
         plan = hostile_plan(sql, max_rows_per_group=3, **limits)
         text = spark.render(CompiledQuery.of(plan).bounded)
-        assert ("COUNT(*) OVER (PARTITION BY __dp_unit)" in text) is window, sql
-        assert ("JOIN __dp_kept" in text) is not window, sql
+        assert ("COUNT(*) OVER (PARTITION BY __dp_unit)" in text) is (form == "window"), sql
+        assert ("JOIN __dp_kept" in text) is (form == "join"), sql
+        assert ("DENSE_RANK()" in text) is (form == "ranked"), sql
 
 
 def test_day_of_week_means_what_it_means_in_duckdb(backends):

@@ -77,6 +77,7 @@ CODES = "__dp_codes"
 CODE = "__dp_code"
 GROUP_RANK = "__dp_grank"
 FIRST = "__dp_first"
+OPENS = "__dp_opens"
 GROUP_RANKS = 2**32
 """Groups' ranks count modulo 2³² below the order of ``_keep_first``: order < 2³¹, so the
 BIGINT key cannot overflow; only past 2³² distinct groups can two ranks tie."""
@@ -159,13 +160,16 @@ def _row_level(plan: PrivacyPlan) -> exp.Select:
     conditions = [c for c in (_filter(plan, None), _in_domain(plan)) if c is not None]
     where = exp.and_(*conditions) if conditions else None
     if not items:  # a global query of quantiles only: one row to attach them to
-        return quantiles.attach(plan, _one_row(), None, None, where)
+        return quantiles.attach(plan, _one_row(), lambda spec: quantiles.row_weights(
+            plan, spec, where))
     query = exp.select(*items).from_(source(plan), copy=False)
     if where is not None:
         query = query.where(where.copy(), copy=False)
     if plan.keys:
         query = query.group_by(*_keys(plan), copy=False)
-    return quantiles.attach(plan, query, None, None, where) if plan.histograms else query
+    if not plan.histograms:
+        return query
+    return quantiles.attach(plan, query, lambda spec: quantiles.row_weights(plan, spec, where))
 
 
 def _one_row() -> exp.Select:
@@ -194,6 +198,8 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     limits = plan.contribution
     c = limits.rows_per_group
     unit = exp.column(plan.privacy_unit)
+    if _ranks_rows(plan):
+        return _quantiles_of_kept_rows(plan, unit)
     pair_stats = tuple(s for s in plan.stats if s.kind not in ("units", "distinct"))
     values = RowValues(pair_stats, plan.column_types, plan.column_bounds)
     present, counts = quantiles.pair_counts(plan)
@@ -215,8 +221,8 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     summed = any(s.kind != "distinct" for s in plan.stats)
     spine = _per_group(plan, exp.select("*").from_(KEPT)) if summed or plan.keys \
         else _one_row()
-    query = quantiles.attach(plan, spine, None, KEPT, _filter(plan, unit)) \
-        if plan.histograms else spine
+    query = quantiles.attach(plan, spine, lambda spec: quantiles.unit_weights(
+        plan, spec, KEPT, _filter(plan, unit))) if plan.histograms else spine
     if distinct.specs(plan):
         query = distinct.attach(plan, query, KEPT, _filter(plan, unit))
     # Spark computes them once for the histograms' join (docs/benchmarks.md: quantiles
@@ -225,6 +231,83 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     kept.meta[COMPUTE_ONCE] = bool(plan.histograms) and not any(
         _is_time(plan.column_types.get(c, "")) for c in (plan.privacy_unit,
                                                          *(k.column for k in plan.keys)))
+    return query.with_(KEPT, as_=kept, copy=False)
+
+
+def _ranks_rows(plan: PrivacyPlan) -> bool:
+    """Whether the plan's histograms are built from the kept *rows*
+    (``_quantiles_of_kept_rows``) rather than from the rows joined to the kept pairs: a
+    grouped query of quantiles and counts of units alone, an integer unit, groups to
+    choose, and no total-rows cap (whose total over the kept pairs the pairs carry).
+    Which plan runs depends on the SQL text and the declared limits, never on the data.
+
+    >>> from dpsql.analysis import analyze
+    >>> from dpsql.catalog import Catalog, TableInfo
+    >>> cat = Catalog()
+    >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "TEXT", "x": "INT"},
+    ...                               privacy_unit="pid", bounds={"x": (0, 5)}))
+    >>> def ranks(sql): return _ranks_rows(analyze(sql, cat, epsilon=1, delta=1e-6))
+    >>> ranks("SELECT k, MEDIAN(x) FROM t GROUP BY k"), ranks("SELECT MEDIAN(x) FROM t")
+    (True, False)
+    >>> ranks("SELECT k, MEDIAN(x), COUNT(*) FROM t GROUP BY k")
+    False
+    """
+    return (bool(plan.histograms and plan.keys) and not plan.contribution.caps_total
+            and all(s.kind == "units" for s in plan.stats)
+            and integer_unit(plan.column_types.get(plan.privacy_unit, ""))
+            and _public_domain_size(plan) > plan.contribution.groups_per_unit)
+
+
+def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
+    """The groups' histograms (and counts of units) from each unit's rows in its first g
+    groups, ranked over the rows themselves: no (unit, group) aggregate, and no join of
+    the rows back to the kept pairs.
+
+    Each row joins its group's codes (``_coded``) and carries its pair's order, ``order ·
+    2³² + rank`` (``_pair_ordered``: the same BIGINT that ``_keep_first`` orders the pairs
+    by). Over a window of the unit's rows in that order, the pair's ``DENSE_RANK`` is its
+    rank among the unit's pairs, so rank ≤ g keeps the same pairs; a pair's rows are peers,
+    so each histogram's n is ``COUNT(bucket)`` over the peers (``RANGE`` from the current
+    row to the current row), and the pair's first row is the one whose ``ROW_NUMBER``
+    equals its ``RANK`` (it counts the pair for the units). The histograms then sum the
+    same per-value weights (``quantiles.kept_row_weights``) as the join of the rows to the
+    kept pairs, and the keys come from the codes by the group's rank.
+    """
+    g = plan.contribution.groups_per_unit
+    buckets = [exp.alias_(quantiles.bucket(spec, plan.column_types, plan.column_bounds),
+                          quantiles.bucket_column(spec)) for spec in plan.histograms]
+    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *buckets)
+    rows = rows.from_(source(plan), copy=False).where(_filter(plan, unit), copy=False)
+    records, groups = _groups_of(plan, rows, _pairs_in_domain(plan))
+    ordered, key = _pair_ordered(_coded(plan, records, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
+    in_order = exp.Order(expressions=[exp.Ordered(this=exp.column(FIRST))])
+
+    def over(function: exp.Expression, pair: bool = False) -> exp.Window:
+        frame = exp.WindowSpec(kind="RANGE", start="CURRENT ROW", end="CURRENT ROW") \
+            if pair else None
+        return exp.Window(this=function, partition_by=[exp.column(UNIT)],
+                          order=in_order.copy(), spec=frame)
+
+    counts = [exp.alias_(over(exp.Count(this=exp.column(quantiles.bucket_column(spec))),
+                              pair=True), quantiles.values_column(spec))
+              for spec in plan.histograms]
+    opens = exp.EQ(this=over(exp.RowNumber()), expression=over(exp.Rank()))
+    ranked = _over(_over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)), "__dp_w",
+                   exp.column(GROUP_RANK), *(exp.column(b.alias) for b in buckets), *counts,
+                   exp.alias_(opens, OPENS), exp.alias_(over(exp.DenseRank()),
+                                                        RANK))
+    kept = _over(ranked, "__dp_k", "*").where(
+        exp.Between(this=exp.column(RANK), low=number(1), high=number(g)), copy=False)
+    keys = {k.name for k in plan.keys}
+    pairs = exp.select(GROUP_RANK).from_(KEPT, copy=False).where(exp.column(OPENS), copy=False)
+    spine = _per_group(plan, _with_keys(pairs, _keys(plan), keys))
+    names = [*_keys(plan), exp.column(quantiles.BUCKET), exp.column(quantiles.WEIGHT)]
+    query = quantiles.attach(plan, spine, lambda spec: _with_keys(
+        quantiles.kept_row_weights(plan, spec, KEPT, GROUP_RANK), names, keys))
+    kept.meta[COMPUTE_ONCE] = not any(
+        _is_time(plan.column_types.get(c, "")) for c in (plan.privacy_unit,
+                                                         *(k.column for k in plan.keys)))
+    query = _with_codes(query, plan, rows, records, groups)
     return query.with_(KEPT, as_=kept, copy=False)
 
 
@@ -389,11 +472,8 @@ def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expressi
     its row and orders by (order, keys), filtering the pairs by ``domain``, as it joins no
     codes.
     """
-    records = _records(plan, rows)
-    groups = _domain_groups(plan)
-    if groups is None:
-        groups = _in(_distinct_groups(plan, rows, records), _keys(plan), domain)
-    coded = _pairs(_coded(plan, records), [exp.column(GROUP_RANK)], partials)
+    records, groups = _groups_of(plan, rows, domain)
+    coded = _pairs(_coded(plan, records, (GROUP_RANK,)), [exp.column(GROUP_RANK)], partials)
     coded.meta[INLINED_FORM] = pairs
     names = _output_columns(pairs)
     keys = {k.name for k in plan.keys}
@@ -413,10 +493,29 @@ def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expressi
         kept.meta[INLINED_FORM] = _first_by_window(
             inlined, [order, *_keys(plan)], names, exp.LTE(this=exp.column(RANK),
                                                            expression=number(g)))
-    if not isinstance(records, exp.Subquery):
-        kept = kept.with_(RECORDS, as_=rows, copy=False)
-    kept = kept.with_(CODES, as_=_codes(plan, groups), copy=False)
+    kept = _with_codes(kept, plan, rows, records, groups)
     return kept.with_(PAIRS, as_=coded, copy=False)
+
+
+def _groups_of(plan: PrivacyPlan, rows: exp.Select, domain: exp.Expression | None
+               ) -> tuple[exp.Expression, exp.Select]:
+    """What the coded rows are read from (``_records``) and the groups to code: the
+    domain's own groups (``_domain_groups``), or the distinct groups of the rows in the
+    public ``domain`` (all of them without one)."""
+    records = _records(plan, rows)
+    groups = _domain_groups(plan)
+    if groups is None:
+        groups = _in(_distinct_groups(plan, rows, records), _keys(plan), domain)
+    return records, groups
+
+
+def _with_codes(query: exp.Select, plan: PrivacyPlan, rows: exp.Select,
+                records: exp.Expression, groups: exp.Select) -> exp.Select:
+    """``query`` with the CTEs it reads for the coded rows: ``CODES`` of the ``groups``,
+    and ``RECORDS`` (the ``rows``) where the ``records`` read them from it."""
+    if not isinstance(records, exp.Subquery):
+        query = query.with_(RECORDS, as_=rows, copy=False)
+    return query.with_(CODES, as_=_codes(plan, groups), copy=False)
 
 
 def _records(plan: PrivacyPlan, rows: exp.Select) -> exp.Expression:
@@ -431,10 +530,11 @@ def _records(plan: PrivacyPlan, rows: exp.Select) -> exp.Expression:
     return _as(RECORDS, "__dp_r")
 
 
-def _coded(plan: PrivacyPlan, records: exp.Expression) -> exp.Select:
-    """The rows of ``records`` with their group's rank (``GROUP_RANK``) from the codes."""
+def _coded(plan: PrivacyPlan, records: exp.Expression, taken: tuple[str, ...]) -> exp.Select:
+    """The rows of ``records`` with the columns ``taken`` from their group's codes (its
+    rank ``GROUP_RANK``; its ``CODE`` and the salt's constants to order its pairs)."""
     return (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_r")),
-                       exp.column(GROUP_RANK, table="__dp_c"))
+                       *(exp.column(c, table="__dp_c") for c in taken))
             .from_(records.copy(), copy=False)
             .join(_as(CODES, "__dp_c"), on=_same_keys(plan, "__dp_r", "__dp_c"), copy=False))
 
@@ -458,11 +558,17 @@ def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Ex
                        *(exp.column(c, table="__dp_c") for c in taken))
             .from_(_as(PAIRS, "__dp_p"), copy=False)
             .join(_as(CODES, "__dp_c"), on=same_group, copy=False))
+    return _pair_ordered(rows)
+
+
+def _pair_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Expression]:
+    """``rows`` (with their group's rank, code and the salt's constants) with
+    ``unit_order``'s steps, and the BIGINT that orders a unit's pairs: ``order · 2³² +
+    rank`` (``GROUP_RANKS``)."""
     rows, order = _unit_ordered(rows)
-    first = exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
-                    expression=exp.Mod(this=exp.column(GROUP_RANK),
-                                       expression=number(GROUP_RANKS)))
-    return rows, first
+    return rows, exp.Add(this=exp.Mul(this=order, expression=number(GROUP_RANKS)),
+                         expression=exp.Mod(this=exp.column(GROUP_RANK),
+                                            expression=number(GROUP_RANKS)))
 
 
 def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column], by_rank: bool

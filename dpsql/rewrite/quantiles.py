@@ -14,7 +14,9 @@ unit has in the group, never of which:
   weight over all groups is then at most min(T, r)·S ≤ r·S;
 - only the (unit, group) pairs the rest of the query keeps (the salted-hash choice of at most
   g groups per unit) contribute: the histogram joins the same kept pairs, which also carry
-  each pair's n (``pair_counts``, counted in the aggregate that builds the pairs).
+  each pair's n (``pair_counts``, counted in the aggregate that builds the pairs); or, for
+  quantiles by private groups alone, it sums the kept rows themselves, which carry their
+  pair's n counted in the window that ranks them (``kept_row_weights``).
 
 A unit's weights depend only on its own rows, so removing it subtracts its weights and leaves
 every other unit's unchanged, and the integer sums do not depend on the engine's order.
@@ -38,7 +40,7 @@ END
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
@@ -63,6 +65,12 @@ def bucket(spec: HistogramSpec, types: Mapping[str, str],
     index = as_bigint(exp.Floor(this=limit(scaled, 0, spec.buckets - 1)))
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=index)
+
+
+def bucket_column(spec: HistogramSpec) -> str:
+    """The rows' column holding this histogram's bucket (``bucket``), where the rows carry
+    one per histogram (``kept_row_weights``)."""
+    return f"{spec.name}_bucket"
 
 
 def values_column(spec: HistogramSpec) -> str:
@@ -94,22 +102,19 @@ def pair_counts(plan: PrivacyPlan) -> tuple[list[exp.Expression], list[exp.Expre
     return rows, pairs
 
 
-def attach(plan: PrivacyPlan, spine: exp.Select, cells: exp.Select | None,
-           kept: str | None, filters: exp.Expression | None) -> exp.Select:
-    """``spine`` (one row per group) with one histogram list column per plan histogram.
-
-    Unit level: ``cells`` is unused; weights come from the rows joined to the ``kept`` pairs.
-    Row level (``kept`` None): every row weighs one row, ``filters`` limit the rows.
-    """
+def attach(plan: PrivacyPlan, spine: exp.Select,
+           weights: Callable[[HistogramSpec], exp.Select]) -> exp.Select:
+    """``spine`` (one row per group) with one histogram list column per plan histogram,
+    built from each histogram's ``weights``: a SELECT of the keys, ``BUCKET`` and
+    ``WEIGHT`` (``row_weights``, ``unit_weights``, or ``kept_row_weights`` with the keys
+    of its groups)."""
     keys = [k.name for k in plan.keys]
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_s")))
     query = query.from_(spine.subquery("__dp_s", copy=False), copy=False)
     for spec in plan.histograms:
-        weights = (unit_weights(plan, spec, kept, filters) if kept is not None
-                   else _row_weights(plan, spec, filters))
         lists = exp.select(*(exp.column(k) for k in keys),
                            exp.alias_(_entries(), spec.name)).from_(
-            weights.subquery("__dp_hw", copy=False), copy=False)
+            weights(spec).subquery("__dp_hw", copy=False), copy=False)
         if keys:
             lists = lists.group_by(*(exp.column(k) for k in keys), copy=False)
         alias = f"{spec.name}_t"
@@ -144,8 +149,8 @@ def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
                        copy=False)
 
 
-def _row_weights(plan: PrivacyPlan, spec: HistogramSpec,
-                 filters: exp.Expression | None) -> exp.Select:
+def row_weights(plan: PrivacyPlan, spec: HistogramSpec,
+                filters: exp.Expression | None) -> exp.Select:
     """Row-level privacy: each row is a unit with one value, weight S."""
     group = [*(exp.column(k.name) for k in plan.keys), exp.column(BUCKET)]
     weight = as_bigint(exp.Mul(this=exp.Count(this=exp.Star()), expression=number(WEIGHT_SCALE)))
@@ -183,6 +188,23 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     if not keys:
         joined.meta[INLINED_FORM] = _counted_in_window(plan, spec, rows, group)
     return joined
+
+
+def kept_row_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str, group: str
+                     ) -> exp.Select:
+    """Σ of the per-value weight per (``group``, bucket) over the ``kept`` rows, which carry
+    their group's column ``group``, each histogram's bucket (``bucket_column``) and their
+    pair's n (``values_column``, counted over the pair's rows in a window): the weights of
+    ``unit_weights`` without its join of the rows to the kept pairs."""
+    rows = (exp.select(group, exp.alias_(exp.column(bucket_column(spec)), BUCKET),
+                       values_column(spec))
+            .from_(kept, copy=False)
+            .where(exp.Not(this=exp.Is(this=exp.column(bucket_column(spec)),
+                                       expression=exp.Null())), copy=False))
+    by = [exp.column(group, table="__dp_q"), exp.column(BUCKET, table="__dp_q")]
+    return (_weighed(plan, spec, "__dp_q", by)
+            .from_(rows.subquery("__dp_q", copy=False), copy=False)
+            .group_by(*(b.copy() for b in by), copy=False))
 
 
 def _weighed(plan: PrivacyPlan, spec: HistogramSpec, counts: str,
