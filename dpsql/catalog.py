@@ -58,16 +58,24 @@ def column_class(sql_type: str) -> str:
     return "other"
 
 
-def _key_values(column: str, sql_type: str, values: Iterable[Any], table: str
-                ) -> tuple[Any, ...]:
-    """Public key values, checked against the column's type and each listed once.
+def key_values(column: str, sql_type: str, values: Iterable[Any], table: str
+               ) -> tuple[Any, ...]:
+    """Public key values, checked against the column's type and each listed once: a list
+    at registration, or a public table's values when a query reads them.
 
     A value listed twice (``["a", "a"]``, or ``[1, 1.0]`` for a number) would be released
     twice with fresh noise while the plan counts it once; duplicates are dropped, by value,
     keeping the first. Numbers must be finite: NaN equals nothing, ±inf nothing useful.
 
-    >>> _key_values("k", "INTEGER", [1, 1.0, 2], "t")
+    >>> key_values("k", "INTEGER", [1, 1.0, 2], "t")
     (1, 2)
+
+    A number is not a text column's value: the engine would compare the two by casting
+    every private text to a number, and fail on the rows that are not one.
+
+    >>> key_values("k", "VARCHAR", [1, 2], "t")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    dpsql.errors.CatalogError: public_keys['k'] of table 't': [1, 2] are not string like ...
     """
     try:
         values = tuple(values)
@@ -82,7 +90,8 @@ def _key_values(column: str, sql_type: str, values: Iterable[Any], table: str
               or (kind == "numeric" and not math.isfinite(v)))]
     if wrong:
         raise CatalogError(f"public_keys[{column!r}] of table {table!r}: {wrong[:3]!r} are not "
-                           f"{kind} like the column ({sql_type}), or not finite")
+                           f"{kind} like the column ({sql_type}), or not finite; list values "
+                           "of the column's own type (a public table's column too)")
     seen: dict[Any, Any] = {}
     for value in values:
         seen.setdefault(float(value) if kind == "numeric" and value is not None else value,
@@ -201,7 +210,7 @@ class TableInfo:
                 raise CatalogError(f"public_keys for unknown column {col!r} of table {name!r}")
             if col.lower() == unit:
                 raise CatalogError(f"public_keys cannot list the privacy unit {col!r}")
-            keys[col.lower()] = values if isinstance(values, str) else _key_values(
+            keys[col.lower()] = values if isinstance(values, str) else key_values(
                 col, columns[col.lower()], values, name)
         declared, auto = _bounds(bounds, columns, name)
         return cls(

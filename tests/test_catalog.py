@@ -148,3 +148,20 @@ def test_public_keys_must_be_finite_values():
     with pytest.raises(dpsql.CatalogError, match="or not finite"):
         TableInfo.private("t", columns={"pid": "INT", "x": "DOUBLE"}, privacy_unit="pid",
                           public_keys={"x": [1.0, float("nan")]})
+
+
+@pytest.mark.parametrize("privacy", [{"row_privacy": True}, {"privacy_unit": "pid"}])
+def test_a_public_tables_keys_of_another_type_are_refused_before_any_row_is_read(privacy):
+    """A text key whose public values come from a public table's integer column: the engine
+    would compare them by casting each private text to a number, which fails on the rows
+    that are not one, so whether the query failed would tell whether such a row exists.
+    The values are checked like a list given at registration: refused when the query is
+    compiled, whatever the private rows hold, and nothing is spent."""
+    for texts in (["1", "2", "1"], ["1", "abc", "2"]):
+        con = dpsql.connect(budget=dpsql.Budget(epsilon=10, delta=1e-5))
+        con.register_public("codes", pa.table({"grp": pa.array([1, 2], pa.int32())}))
+        con.register("t", pa.table({"pid": [1, 2, 3], "grp": texts}),
+                     public_keys={"grp": "codes"}, **privacy)
+        with pytest.raises(dpsql.CatalogError, match=r"\[1, 2\] are not string like the column"):
+            con.sql("SELECT grp, COUNT(*) FROM t GROUP BY grp", epsilon=1, delta=1e-6)
+        assert con.budget.spent.epsilon == 0

@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
-from dpsql.catalog import PublicColumn, TableInfo
+from dpsql.catalog import PublicColumn, TableInfo, key_values
 from dpsql.errors import BoundsNeeded, UnsupportedQueryError
 from dpsql.expr.types import type_class
 from dpsql.names import check_query_names
@@ -166,9 +166,11 @@ def resolve_keys(draft: Draft, ctx: Context) -> Draft:
                    f"use COUNT(DISTINCT {node.name}) to count people instead")
         domain = info.public_keys.get(name)
         if isinstance(domain, str):
-            domain = ctx.public_values(domain, name)
-        elif isinstance(domain, PublicColumn):
-            domain = ctx.public_values(domain.table, domain.column)
+            domain = PublicColumn(domain, name)
+        if isinstance(domain, PublicColumn):
+            # Checked like a list given at registration, before any private row is read.
+            domain = key_values(name, info.columns.get(name, ""),
+                                ctx.public_values(domain.table, domain.column), info.name)
         keys.append(GroupKey(name=name, column=name, domain=domain))
     if len({k.name for k in keys}) != len(keys):
         refuse(group, "GROUP BY", "each column once")
