@@ -55,7 +55,7 @@ from dpsql.rewrite.digest import (
     salt_constants,
     unit_order,
 )
-from dpsql.rewrite.expressions import source
+from dpsql.rewrite.expressions import same_keys, source
 from dpsql.rewrite.values import (
     RowValues,
     aggregate,
@@ -522,8 +522,8 @@ def _records(plan: PrivacyPlan, rows: exp.Select) -> exp.Expression:
     """What the codes and the pairs read ``rows`` from: the rows themselves (a subquery,
     copied for each reader) when they come from a table or a query of one table's rows,
     which DuckDB scans twice more cheaply than it stores them (docs/benchmarks.md); the
-    CTE ``RECORDS``, computed once, when they come from a join, an aggregate, a window or
-    a set operation."""
+    CTE ``RECORDS``, computed once, when they come from a join, an aggregate, a window, a
+    set operation or DISTINCT."""
     costly = (exp.Join, exp.AggFunc, exp.Window, exp.SetOperation, exp.Distinct)
     if isinstance(plan.relation, str) or not plan.relation.find(*costly):
         return rows.subquery("__dp_r")
@@ -536,14 +536,8 @@ def _coded(plan: PrivacyPlan, records: exp.Expression, taken: tuple[str, ...]) -
     return (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_r")),
                        *(exp.column(c, table="__dp_c") for c in taken))
             .from_(records.copy(), copy=False)
-            .join(_as(CODES, "__dp_c"), on=_same_keys(plan, "__dp_r", "__dp_c"), copy=False))
-
-
-def _same_keys(plan: PrivacyPlan, one: str, other: str) -> exp.Expression:
-    """``one``'s keys are ``other``'s (NULL-safe: a NULL key is a group of its own)."""
-    return exp.and_(*(exp.NullSafeEQ(this=exp.column(k.name, table=one),
-                                     expression=exp.column(k.name, table=other))
-                      for k in plan.keys))
+            .join(_as(CODES, "__dp_c"), on=same_keys([k.name for k in plan.keys], "__dp_r",
+                                                     "__dp_c"), copy=False))
 
 
 def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Expression]:
@@ -552,7 +546,7 @@ def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Ex
     orders a unit's pairs: ``order · 2³² + rank``."""
     same_group = exp.EQ(this=exp.column(GROUP_RANK, table="__dp_p"),
                         expression=exp.column(GROUP_RANK, table="__dp_c")) if by_rank \
-        else _same_keys(plan, "__dp_p", "__dp_c")
+        else same_keys([k.name for k in plan.keys], "__dp_p", "__dp_c")
     taken = (CODE, *SALT_CONSTANTS) if by_rank else (CODE, *SALT_CONSTANTS, GROUP_RANK)
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
                        *(exp.column(c, table="__dp_c") for c in taken))

@@ -34,7 +34,7 @@ from dpsql.expr.nodes import as_bigint, number
 from dpsql.expr.types import type_class
 from dpsql.plan import PrivacyPlan, StatSpec
 from dpsql.rewrite.digest import keyed_hash
-from dpsql.rewrite.expressions import source
+from dpsql.rewrite.expressions import same_keys, same_pair, source
 from dpsql.rewrite.values import present
 
 UNIT = "__dp_unit"
@@ -57,9 +57,7 @@ def attach(plan: PrivacyPlan, spine: exp.Select, kept: str,
         alias = f"{spec.name}_t"
         count = exp.Coalesce(this=exp.column(spec.name, table=alias), expressions=[number(0)])
         query = query.select(exp.alias_(as_bigint(count), spec.name), copy=False)
-        on = exp.and_(*(exp.NullSafeEQ(this=exp.column(k, table="__dp_d"),
-                                       expression=exp.column(k, table=alias)) for k in keys)) \
-            if keys else exp.true()
+        on = same_keys(keys, "__dp_d", alias)
         counts = distinct_counts(plan, spec, kept, filters)
         query = query.join(counts.subquery(alias, copy=False), on=on, join_type="left",
                            copy=False)
@@ -94,10 +92,7 @@ def distinct_counts(plan: PrivacyPlan, spec: StatSpec, kept: str,
                                                      exp.Ordered(this=exp.column(VALUE))]))
     ranked = exp.select("*", exp.alias_(window, RANK)).from_(
         _values(plan, spec, filters).subquery("__dp_dt", copy=False), copy=False)
-    on = exp.and_(exp.EQ(this=exp.column(UNIT, table="__dp_q"),
-                         expression=exp.column(UNIT, table="__dp_k")),
-                  *(exp.NullSafeEQ(this=exp.column(k, table="__dp_q"),
-                                   expression=exp.column(k, table="__dp_k")) for k in keys))
+    on = same_pair(keys, "__dp_q", "__dp_k")
     first = exp.LTE(this=exp.column(RANK, table="__dp_q"),
                     expression=number(plan.contribution.rows_per_group))
     distinct = exp.Count(this=exp.Distinct(expressions=[exp.column(VALUE, table="__dp_q")]))

@@ -10,7 +10,7 @@ guarded), NaN becomes NULL, ±inf is clamped like any other value.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
@@ -34,6 +34,32 @@ def missing(node: exp.Expression, is_float: bool) -> exp.Expression:
     if is_float:
         missing = exp.or_(missing, exp.IsNan(this=node.copy()))
     return missing
+
+
+def same_keys(keys: Sequence[str], one: str, other: str) -> exp.Expression:
+    """Table ``one``'s ``keys`` are table ``other``'s, NULL-safe (a NULL key is a group of
+    its own); TRUE without keys.
+
+    >>> same_keys(["k", "m"], "a", "b").sql()
+    'a.k IS NOT DISTINCT FROM b.k AND a.m IS NOT DISTINCT FROM b.m'
+    """
+    return exp.and_(*_key_equalities(keys, one, other)) if keys else exp.true()
+
+
+def same_pair(keys: Sequence[str], one: str, other: str) -> exp.Expression:
+    """Table ``one``'s (unit, ``keys``) pair is table ``other``'s (keys NULL-safe).
+
+    >>> same_pair(["k"], "a", "b").sql()
+    'a.__dp_unit = b.__dp_unit AND a.k IS NOT DISTINCT FROM b.k'
+    """
+    return exp.and_(exp.EQ(this=exp.column("__dp_unit", table=one),
+                           expression=exp.column("__dp_unit", table=other)),
+                    *_key_equalities(keys, one, other))
+
+
+def _key_equalities(keys: Sequence[str], one: str, other: str) -> list[exp.Expression]:
+    return [exp.NullSafeEQ(this=exp.column(k, table=one), expression=exp.column(k, table=other))
+            for k in keys]
 
 
 def _clean_column(column: exp.Column, types: Mapping[str, str],

@@ -46,7 +46,7 @@ from sqlglot import exp
 
 from dpsql.expr.nodes import INLINED_FORM, as_bigint, as_double, exact_sum, number
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
-from dpsql.rewrite.expressions import missing, source
+from dpsql.rewrite.expressions import missing, same_keys, same_pair, source
 from dpsql.rewrite.values import limit, raw_value
 
 BUCKET = "__dp_bucket"
@@ -119,11 +119,8 @@ def attach(plan: PrivacyPlan, spine: exp.Select,
             lists = lists.group_by(*(exp.column(k) for k in keys), copy=False)
         alias = f"{spec.name}_t"
         query = query.select(exp.column(spec.name, table=alias), copy=False)
-        on = exp.and_(*(exp.NullSafeEQ(this=exp.column(k, table="__dp_s"),
-                                       expression=exp.column(k, table=alias)) for k in keys)) \
-            if keys else exp.true()
-        query = query.join(lists.subquery(alias, copy=False), on=on, join_type="left",
-                           copy=False)
+        query = query.join(lists.subquery(alias, copy=False), on=same_keys(keys, "__dp_s", alias),
+                           join_type="left", copy=False)
     return query
 
 
@@ -182,7 +179,7 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     joined = (_weighed(plan, spec, "__dp_v", group)
               .from_(rows.subquery("__dp_q", copy=False), copy=False)
-              .join(exp.to_table(kept).as_("__dp_v"), on=_same_pair("__dp_q", "__dp_v", keys),
+              .join(exp.to_table(kept).as_("__dp_v"), on=same_pair(keys, "__dp_q", "__dp_v"),
                     join_type="inner", copy=False)
               .group_by(*group, copy=False))
     if not keys:
@@ -240,11 +237,3 @@ def _counted_in_window(plan: PrivacyPlan, spec: HistogramSpec, rows: exp.Select,
     return (_weighed(plan, spec, "__dp_q", group)
             .from_(counted.subquery("__dp_q", copy=False), copy=False)
             .group_by(*(g.copy() for g in group), copy=False))
-
-
-def _same_pair(one: str, other: str, keys: list[str]) -> exp.Expression:
-    """``one``'s (unit, keys) is ``other``'s (keys NULL-safe)."""
-    return exp.and_(exp.EQ(this=exp.column("__dp_unit", table=one),
-                           expression=exp.column("__dp_unit", table=other)),
-                    *(exp.NullSafeEQ(this=exp.column(k, table=one),
-                                     expression=exp.column(k, table=other)) for k in keys))
