@@ -54,7 +54,8 @@ CASES = {
                          "FROM t GROUP BY region", {"dialect": "bigquery"}),
     "count_distinct": ("SELECT region, COUNT(DISTINCT k) FROM t GROUP BY region", {}),
     "quantile": ("SELECT region, MEDIAN(x) FROM t GROUP BY region", {}),
-    "quantile_group_choice": ("SELECT k, MEDIAN(x) FROM t GROUP BY k", {"delta": 1e-6}),
+    "quantile_group_choice": ("SELECT k, COUNT(*), MEDIAN(x) FROM t GROUP BY k",
+                              {"delta": 1e-6}),
     "join_source": ("SELECT SUM(LEAST(GREATEST(l.w, 0), 5)) FROM t JOIN lookup l ON t.k = l.k",
                     {}),
 }

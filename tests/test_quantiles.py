@@ -175,6 +175,7 @@ QUERIES = [
     "SELECT k, COUNT(*), QUANTILE_CONT(x, 0.9), AVG(x) FROM t WHERE x > 0 OR x IS NULL GROUP BY k",
     "SELECT MEDIAN(LEAST(GREATEST(x, 0), 4)), SUM(x) FROM t",
     "SELECT k, flag, MEDIAN(x * 2 - 1) FROM t GROUP BY k, flag",
+    "SELECT k, COUNT(*), MEDIAN(x), COUNT(x) FROM t GROUP BY k",
 ]
 LIMITS = [
     {},
@@ -194,7 +195,8 @@ def histograms(table: pa.Table, plan) -> dict[tuple, np.ndarray]:
 
 CASES = [(QUERIES[0], LIMITS[0]), (QUERIES[0], LIMITS[1]), (QUERIES[0], LIMITS[2]),
          (QUERIES[1], LIMITS[1]), (QUERIES[1], LIMITS[2]), (QUERIES[2], LIMITS[0]),
-         (QUERIES[2], LIMITS[2]), (QUERIES[3], LIMITS[1]), (QUERIES[3], LIMITS[2])]
+         (QUERIES[2], LIMITS[2]), (QUERIES[3], LIMITS[1]), (QUERIES[3], LIMITS[2]),
+         (QUERIES[4], LIMITS[0]), (QUERIES[4], LIMITS[1])]
 
 
 @pytest.mark.parametrize("sql, limits", CASES)
@@ -215,7 +217,7 @@ def test_removing_any_unit_only_removes_its_bounded_weights(sql, limits):
         assert sum(touched) <= total and len(touched) <= plan.contribution.groups_per_unit
 
 
-@pytest.mark.parametrize("sql", QUERIES[1:3])
+@pytest.mark.parametrize("sql", [*QUERIES[1:3], QUERIES[4]])
 def test_statistics_beside_quantiles_keep_their_bounds(sql):
     """The histogram join leaves the noisy statistics as tests/test_rewrite_bounds checks them."""
     plan = make_plan(sql, max_groups_per_unit=3, max_rows_per_group=4)
@@ -229,42 +231,45 @@ def test_statistics_beside_quantiles_keep_their_bounds(sql):
             assert diff <= s.bound
 
 
+@pytest.mark.parametrize("counts", ["", ", COUNT(*), COUNT(x)"])
 @pytest.mark.parametrize("limits", [
     {},
     {"max_groups_per_unit": 3, "max_rows_per_group": 2},
     {"max_groups_per_unit": 2, "max_rows_per_group": 3,
      "public_keys": {"k": [f"k{i}" for i in range(8)]}},
 ])
-def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits):
-    """Quantiles alone by private groups rank the rows (``rewrite._quantiles_of_kept_rows``);
-    beside another statistic, the rows join the kept pairs. Both plans keep the same pairs
-    and give every value the same weight: the same histograms and counts of units, whatever
-    the keys (NULL among them), the filter and the salt."""
+def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits, counts):
+    """Quantiles by private groups beside nothing but counts rank the rows
+    (``rewrite._quantiles_of_kept_rows``); beside a SUM, the rows join the kept pairs. Both
+    plans keep the same pairs and give every value the same weight and every pair the same
+    clamped counts: the same histograms and counts, whatever the keys (NULL among them),
+    the filter and the salt."""
     where = "WHERE flag < 2 OR k IS NULL"
-    quantiles = "MEDIAN(x), QUANTILE_CONT(x * 2 - 1, 0.9)"
-    alone = make_plan(f"SELECT k, flag, {quantiles} FROM t {where} GROUP BY k, flag", **limits)
-    beside = make_plan(f"SELECT k, flag, {quantiles}, COUNT(*) FROM t {where} GROUP BY k, flag",
+    quantiles = f"MEDIAN(x), QUANTILE_CONT(x * 2 - 1, 0.9){counts}"
+    ranked = make_plan(f"SELECT k, flag, {quantiles} FROM t {where} GROUP BY k, flag", **limits)
+    paired = make_plan(f"SELECT k, flag, {quantiles}, SUM(x) FROM t {where} GROUP BY k, flag",
                        **limits)
-    assert _ranks_rows(alone) and not _ranks_rows(beside)
+    assert _ranks_rows(ranked) and not _ranks_rows(paired)
     table = hostile_table(seed=2)
     keys = table["k"].to_pylist()
     table = table.set_column(1, "k", pa.array([None if i % 7 == 0 else k
                                                for i, k in enumerate(keys)]))
 
-    def cells(plan, salt: str) -> dict[tuple, tuple]:
+    def cells(plan, salt: str) -> dict[tuple, dict]:
         BACKEND.load("t", table)
-        units = [s.name for s in plan.stats if s.kind == "units"]
-        names = [*units, *(h.name for h in plan.histograms)]
-        return {(row["k"], row["flag"]): tuple(
-            sorted((e["b"], e["w"]) for e in row[n]) if isinstance(row[n], list) else row[n]
-            for n in names)
+        names = {(s.kind, s.expr.sql() if s.expr else None): s.name for s in plan.stats
+                 if s.kind != "sum"}
+        names |= {(h.name, h.expr.sql()): h.name for h in plan.histograms}
+        return {(row["k"], row["flag"]): {
+            what: sorted((e["b"], e["w"]) for e in row[n]) if isinstance(row[n], list)
+            else row[n] for what, n in names.items()}
             for row in BACKEND.execute(CompiledQuery.of(plan), salt=salt).to_pylist()}
 
     for salt in ("s", "t"):
-        got = cells(alone, salt)
-        assert len(got) > 10
+        got = cells(ranked, salt)
+        assert len(got) > 10 and len(next(iter(got.values()))) == 3 + 2 * bool(counts)
         assert any(None in key for key in got) is ("public_keys" not in limits)
-        assert got == cells(beside, salt)
+        assert got == cells(paired, salt)
 
 
 def test_bucket_choice_does_not_depend_on_values():

@@ -91,6 +91,7 @@ HOSTILE_QUERIES = [
     "SELECT d, ts, COUNT(*), SUM(x) FROM t GROUP BY d, ts",
     "SELECT dec, f32, AVG(x) FROM t GROUP BY dec, f32",
     "SELECT k, MEDIAN(x), QUANTILE_CONT(x, 0.9) FROM t GROUP BY k",
+    "SELECT k, COUNT(*), COUNT(x), MEDIAN(x) FROM t GROUP BY k",
     "SELECT PERCENTILE_CONT(0.25) WITHIN GROUP (ORDER BY x * 3) FROM t",
 ]
 

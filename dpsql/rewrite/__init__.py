@@ -237,9 +237,10 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
 def _ranks_rows(plan: PrivacyPlan) -> bool:
     """Whether the plan's histograms are built from the kept *rows*
     (``_quantiles_of_kept_rows``) rather than from the rows joined to the kept pairs: a
-    grouped query of quantiles and counts of units alone, an integer unit, groups to
-    choose, and no total-rows cap (whose total over the kept pairs the pairs carry).
-    Which plan runs depends on the SQL text and the declared limits, never on the data.
+    grouped query of quantiles beside nothing but counts (of units, rows or values,
+    without per-group bounds), an integer unit, groups to choose, and no total-rows cap
+    (whose total over the kept pairs the pairs carry). Which plan runs depends on the SQL
+    text and the declared limits, never on the data.
 
     >>> from dpsql.analysis import analyze
     >>> from dpsql.catalog import Catalog, TableInfo
@@ -249,34 +250,42 @@ def _ranks_rows(plan: PrivacyPlan) -> bool:
     >>> def ranks(sql): return _ranks_rows(analyze(sql, cat, epsilon=1, delta=1e-6))
     >>> ranks("SELECT k, MEDIAN(x) FROM t GROUP BY k"), ranks("SELECT MEDIAN(x) FROM t")
     (True, False)
-    >>> ranks("SELECT k, MEDIAN(x), COUNT(*) FROM t GROUP BY k")
+    >>> ranks("SELECT k, MEDIAN(x), COUNT(*), COUNT(x) FROM t GROUP BY k")
+    True
+    >>> ranks("SELECT k, MEDIAN(x), SUM(x) FROM t GROUP BY k")
     False
     """
     return (bool(plan.histograms and plan.keys) and not plan.contribution.caps_total
-            and all(s.kind == "units" for s in plan.stats)
+            and all(s.kind in ("units", "rows", "count") and not s.per_group
+                    for s in plan.stats)
             and integer_unit(plan.column_types.get(plan.privacy_unit, ""))
             and _public_domain_size(plan) > plan.contribution.groups_per_unit)
 
 
 def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
-    """The groups' histograms (and counts of units) from each unit's rows in its first g
-    groups, ranked over the rows themselves: no (unit, group) aggregate, and no join of
-    the rows back to the kept pairs.
+    """The groups' histograms and counts from each unit's rows in its first g groups,
+    ranked over the rows themselves: no (unit, group) aggregate, and no join of the rows
+    back to the kept pairs.
 
     Each row joins its group's codes (``_coded``) and carries its pair's order, ``order ·
     2³² + rank`` (``_pair_ordered``: the same BIGINT that ``_keep_first`` orders the pairs
     by). Over a window of the unit's rows in that order, the pair's ``DENSE_RANK`` is its
     rank among the unit's pairs, so rank ≤ g keeps the same pairs; a pair's rows are peers,
     so each histogram's n is ``COUNT(bucket)`` over the peers (``RANGE`` from the current
-    row to the current row), and the pair's first row is the one whose ``ROW_NUMBER``
-    equals its ``RANK`` (it counts the pair for the units). The histograms then sum the
+    row to the current row), and so is each count's (``COUNT(*)``, ``COUNT(value)``); the
+    pair's first row is the one whose ``ROW_NUMBER`` equals its ``RANK``: it carries the
+    pair's clamped counts (``pair_partial``'s) and counts the pair for the units. The
+    histograms then sum the
     same per-value weights (``quantiles.kept_row_weights``) as the join of the rows to the
     kept pairs, and the keys come from the codes by the group's rank.
     """
     g = plan.contribution.groups_per_unit
     buckets = [exp.alias_(quantiles.bucket(spec, plan.column_types, plan.column_bounds),
                           quantiles.bucket_column(spec)) for spec in plan.histograms]
-    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *buckets)
+    counted = tuple(s for s in plan.stats if s.kind in ("rows", "count"))
+    values = RowValues(counted, plan.column_types, plan.column_bounds)
+    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items(),
+                      *buckets)
     rows = rows.from_(source(plan), copy=False).where(_filter(plan, unit), copy=False)
     records, groups = _groups_of(plan, rows, _pairs_in_domain(plan))
     ordered, key = _pair_ordered(_coded(plan, records, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
@@ -291,6 +300,9 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     counts = [exp.alias_(over(exp.Count(this=exp.column(quantiles.bucket_column(spec))),
                               pair=True), quantiles.values_column(spec))
               for spec in plan.histograms]
+    counts += [exp.alias_(over(exp.Count(this=exp.Star() if spec.kind == "rows"
+                                         else exp.column(values.of[spec.name])), pair=True),
+                          spec.name) for spec in counted]
     opens = exp.EQ(this=over(exp.RowNumber()), expression=over(exp.Rank()))
     ranked = _over(_over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)), "__dp_w",
                    exp.column(GROUP_RANK), *(exp.column(b.alias) for b in buckets), *counts,
@@ -299,8 +311,13 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     kept = _over(ranked, "__dp_k", "*").where(
         exp.Between(this=exp.column(RANK), low=number(1), high=number(g)), copy=False)
     keys = {k.name for k in plan.keys}
-    pairs = exp.select(GROUP_RANK).from_(KEPT, copy=False).where(exp.column(OPENS), copy=False)
-    spine = _per_group(plan, _with_keys(pairs, _keys(plan), keys))
+    c = plan.contribution.rows_per_group
+    partials = [exp.alias_(in_quanta(limit(exp.column(spec.name), 0, c), spec), spec.name)
+                for spec in counted]  # pair_partial's clamp of the pair's count
+    pairs = exp.select(GROUP_RANK, *partials).from_(KEPT, copy=False).where(
+        exp.column(OPENS), copy=False)
+    spine = _per_group(plan, _with_keys(pairs, [*_keys(plan), *_output_columns(pairs)[1:]],
+                                        keys))
     names = [*_keys(plan), exp.column(quantiles.BUCKET), exp.column(quantiles.WEIGHT)]
     query = quantiles.attach(plan, spine, lambda spec: _with_keys(
         quantiles.kept_row_weights(plan, spec, KEPT, GROUP_RANK), names, keys))

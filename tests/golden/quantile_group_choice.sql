@@ -1,4 +1,4 @@
--- SELECT k, MEDIAN(x) FROM t GROUP BY k
+-- SELECT k, COUNT(*), MEDIAN(x) FROM t GROUP BY k
 WITH __dp_codes AS (
   SELECT
     k,
@@ -29,6 +29,11 @@ WITH __dp_codes AS (
         ORDER BY __dp_first
         RANGE BETWEEN CURRENT ROW AND CURRENT ROW
       ) AS __dp_h0_values,
+      COUNT(*) OVER (
+        PARTITION BY __dp_unit
+        ORDER BY __dp_first
+        RANGE BETWEEN CURRENT ROW AND CURRENT ROW
+      ) AS __dp_s0,
       ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_first) = RANK() OVER (PARTITION BY __dp_unit ORDER BY __dp_first) AS __dp_opens,
       DENSE_RANK() OVER (PARTITION BY __dp_unit ORDER BY __dp_first) AS __dp_rank
     FROM (
@@ -111,13 +116,16 @@ SELECT
 FROM (
   SELECT
     k,
-    CAST(COUNT(*) AS BIGINT) AS __dp_s0
+    CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,
+    CAST(COUNT(*) AS BIGINT) AS __dp_s1
   FROM (
     SELECT
-      __dp_c.k
+      __dp_c.k,
+      __dp_z.__dp_s0
     FROM (
       SELECT
-        __dp_grank
+        __dp_grank,
+        LEAST(GREATEST(__dp_s0, 0), 3) AS __dp_s0
       FROM __dp_kept
       WHERE
         __dp_opens
