@@ -226,12 +226,17 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     if distinct.specs(plan):
         query = distinct.attach(plan, query, KEPT, _filter(plan, unit))
     # Spark computes them once for the histograms' join (docs/benchmarks.md: quantiles
-    # gain, the distinct values' join did not), but not with a TIME column among them,
-    # which Spark then refuses (UNSUPPORTED_TIME_TYPE): it computes them twice instead.
-    kept.meta[COMPUTE_ONCE] = bool(plan.histograms) and not any(
-        _is_time(plan.column_types.get(c, "")) for c in (plan.privacy_unit,
-                                                         *(k.column for k in plan.keys)))
+    # gain, the distinct values' join did not).
+    kept.meta[COMPUTE_ONCE] = bool(plan.histograms) and _once_on_spark(plan)
     return query.with_(KEPT, as_=kept, copy=False)
+
+
+def _once_on_spark(plan: PrivacyPlan) -> bool:
+    """Whether Spark may compute the kept pairs or rows once (``COMPUTE_ONCE``): not with a
+    TIME column among the unit and the keys, which Spark refuses in the non-deterministic
+    CTE that does it (UNSUPPORTED_TIME_TYPE); it computes them at each reference instead."""
+    return not any(_is_time(plan.column_types.get(column, "")) for column in (
+        plan.privacy_unit, *(k.column for k in plan.keys)))
 
 
 def _ranks_rows(plan: PrivacyPlan) -> bool:
@@ -275,9 +280,9 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     row to the current row), and so is each count's (``COUNT(*)``, ``COUNT(value)``); the
     pair's first row is the one whose ``ROW_NUMBER`` equals its ``RANK``: it carries the
     pair's clamped counts (``pair_partial``'s) and counts the pair for the units. The
-    histograms then sum the
-    same per-value weights (``quantiles.kept_row_weights``) as the join of the rows to the
-    kept pairs, and the keys come from the codes by the group's rank.
+    histograms then sum the same per-value weights (``quantiles.kept_row_weights``) as the
+    join of the rows to the kept pairs, and the keys come from the codes by the group's
+    rank. Spark runs the same SQL, with the kept rows computed once (``COMPUTE_ONCE``).
     """
     g = plan.contribution.groups_per_unit
     buckets = [exp.alias_(quantiles.bucket(spec, plan.column_types, plan.column_bounds),
@@ -321,9 +326,7 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     names = [*_keys(plan), exp.column(quantiles.BUCKET), exp.column(quantiles.WEIGHT)]
     query = quantiles.attach(plan, spine, lambda spec: _with_keys(
         quantiles.kept_row_weights(plan, spec, KEPT, GROUP_RANK), names, keys))
-    kept.meta[COMPUTE_ONCE] = not any(
-        _is_time(plan.column_types.get(c, "")) for c in (plan.privacy_unit,
-                                                         *(k.column for k in plan.keys)))
+    kept.meta[COMPUTE_ONCE] = _once_on_spark(plan)
     query = _with_codes(query, plan, rows, records, groups)
     return query.with_(KEPT, as_=kept, copy=False)
 
