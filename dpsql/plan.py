@@ -458,6 +458,11 @@ class PrivacyPlan:
         return self.privacy_unit is None
 
     @property
+    def key_names(self) -> list[str]:
+        """The output names of the GROUP BY keys, in order (the bounded query's key columns)."""
+        return [k.name for k in self.keys]
+
+    @property
     def statistics_per_unit(self) -> int:
         """How many released cells one unit can change ((statistics + quantiles) × groups)."""
         return (len(self.sensitivities) + len(self.quantiles)) * self.contribution.groups_per_unit

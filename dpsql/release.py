@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     """All public key combinations, in declaration order; absent groups get zeros."""
-    names = [k.name for k in plan.keys]
+    names = plan.key_names
     combos = list(itertools.product(*(k.domain for k in plan.keys)))
     rows = exact.select(names).to_pylist()
     found = {tuple(row[n] for n in names): i for i, row in enumerate(rows)}
@@ -68,7 +68,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     """From ``release_groups``' table: select groups (truncated geometric on the exact unit
     count, or a threshold on the noisy one), noise every released statistic, then draw each
     quantile of every released group (its bucket midpoint)."""
-    keys = exact.select([k.name for k in plan.keys])
+    keys = exact.select(plan.key_names)
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.truncated_geometric:
         keep = _geometric_keep(plan, exact, sampler)
@@ -215,7 +215,7 @@ def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:
     """The groups as released without noise or selection (quantiles: the true bucket)."""
     stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float)
              * s.quantum for s in plan.stats}
-    return NoisyGroups(keys=exact.select([k.name for k in plan.keys]), stats=stats,
+    return NoisyGroups(keys=exact.select(plan.key_names), stats=stats,
                        quantiles=bounded_quantiles(plan, exact))
 
 

@@ -92,7 +92,7 @@ def rewrite(plan: PrivacyPlan) -> BoundedQuery:
 
 
 def _keys(plan: PrivacyPlan) -> list[exp.Column]:
-    return [exp.column(k.name) for k in plan.keys]
+    return [exp.column(k) for k in plan.key_names]
 
 
 def _output_columns(query: exp.Select) -> list[exp.Column]:
@@ -315,7 +315,7 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
                                                         RANK))
     kept = _over(ranked, "__dp_k", "*").where(
         exp.Between(this=exp.column(RANK), low=number(1), high=number(g)), copy=False)
-    keys = {k.name for k in plan.keys}
+    keys = set(plan.key_names)
     c = plan.contribution.rows_per_group
     partials = [exp.alias_(in_quanta(limit(exp.column(spec.name), 0, c), spec), spec.name)
                 for spec in counted]  # pair_partial's clamp of the pair's count
@@ -496,7 +496,7 @@ def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expressi
     coded = _pairs(_coded(plan, records, (GROUP_RANK,)), [exp.column(GROUP_RANK)], partials)
     coded.meta[INLINED_FORM] = pairs
     names = _output_columns(pairs)
-    keys = {k.name for k in plan.keys}
+    keys = set(plan.key_names)
     carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)]
     if g == 1:
         kept = _with_keys(_first_by_min(plan, carried, by_rank=True), names, keys)
@@ -556,8 +556,8 @@ def _coded(plan: PrivacyPlan, records: exp.Expression, taken: tuple[str, ...]) -
     return (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_r")),
                        *(exp.column(c, table="__dp_c") for c in taken))
             .from_(records.copy(), copy=False)
-            .join(_as(CODES, "__dp_c"), on=same_keys([k.name for k in plan.keys], "__dp_r",
-                                                     "__dp_c"), copy=False))
+            .join(_as(CODES, "__dp_c"), on=same_keys(plan.key_names, "__dp_r", "__dp_c"),
+                  copy=False))
 
 
 def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Expression]:
@@ -566,7 +566,7 @@ def _ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Ex
     orders a unit's pairs: ``order · 2³² + rank``."""
     same_group = exp.EQ(this=exp.column(GROUP_RANK, table="__dp_p"),
                         expression=exp.column(GROUP_RANK, table="__dp_c")) if by_rank \
-        else same_keys([k.name for k in plan.keys], "__dp_p", "__dp_c")
+        else same_keys(plan.key_names, "__dp_p", "__dp_c")
     taken = (CODE, *SALT_CONSTANTS) if by_rank else (CODE, *SALT_CONSTANTS, GROUP_RANK)
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
                        *(exp.column(c, table="__dp_c") for c in taken))

@@ -50,7 +50,7 @@ def specs(plan: PrivacyPlan) -> tuple[StatSpec, ...]:
 def attach(plan: PrivacyPlan, spine: exp.Select, kept: str,
            filters: exp.Expression | None) -> exp.Select:
     """``spine`` (one row per group) with one BIGINT column per distinct count (0 if none)."""
-    keys = [k.name for k in plan.keys]
+    keys = plan.key_names
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_d")))
     query = query.from_(spine.subquery("__dp_d", copy=False), copy=False)
     for spec in specs(plan):
@@ -66,7 +66,7 @@ def attach(plan: PrivacyPlan, spine: exp.Select, kept: str,
 
 def _values(plan: PrivacyPlan, spec: StatSpec, filters: exp.Expression | None) -> exp.Select:
     """The distinct (unit, keys, value) triples with a non-NULL value."""
-    keys = [exp.column(k.name) for k in plan.keys]
+    keys = [exp.column(k) for k in plan.key_names]
     rows = exp.select(exp.alias_(exp.column(plan.privacy_unit), UNIT), *keys,
                       exp.alias_(present(spec, plan.column_types), VALUE))
     rows = rows.from_(source(plan), copy=False)
@@ -81,7 +81,7 @@ def _values(plan: PrivacyPlan, spec: StatSpec, filters: exp.Expression | None) -
 def distinct_counts(plan: PrivacyPlan, spec: StatSpec, kept: str,
             filters: exp.Expression | None) -> exp.Select:
     """Per group, the distinct values of the first c per kept (unit, group) pair."""
-    keys = [k.name for k in plan.keys]
+    keys = plan.key_names
     # Numbers of any type are hashed like floating-point values: the same text in every engine.
     value_type = "DOUBLE" if type_class(spec.expr, plan.column_types) == "numeric" else "VARCHAR"
     digest = keyed_hash([(UNIT, plan.column_types.get(plan.privacy_unit, "")),

@@ -15,8 +15,9 @@ unit has in the group, never of which:
 - only the (unit, group) pairs the rest of the query keeps (the salted-hash choice of at most
   g groups per unit) contribute: the histogram joins the same kept pairs, which also carry
   each pair's n (``pair_counts``, counted in the aggregate that builds the pairs); or, for
-  quantiles by private groups alone, it sums the kept rows themselves, which carry their
-  pair's n counted in the window that ranks them (``kept_row_weights``).
+  quantiles by private groups beside nothing but counts (``COUNT(*)``, ``COUNT(x)``), it sums
+  the kept rows themselves, which carry their pair's n counted in the window that ranks them
+  (``kept_row_weights``).
 
 A unit's weights depend only on its own rows, so removing it subtracts its weights and leaves
 every other unit's unchanged, and the integer sums do not depend on the engine's order.
@@ -108,7 +109,7 @@ def attach(plan: PrivacyPlan, spine: exp.Select,
     built from each histogram's ``weights``: a SELECT of the keys, ``BUCKET`` and
     ``WEIGHT`` (``row_weights``, ``unit_weights``, or ``kept_row_weights`` with the keys
     of its groups)."""
-    keys = [k.name for k in plan.keys]
+    keys = plan.key_names
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_s")))
     query = query.from_(spine.subquery("__dp_s", copy=False), copy=False)
     for spec in plan.histograms:
@@ -136,7 +137,7 @@ def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
           filters: exp.Expression | None) -> exp.Select:
     """SELECT [unit,] keys, bucket FROM the table WHERE filters, rows with a bucket only."""
     items = [exp.alias_(unit.copy(), "__dp_unit")] if unit is not None else []
-    items += [exp.column(k.name) for k in plan.keys]
+    items += [exp.column(k) for k in plan.key_names]
     items.append(exp.alias_(bucket(spec, plan.column_types, plan.column_bounds), BUCKET))
     rows = exp.select(*items).from_(source(plan), copy=False)
     if filters is not None:
@@ -174,7 +175,7 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     the join carries that count in each row as its ``INLINED_FORM``
     (``_counted_in_window``), which the Spark backend writes.
     """
-    keys = [k.name for k in plan.keys]
+    keys = plan.key_names
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     joined = (_weighed(plan, spec, "__dp_v", group)
