@@ -4,7 +4,8 @@ The neighbour checks and audits prove what the rewrite enforces; these files sho
 reviewer sees every change to the bounded SQL in a diff. Each case is one branch of
 ``dpsql/rewrite``: row-level privacy, a global aggregate per person, public keys (a semi-join
 on the domain, no ranking; more groups than the limit: the choice among the domain's codes),
-private keys (the salted group choice of heavy units), a binding
+private keys (the salted group choice of heavy units; at the default limits, counts alone
+choose each unit's group by one aggregate over its rows), a binding
 total row cap, BigQuery per-group bounds, COUNT(DISTINCT), quantile histograms (of the rows
 joined to the kept pairs; by private groups alone, of the kept rows ranked in a window), and a
 join source. Regenerate after an intended change with ``DPSQL_UPDATE_GOLDEN=1 pytest
@@ -37,6 +38,8 @@ def catalog() -> Catalog:
                               max_groups_per_unit=2, max_rows_per_group=3,
                               public_keys={"region": ["east", "west", "north"],
                                            "k": ["a", "b"]}))
+    cat.add(TableInfo.private("defaults", columns=COLUMNS, privacy_unit="pid",
+                              bounds={"x": (0, 10)}))
     cat.add(TableInfo.private("rows", columns=COLUMNS, row_privacy=True, bounds={"x": (0, 10)}))
     cat.add(TableInfo(name="lookup", columns={"k": "VARCHAR", "w": "DOUBLE"}, public=True))
     return cat
@@ -49,6 +52,8 @@ CASES = {
     "public_keys_group_choice": ("SELECT region, k, COUNT(*) FROM wide GROUP BY region, k",
                                  {"delta": 1e-6}),
     "private_keys_group_choice": ("SELECT k, COUNT(*) FROM t GROUP BY k", {"delta": 1e-6}),
+    "first_group_counts": ("SELECT k, COUNT(*), COUNT(x), COUNT(DISTINCT pid) FROM defaults "
+                           "GROUP BY k", {"delta": 1e-6}),
     "total_row_cap": ("SELECT k, COUNT(*), SUM(x) FROM capped GROUP BY k", {"delta": 1e-6}),
     "per_group_bounds": ("SELECT region, SUM(x, contribution_bounds_per_group => (0, 20)) "
                          "FROM t GROUP BY region", {"dialect": "bigquery"}),

@@ -18,8 +18,9 @@ from scipy import stats
 from sqlglot import exp
 
 from dpsql.compile import CompiledQuery
+from dpsql.rewrite import _first_group_of_rows
 from dpsql.rewrite.digest import integer_unit
-from tests.support import BACKEND, make_plan, run_bounded
+from tests.support import BACKEND, hostile_table, make_plan, run_bounded
 
 UNITS = 6000
 GROUPS = [f"g{i}" for i in range(20)]
@@ -99,6 +100,45 @@ def test_each_kept_pair_keeps_its_own_keys_null_and_multi_column_ones_too(g):
     assert sum(kept.values()) == sum(min(n, g) for n in groups_of)
     if g == len(pool):
         assert kept == {group: float(n) for group, n in having.items() if n}
+
+
+@pytest.mark.parametrize("public", [False, True])
+@pytest.mark.parametrize("counts", ["COUNT(*), COUNT(x), COUNT(DISTINCT pid)",
+                                    "COUNT(DISTINCT pid)"])
+def test_counts_of_each_units_first_group_read_from_its_rows_are_its_first_pairs(counts,
+                                                                                 public):
+    """At one group per unit, counts alone find each unit's group by one aggregate over
+    its rows (``rewrite._counts_of_first_groups``); beside a SUM, the pairs are aggregated
+    first and the first pair taken. Both keep the same group of each unit and the same
+    clamped counts (one row; one value if the pair has one), whatever the keys (NULL among
+    them), the filter, the public domain and the salt. COUNT(DISTINCT pid) alone takes the
+    rows' plan at c > 1 too."""
+    c = 1 if "COUNT(*)" in counts else 3
+    limits = {"max_rows_per_group": c}
+    if public:
+        limits["public_keys"] = {"k": [f"k{i}" for i in range(8)]}
+    where = "WHERE flag < 2 OR k IS NULL"
+    rows = make_plan(f"SELECT k, flag, {counts} FROM t {where} GROUP BY k, flag", **limits)
+    pairs = make_plan(f"SELECT k, flag, {counts}, SUM(x) FROM t {where} GROUP BY k, flag",
+                      **limits)
+    assert _first_group_of_rows(rows) and not _first_group_of_rows(pairs)
+    table = hostile_table(seed=2)
+    keys = table["k"].to_pylist()
+    table = table.set_column(1, "k", pa.array([None if i % 7 == 0 else k
+                                               for i, k in enumerate(keys)]))
+
+    def cells(plan, salt: str) -> dict[tuple, dict]:
+        names = {s.name: (s.kind, s.expr.sql() if s.expr else None) for s in plan.stats
+                 if s.kind != "sum"}
+        return {key: {names[n]: v for n, v in stats.items() if n in names}
+                for key, stats in run_bounded(table, plan, salt).items()}
+
+    for salt in ("s", "t"):
+        got = cells(rows, salt)
+        assert len(got) > 5 and any(None in key for key in got) is not public
+        assert got == cells(pairs, salt)
+        if c == 1:  # some unit's first pair has rows but no value
+            assert any(cell[("rows", None)] > cell[("count", "x")] for cell in got.values())
 
 
 @pytest.mark.parametrize("g", [1, 2])

@@ -5,7 +5,10 @@ The bounded query aggregates per (unit, group) first, keeps at most
 secret salt (independent of values), bounds each unit's per-group partials (counts to c
 rows, sums weighted to c values at the unit's mean: ``values.weighted_partial``),
 scales a unit's partials down if it exceeds ``max_rows_per_unit``, and then
-aggregates per group. Only the (unit, group) pairs are ranked, never raw rows.
+aggregates per group. Two plans choose over the rows themselves, in the same order and
+so the same pairs: quantiles by private groups beside counts rank the rows in a window
+(``_quantiles_of_kept_rows``), and counts alone at one group per unit take the smallest
+order over each unit's rows (``_counts_of_first_groups``).
 The tree is dialect-neutral sqlglot; backends print it in their dialect.
 
 >>> from dpsql.analysis import analyze
@@ -200,6 +203,8 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     unit = exp.column(plan.privacy_unit)
     if _ranks_rows(plan):
         return _quantiles_of_kept_rows(plan, unit)
+    if _first_group_of_rows(plan):
+        return _counts_of_first_groups(plan, unit)
     pair_stats = tuple(s for s in plan.stats if s.kind not in ("units", "distinct"))
     values = RowValues(pair_stats, plan.column_types, plan.column_bounds)
     present, counts = quantiles.pair_counts(plan)
@@ -331,6 +336,93 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     return query.with_(KEPT, as_=kept, copy=False)
 
 
+def _first_group_of_rows(plan: PrivacyPlan) -> bool:
+    """Whether each unit's one group is found by one aggregate over its rows
+    (``_counts_of_first_groups``) rather than over its pairs: a grouped query of counts
+    alone (of units at any c; of rows and values at c = 1, dpsql's default), g = 1, an
+    integer unit, groups to choose, and no total-rows cap. Which plan runs depends on the
+    SQL text and the declared limits, never on the data.
+
+    >>> from dpsql.analysis import analyze
+    >>> from dpsql.catalog import Catalog, TableInfo
+    >>> def first(sql, c=1):
+    ...     cat = Catalog()
+    ...     _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "TEXT", "x": "INT"},
+    ...                                   privacy_unit="pid", bounds={"x": (0, 5)},
+    ...                                   max_rows_per_group=c))
+    ...     return _first_group_of_rows(analyze(sql, cat, epsilon=1, delta=1e-6))
+    >>> first("SELECT k, COUNT(*), COUNT(x), COUNT(DISTINCT pid) FROM t GROUP BY k")
+    True
+    >>> first("SELECT k, COUNT(*) FROM t GROUP BY k", c=2)
+    False
+    >>> first("SELECT k, COUNT(DISTINCT pid) FROM t GROUP BY k", c=2)
+    True
+    >>> first("SELECT k, SUM(x) FROM t GROUP BY k"), first("SELECT COUNT(*) FROM t")
+    (False, False)
+    """
+    limits = plan.contribution
+    return (bool(plan.keys) and not plan.histograms and not limits.caps_total
+            and limits.groups_per_unit == 1
+            and all(s.kind == "units" or (s.kind in ("rows", "count")
+                                          and limits.rows_per_group == 1)
+                    for s in plan.stats)
+            and not any(s.per_group for s in plan.stats)
+            and integer_unit(plan.column_types.get(plan.privacy_unit, ""))
+            and _public_domain_size(plan) > 1)
+
+
+def _counts_of_first_groups(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
+    """Each unit's counts in its first group, from one aggregate per unit over its rows:
+    no (unit, group) aggregate.
+
+    Each row joins its group's codes (``_coded``) and carries its pair's order, ``order ·
+    2³² + rank`` (``_pair_ordered``: the BIGINT ``_keep_first`` takes the smallest of), so
+    the smallest over the unit's rows is its first pair's, and that order modulo 2³² is
+    the pair's group rank. At c = 1 the pair's clamped count of rows is 1, and its
+    clamped count of values is 1 exactly when one of its rows has a value: when the
+    smallest order over the rows with a value is the first pair's. A unit counts once for
+    its group. The keys come from the codes by the group's rank.
+
+    >>> from dpsql.analysis import analyze
+    >>> from dpsql.catalog import Catalog, TableInfo
+    >>> cat = Catalog()
+    >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "TEXT", "x": "INT"},
+    ...                               privacy_unit="pid", bounds={"x": (0, 5)}))
+    >>> plan = analyze("SELECT k, COUNT(x) FROM t GROUP BY k", cat, epsilon=1, delta=1e-6)
+    >>> sql = rewrite(plan).ast.sql()
+    >>> "MIN(CASE WHEN NOT __dp_v0 IS NULL THEN __dp_first END) = MIN(__dp_first)" in sql
+    True
+    """
+    counted = tuple(s for s in plan.stats if s.kind in ("rows", "count"))
+    values = RowValues(counted, plan.column_types, plan.column_bounds)
+    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items())
+    rows = rows.from_(source(plan), copy=False).where(_filter(plan, unit), copy=False)
+    records, groups = _groups_of(plan, rows, _pairs_in_domain(plan))
+    ordered, key = _pair_ordered(_coded(plan, records, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
+    first = exp.Min(this=exp.column(FIRST))
+    partials = [exp.alias_(in_quanta(number(1) if spec.kind == "rows" else _first_has(
+        values.of[spec.name], first), spec), spec.name) for spec in counted]
+    chosen = (_over(_over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)), "__dp_k",
+                    exp.column(UNIT), exp.alias_(exp.Mod(this=first.copy(),
+                                                         expression=number(GROUP_RANKS)),
+                                                 GROUP_RANK), *partials)
+              .group_by(exp.column(UNIT), copy=False))
+    names = [*_keys(plan), *(exp.column(spec.name) for spec in counted)]
+    query = _per_group(plan, _with_keys(chosen, names, set(plan.key_names)))
+    return _with_codes(query, plan, rows, records, groups)
+
+
+def _first_has(value: str, first: exp.Expression) -> exp.Expression:
+    """1 if a row of the unit's first pair has a ``value`` (the smallest ``first`` over
+    the rows with one is the smallest over all), else 0: the pair's count of values
+    clamped to c = 1."""
+    with_value = exp.Min(this=exp.Case(ifs=[exp.If(
+        this=exp.Not(this=exp.Is(this=exp.column(value), expression=exp.Null())),
+        true=exp.column(FIRST))]))
+    return exp.Case(ifs=[exp.If(this=exp.EQ(this=with_value, expression=first.copy()),
+                                true=number(1))], default=number(0))
+
+
 def _is_time(sql_type: str) -> bool:
     """Whether a column of this type holds times of day (TIME, TIMETZ; not TIMESTAMP).
 
@@ -407,7 +499,7 @@ def _domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     >>> from dpsql.plan import GroupKey
     >>> import types
     >>> plan = types.SimpleNamespace(keys=(GroupKey("k", "k", ("a", None, "b")),
-    ...                                    GroupKey("m", "m", ("x",))),
+    ...                                    GroupKey("m", "m", ("x",))), key_names=["k", "m"],
     ...                              column_types={"k": "VARCHAR", "m": "VARCHAR"})
     >>> print(_domain_groups(plan).sql())
     SELECT k, m FROM (VALUES ('a'), ('b')) AS __dp_v0(k) CROSS JOIN (VALUES ('x')) AS __dp_v1(m)
