@@ -1,7 +1,8 @@
 """Helpers shared by the tests (a test module never imports another test module).
 
-- hostile data and the neighbour check of the rewrite: ``hostile_table``, ``make_plan``,
-  ``run_bounded``, ``assert_within_plan`` (and the queries and limits they are run over);
+- hostile data and the neighbour check of the rewrite: ``hostile_table``
+  (``with_null_keys``), ``make_plan``, ``run_bounded``, ``assert_within_plan`` (and the
+  queries and limits they are run over);
 - ``neighbours``: a histogram and the same minus one unit, for the exponential mechanism;
 - ``rr_delta``: the exact δ(ε) of k-fold randomised response, the worst ε-DP history.
 """
@@ -35,6 +36,13 @@ def hostile_table(seed: int = 0) -> pa.Table:
     unit, key, value, flag = zip(*rows, strict=True)
     return pa.table({"pid": pa.array(unit, pa.int64()), "k": key,
                      "x": pa.array(value, pa.float64()), "flag": flag})
+
+
+def with_null_keys(table: pa.Table, every: int = 7) -> pa.Table:
+    """``table`` with the key ``k`` of every ``every``-th row set to NULL."""
+    keys = table["k"].to_pylist()
+    return table.set_column(table.schema.get_field_index("k"), "k", pa.array(
+        [None if i % every == 0 else k for i, k in enumerate(keys)]))
 
 
 BACKEND = DuckDBBackend()

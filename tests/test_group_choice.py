@@ -20,7 +20,7 @@ from sqlglot import exp
 from dpsql.compile import CompiledQuery
 from dpsql.rewrite import _first_group_of_rows
 from dpsql.rewrite.digest import integer_unit
-from tests.support import BACKEND, hostile_table, make_plan, run_bounded
+from tests.support import BACKEND, hostile_table, make_plan, run_bounded, with_null_keys
 
 UNITS = 6000
 GROUPS = [f"g{i}" for i in range(20)]
@@ -122,10 +122,7 @@ def test_counts_of_each_units_first_group_read_from_its_rows_are_its_first_pairs
     pairs = make_plan(f"SELECT k, flag, {counts}, SUM(x) FROM t {where} GROUP BY k, flag",
                       **limits)
     assert _first_group_of_rows(rows) and not _first_group_of_rows(pairs)
-    table = hostile_table(seed=2)
-    keys = table["k"].to_pylist()
-    table = table.set_column(1, "k", pa.array([None if i % 7 == 0 else k
-                                               for i, k in enumerate(keys)]))
+    table = with_null_keys(hostile_table(seed=2))
 
     def cells(plan, salt: str) -> dict[tuple, dict]:
         names = {s.name: (s.kind, s.expr.sql() if s.expr else None) for s in plan.stats

@@ -30,7 +30,14 @@ from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.plan import WEIGHT_SCALE, epsilon_share
 from dpsql.release import bounded_quantiles, dense_histograms
 from dpsql.rewrite import _ranks_rows
-from tests.support import BACKEND, hostile_table, make_plan, neighbours, run_bounded
+from tests.support import (
+    BACKEND,
+    hostile_table,
+    make_plan,
+    neighbours,
+    run_bounded,
+    with_null_keys,
+)
 
 # -- the mechanism ------------------------------------------------------------------------
 
@@ -250,10 +257,7 @@ def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits, co
     paired = make_plan(f"SELECT k, flag, {quantiles}, SUM(x) FROM t {where} GROUP BY k, flag",
                        **limits)
     assert _ranks_rows(ranked) and not _ranks_rows(paired)
-    table = hostile_table(seed=2)
-    keys = table["k"].to_pylist()
-    table = table.set_column(1, "k", pa.array([None if i % 7 == 0 else k
-                                               for i, k in enumerate(keys)]))
+    table = with_null_keys(hostile_table(seed=2))
 
     def cells(plan, salt: str) -> dict[tuple, dict]:
         BACKEND.load("t", table)
