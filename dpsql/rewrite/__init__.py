@@ -184,7 +184,10 @@ def pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
     if spec.per_group:
         return group_partial(spec, values)
     if spec.kind == "rows":
-        return in_quanta(limit(exp.Count(this=exp.Star()), 0, c), spec)
+        # Every pair has a row: at c = 1 its clamped count is 1, and the pairs' aggregate
+        # then has no count to keep (docs/benchmarks.md).
+        rows = number(1) if c == 1 else limit(exp.Count(this=exp.Star()), 0, c)
+        return in_quanta(rows, spec)
     value = exp.column(values.of[spec.name])
     if spec.kind == "count":
         return in_quanta(limit(exp.Count(this=value), 0, c), spec)
