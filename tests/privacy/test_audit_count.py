@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from sqlglot import exp
 
 import dpsql
 import dpsql.rewrite as rewrite_module
@@ -34,9 +35,10 @@ def table(with_target: bool, target_key: str) -> pa.Table:
     return pa.table({"pid": units, "k": keys})
 
 
-def connection(data: pa.Table) -> dpsql.Connection:
+def connection(data: pa.Table, rows_per_group: int = 3) -> dpsql.Connection:
     con = dpsql.connect(budget=UNLIMITED)
-    con.register("t", data, privacy_unit="pid", max_groups_per_unit=1, max_rows_per_group=3)
+    con.register("t", data, privacy_unit="pid", max_groups_per_unit=1,
+                 max_rows_per_group=rows_per_group)
     return con
 
 
@@ -53,11 +55,12 @@ def shared_count_event(con: dpsql.Connection, truth: dict[str, int], delta: floa
     return run
 
 
-def count_audit(trials: int):
+def count_audit(trials: int, rows_per_group: int = 3):
     delta = 1e-6
-    truth = {"n": 203, "u": 201}  # on D, after bounding the target to 3 rows
-    d = connection(table(True, "shared"))
-    neighbour = connection(table(False, "shared"))
+    # On D, after bounding the target to its rows limit.
+    truth = {"n": 200 + rows_per_group, "u": 201}
+    d = connection(table(True, "shared"), rows_per_group)
+    neighbour = connection(table(False, "shared"), rows_per_group)
     return audit(shared_count_event(d, truth, delta), shared_count_event(neighbour, truth, delta),
                  trials=trials, delta=delta)
 
@@ -75,6 +78,29 @@ def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
     monkeypatch.setattr(rewrite_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
     result = count_audit(TRIALS // 3)
+    print(result)
+    assert result.epsilon_lower > EPSILON, result
+
+
+def test_group_by_count_at_the_default_limits_keeps_its_epsilon():
+    """One group and one row per unit, dpsql's defaults: the counts come from one aggregate
+    per unit over its rows (``rewrite._counts_of_first_groups``), not from its pairs."""
+    con = connection(table(True, "shared"), rows_per_group=1)
+    plan = con.explain("SELECT k, COUNT(*), COUNT(DISTINCT pid) FROM t GROUP BY k",
+                       epsilon=EPSILON, delta=1e-6).data["rewritten_sql"]
+    assert "MIN(__dp_first) %" in plan and "__dp_pairs" not in plan
+    result = count_audit(TRIALS, rows_per_group=1)
+    print(result)
+    assert result.epsilon_lower <= EPSILON, result
+    assert result.hits_neighbour > 0
+
+
+def test_negative_control_unclamped_count_of_the_first_group_is_flagged(monkeypatch):
+    """The same plan counting every row of the unit instead of its one clamped row must be
+    caught: the audit has power against this plan."""
+    monkeypatch.setattr(rewrite_module, "in_quanta", lambda count, spec: exp.Count(
+        this=exp.Star()))
+    result = count_audit(TRIALS // 3, rows_per_group=1)
     print(result)
     assert result.epsilon_lower > EPSILON, result
 
