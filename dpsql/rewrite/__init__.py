@@ -35,6 +35,7 @@ FROM t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from sqlglot import exp
 
@@ -297,11 +298,7 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
                           quantiles.bucket_column(spec)) for spec in plan.histograms]
     counted = tuple(s for s in plan.stats if s.kind in ("rows", "count"))
     values = RowValues(counted, plan.column_types, plan.column_bounds)
-    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items(),
-                      *buckets)
-    rows = rows.from_(source(plan), copy=False).where(_filter(plan, unit), copy=False)
-    records, groups = _groups_of(plan, rows, _pairs_in_domain(plan))
-    ordered, key = _pair_ordered(_coded(plan, records, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
+    ordered, with_codes = _rows_in_pair_order(plan, unit, [*values.select_items(), *buckets])
     in_order = exp.Order(expressions=[exp.Ordered(this=exp.column(FIRST))])
 
     def over(function: exp.Expression, pair: bool = False) -> exp.Window:
@@ -317,7 +314,7 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
                                          else exp.column(values.of[spec.name])), pair=True),
                           spec.name) for spec in counted]
     opens = exp.EQ(this=over(exp.RowNumber()), expression=over(exp.Rank()))
-    ranked = _over(_over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)), "__dp_w",
+    ranked = _over(ordered, "__dp_w",
                    exp.column(GROUP_RANK), *(exp.column(b.alias) for b in buckets), *counts,
                    exp.alias_(opens, OPENS), exp.alias_(over(exp.DenseRank()),
                                                         RANK))
@@ -335,8 +332,7 @@ def _quantiles_of_kept_rows(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     query = quantiles.attach(plan, spine, lambda spec: _with_keys(
         quantiles.kept_row_weights(plan, spec, KEPT, GROUP_RANK), names, keys))
     kept.meta[COMPUTE_ONCE] = _once_on_spark(plan)
-    query = _with_codes(query, plan, rows, records, groups)
-    return query.with_(KEPT, as_=kept, copy=False)
+    return with_codes(query).with_(KEPT, as_=kept, copy=False)
 
 
 def _first_group_of_rows(plan: PrivacyPlan) -> bool:
@@ -398,21 +394,29 @@ def _counts_of_first_groups(plan: PrivacyPlan, unit: exp.Column) -> exp.Select:
     """
     counted = tuple(s for s in plan.stats if s.kind in ("rows", "count"))
     values = RowValues(counted, plan.column_types, plan.column_bounds)
-    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *values.select_items())
-    rows = rows.from_(source(plan), copy=False).where(_filter(plan, unit), copy=False)
-    records, groups = _groups_of(plan, rows, _pairs_in_domain(plan))
-    ordered, key = _pair_ordered(_coded(plan, records, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
+    ordered, with_codes = _rows_in_pair_order(plan, unit, values.select_items())
     first = exp.Min(this=exp.column(FIRST))
     partials = [exp.alias_(in_quanta(number(1) if spec.kind == "rows" else _first_has(
         values.of[spec.name], first), spec), spec.name) for spec in counted]
-    chosen = (_over(_over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)), "__dp_k",
-                    exp.column(UNIT), exp.alias_(exp.Mod(this=first.copy(),
-                                                         expression=number(GROUP_RANKS)),
-                                                 GROUP_RANK), *partials)
+    rank = exp.Mod(this=first.copy(), expression=number(GROUP_RANKS))
+    chosen = (_over(ordered, "__dp_k", exp.column(UNIT), exp.alias_(rank, GROUP_RANK),
+                    *partials)
               .group_by(exp.column(UNIT), copy=False))
     names = [*_keys(plan), *(exp.column(spec.name) for spec in counted)]
-    query = _per_group(plan, _with_keys(chosen, names, set(plan.key_names)))
-    return _with_codes(query, plan, rows, records, groups)
+    return with_codes(_per_group(plan, _with_keys(chosen, names, set(plan.key_names))))
+
+
+def _rows_in_pair_order(plan: PrivacyPlan, unit: exp.Column, items: list[exp.Expression]
+                        ) -> tuple[exp.Select, Callable[[exp.Select], exp.Select]]:
+    """The query's rows (unit, keys and ``items``), each joined to its group's codes
+    (``_coded``) and carrying its pair's order as ``FIRST`` (``_pair_ordered``); and what
+    adds the CTEs they read (the codes, and the rows where stored) to a query over them."""
+    rows = exp.select(exp.alias_(unit.copy(), UNIT), *_keys(plan), *items)
+    rows = rows.from_(source(plan), copy=False).where(_filter(plan, unit), copy=False)
+    records, groups = _groups_of(plan, rows, _pairs_in_domain(plan))
+    ordered, key = _pair_ordered(_coded(plan, records, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
+    return (_over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)),
+            lambda query: _with_codes(query, plan, rows, records, groups))
 
 
 def _first_has(value: str, first: exp.Expression) -> exp.Expression:

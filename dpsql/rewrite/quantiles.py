@@ -150,7 +150,7 @@ def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
 def row_weights(plan: PrivacyPlan, spec: HistogramSpec,
                 filters: exp.Expression | None) -> exp.Select:
     """Row-level privacy: each row is a unit with one value, weight S."""
-    group = [*(exp.column(k.name) for k in plan.keys), exp.column(BUCKET)]
+    group = [*(exp.column(k) for k in plan.key_names), exp.column(BUCKET)]
     weight = as_bigint(exp.Mul(this=exp.Count(this=exp.Star()), expression=number(WEIGHT_SCALE)))
     return exp.select(*group, exp.alias_(weight, WEIGHT)).from_(
         _rows(plan, spec, None, filters).subquery("__dp_hc", copy=False),
