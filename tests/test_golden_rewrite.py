@@ -5,7 +5,8 @@ reviewer sees every change to the bounded SQL in a diff. Each case is one branch
 ``dpsql/rewrite``: row-level privacy, a global aggregate per person, public keys (a semi-join
 on the domain, no ranking; more groups than the limit: the choice among the domain's codes),
 private keys (the salted group choice of heavy units; at the default limits, counts alone
-choose each unit's group by one aggregate over its rows), a binding
+choose each unit's group by one aggregate over its rows, and a sum takes its first pair's
+partials packed in a BIGINT), a binding
 total row cap, BigQuery per-group bounds, COUNT(DISTINCT), quantile histograms (of the rows
 joined to the kept pairs; by private groups alone, of the kept rows ranked in a window), and a
 join source. Regenerate after an intended change with ``DPSQL_UPDATE_GOLDEN=1 pytest
@@ -54,6 +55,7 @@ CASES = {
     "private_keys_group_choice": ("SELECT k, COUNT(*) FROM t GROUP BY k", {"delta": 1e-6}),
     "first_group_counts": ("SELECT k, COUNT(*), COUNT(x), COUNT(DISTINCT pid) FROM defaults "
                            "GROUP BY k", {"delta": 1e-6}),
+    "first_pair_packed": ("SELECT k, SUM(x), AVG(x) FROM defaults GROUP BY k", {"delta": 1e-6}),
     "total_row_cap": ("SELECT k, COUNT(*), SUM(x) FROM capped GROUP BY k", {"delta": 1e-6}),
     "per_group_bounds": ("SELECT region, SUM(x, contribution_bounds_per_group => (0, 20)) "
                          "FROM t GROUP BY region", {"dialect": "bigquery"}),

@@ -17,6 +17,7 @@ import pytest
 from scipy import stats
 from sqlglot import exp
 
+from dpsql.backends.spark import _inlined, _unshared
 from dpsql.compile import CompiledQuery
 from dpsql.rewrite import _first_group_of_rows
 from dpsql.rewrite.digest import integer_unit
@@ -231,3 +232,37 @@ def test_the_rows_are_coded_once_whatever_they_are_read_from(g, source, stored):
         got, want = run_bounded(data, plan, salt), run_bounded(as_table, direct, salt)
         assert {k: v[count] for k, v in got.items()} == {k: v[count] for k, v in want.items()}
         assert got == want or stored
+
+
+@pytest.mark.parametrize(("sql", "limits", "packs"), [
+    ("SELECT k, flag, SUM(x), AVG(x), COUNT(x) FROM t WHERE flag < 2 OR k IS NULL "
+     "GROUP BY k, flag", {"max_rows_per_group": 3}, 1),
+    ("SELECT k, SUM(x), VARIANCE(x), COUNT(*) FROM t GROUP BY k", {}, 2),
+    ("SELECT k, SUM(x), MEDIAN(x) FROM t GROUP BY k", {"max_rows_per_group": 2}, 1),
+    ("SELECT k, COUNT(*), COUNT(x), SUM(x) FROM t GROUP BY k", {}, 1),
+    ("SELECT k, SUM(x) FROM t GROUP BY k", {"public_keys": {"k": ["k0", "k1", "k3"]}}, 1),
+])
+def test_first_pairs_partials_read_out_of_their_packs_are_their_partials(sql, limits, packs):
+    """At one group per unit DuckDB takes its first pair's partials packed into a few
+    BIGINTs (``rewrite._first_by_packed_min``); Spark's SQL takes each partial by itself
+    (``MIN_BY``) from pairs formed per (unit, keys). Run both in DuckDB: the same cells,
+    with values at and beyond the bounds, NULL and NaN among them, a NULL key, a filter, a
+    public domain, and two salts; with two packs, and a partial without a bound (a
+    quantile's count of values) taken by itself beside them."""
+    compiled = CompiledQuery.of(make_plan(sql, **limits))
+    packed = compiled.bounded_sql()
+    assert f"__dp_pack{packs - 1}" in packed and f"__dp_pack{packs}" not in packed
+    assert "MIN(__dp_first) % 4294967296" in packed
+    one_by_one = _inlined(_unshared(compiled.bounded.ast.copy())).sql("duckdb")
+    assert "__dp_pack" not in one_by_one
+    BACKEND.load("t", with_null_keys(hostile_table(seed=4)))
+
+    def cells(sql: str, salt: str) -> list[dict]:  # a histogram's buckets in any order
+        rows = BACKEND.run_sql(sql, compiled.parameters(salt)).to_pylist()
+        return sorted(({n: sorted(v, key=str) if isinstance(v, list) else v
+                        for n, v in row.items()} for row in rows), key=str)
+
+    for salt in ("s", "t"):
+        got = cells(packed, salt)
+        assert len(got) > 2
+        assert got == cells(one_by_one, salt)

@@ -60,6 +60,7 @@ from dpsql.rewrite.digest import (
     unit_order,
 )
 from dpsql.rewrite.expressions import same_keys, source
+from dpsql.rewrite.packing import packed
 from dpsql.rewrite.values import (
     RowValues,
     aggregate,
@@ -221,7 +222,8 @@ def _unit_level(plan: PrivacyPlan) -> exp.Select:
     partials = [exp.alias_(pair_partial(s, c, values), s.name) for s in pair_stats] + counts
     if limits.caps_total:
         partials.append(exp.alias_(exp.Count(this=exp.Star()), ROWS))
-    kept = _keep_groups(plan, rows, partials, _pairs_in_domain(plan))
+    bounds = {s.name: partial_bound(s, c) for s in pair_stats}
+    kept = _keep_groups(plan, rows, partials, _pairs_in_domain(plan), bounds)
     if limits.caps_total:
         kept = cap_total(plan, kept)
     if not plan.histograms and not distinct.specs(plan):
@@ -446,10 +448,11 @@ def _over(inner: exp.Select, alias: str, *items: exp.Expression | str) -> exp.Se
 
 
 def _keep_groups(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expression],
-                 domain: exp.Expression | None) -> exp.Select:
+                 domain: exp.Expression | None, bounds: dict[str, int]) -> exp.Select:
     """The (unit, group) pairs of ``rows`` with their ``partials``, at most g groups per unit,
     chosen by a salted hash of (unit, keys): value-blind; only pairs whose public keys are
-    in their ``domain`` (the filter, if any) are kept.
+    in their ``domain`` (the filter, if any) are kept. ``bounds`` holds the largest
+    |partial| of the partials that have one (``partial_bound``).
 
     An integer unit's pairs are all ordered by ``digest.unit_order`` (``_keep_first``);
     other units' by an MD5 per pair, for the heavy units alone (``_keep_heavy``). Either
@@ -461,7 +464,7 @@ def _keep_groups(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Express
     if not plan.keys or _public_domain_size(plan) <= g:
         return _in(pairs, names, domain)
     if integer_unit(plan.column_types.get(plan.privacy_unit, "")):
-        return _keep_first(plan, rows, partials, pairs, g, domain)
+        return _keep_first(plan, rows, partials, pairs, g, domain, bounds)
     query, heavy = _keep_heavy(plan, names, g)
     query = query.with_(PAIRS, as_=_in(pairs, names, domain), copy=False)
     return query.with_(HEAVY, as_=heavy, copy=False)
@@ -567,7 +570,8 @@ def _code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
 
 
 def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expression],
-                pairs: exp.Select, g: int, domain: exp.Expression | None) -> exp.Select:
+                pairs: exp.Select, g: int, domain: exp.Expression | None,
+                bounds: dict[str, int]) -> exp.Select:
     """Each integer unit's first g pairs, by ``unit_order`` and then by the keys; ``pairs``
     are the ``partials`` of ``rows`` per (unit, keys).
 
@@ -581,13 +585,13 @@ def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expressi
     Every pair is ordered (no search for the units over the limit), so the running time
     does not depend on how many units exceed it. The order is one BIGINT, ``order · 2³² +
     rank``: the group's rank among the keys stands in for them, the same order. g = 1: one
-    aggregate per unit, each column taken from the pair with the smallest (``ArgMinNull``);
-    g > 1: a window over each unit's pairs, ranked by it. A join to the codes on the rank
-    gives the keys back after the choice.
+    aggregate per unit, which takes its first pair's rank and partials
+    (``_first_by_packed_min``); g > 1: a window over each unit's pairs, ranked by it. A
+    join to the codes on the rank gives the keys back after the choice.
 
     Spark inlines the codes CTE at each reference, so its SQL forms the pairs per (unit,
     keys) and keeps the keys with their pair (the ``INLINED_FORM``s, written by the Spark
-    backend): g = 1 takes them by ``ArgMinNull`` too; g > 1 hashes each pair's code in
+    backend): g = 1 takes each column by ``ArgMinNull``; g > 1 hashes each pair's code in
     its row and orders by (order, keys), filtering the pairs by ``domain``, as it joins no
     codes.
     """
@@ -598,8 +602,8 @@ def _keep_first(plan: PrivacyPlan, rows: exp.Select, partials: list[exp.Expressi
     keys = set(plan.key_names)
     carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in keys)]
     if g == 1:
-        kept = _with_keys(_first_by_min(plan, carried, by_rank=True), names, keys)
-        kept.meta[INLINED_FORM] = _first_by_min(plan, names, by_rank=False)
+        kept = _with_keys(_first_by_packed_min(plan, carried, bounds), names, keys)
+        kept.meta[INLINED_FORM] = _first_by_min(plan, names)
     else:
         ordered, first = _ordered_pairs(plan, by_rank=True)
         # BETWEEN, not <=: DuckDB turns a window ranked by one column and cut at ≤ g into
@@ -684,15 +688,44 @@ def _pair_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Expression]:
                                             expression=number(GROUP_RANKS)))
 
 
-def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column], by_rank: bool
-                  ) -> exp.Select:
-    """Per unit, ``columns`` of its first pair (the smallest ``_ordered_pairs`` order)."""
-    rows, first = _ordered_pairs(plan, by_rank)
+def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column]) -> exp.Select:
+    """Per unit, ``columns`` of its first pair (the smallest ``_ordered_pairs`` order), from
+    pairs that carry their keys (Spark's form), one ``ArgMinNull`` each."""
+    rows, first = _ordered_pairs(plan, by_rank=False)
     ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
     taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
              for c in columns if c.name != UNIT]
     return (_over(ordered, "__dp_k", exp.column(UNIT), *taken)
             .group_by(exp.column(UNIT), copy=False))
+
+
+def _first_by_packed_min(plan: PrivacyPlan, columns: list[exp.Column],
+                         bounds: dict[str, int]) -> exp.Select:
+    """Per unit, ``columns`` (its group's rank and partials) of its first pair (the
+    smallest ``_ordered_pairs`` order by the rank), in few aggregates, for DuckDB pays per
+    aggregate (docs/benchmarks.md): the rank is the smallest order modulo 2³²
+    (``_pair_ordered``), the partials with a bound in ``bounds`` travel as the digits of a
+    few BIGINTs (``packing``), one ``ArgMinNull`` per pack, and the others one each."""
+    rows, first = _ordered_pairs(plan, by_rank=True)
+    names = [c.name for c in columns if c.name not in (UNIT, GROUP_RANK)]
+    packs = packed([(name, bounds[name]) for name in names if name in bounds])
+    in_packs = {column for pack in packs for column, _ in pack.fields}
+    alone = [name for name in names if name not in in_packs]
+    ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST),
+                    *(exp.alias_(pack.code(), pack.name) for pack in packs))
+
+    def of_first(column: str) -> exp.Expression:
+        return exp.alias_(ArgMinNull(this=exp.column(column), expression=exp.column(FIRST)),
+                          column)
+
+    rank = exp.Mod(this=exp.Min(this=exp.column(FIRST)), expression=number(GROUP_RANKS))
+    chosen = (_over(ordered, "__dp_k", exp.column(UNIT), exp.alias_(rank, GROUP_RANK),
+                    *(of_first(pack.name) for pack in packs), *map(of_first, alone))
+              .group_by(exp.column(UNIT), copy=False))
+    unpacked = [exp.alias_(pack.field(column, exp.column(pack.name)), column)
+                for pack in packs for column, _ in pack.fields]
+    return _over(chosen, "__dp_m", exp.column(UNIT), exp.column(GROUP_RANK), *unpacked,
+                 *map(exp.column, alone))
 
 
 def _with_keys(chosen: exp.Select, names: list[exp.Column], keys: set[str]) -> exp.Select:

@@ -1,0 +1,156 @@
+-- SELECT k, SUM(x), AVG(x) FROM defaults GROUP BY k
+SELECT
+  k,
+  CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,
+  CAST(COALESCE(SUM(__dp_s1), 0) AS DOUBLE) AS __dp_s1,
+  CAST(COUNT(*) AS BIGINT) AS __dp_s2
+FROM (
+  WITH __dp_codes AS (
+    SELECT
+      k,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k0')), 1, 7) AS BIGINT) AS __dp_k0,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k1')), 1, 7) AS BIGINT) AS __dp_k1,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
+      ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
+    FROM (
+      SELECT DISTINCT
+        k
+      FROM defaults
+      WHERE
+        NOT pid IS NULL
+    ) AS __dp_d
+  ), __dp_pairs AS (
+    SELECT
+      __dp_unit,
+      __dp_grank,
+      LEAST(GREATEST(COUNT(__dp_v0), 0), 1) AS __dp_s0,
+      CAST(LEAST(
+        GREATEST(
+          2 * CASE
+            WHEN COUNT(__dp_v0) <= 1
+            THEN COALESCE(SUM(__dp_v0), 0)
+            ELSE CAST(ROUND(CAST(COALESCE(SUM(__dp_v0), 0) AS DOUBLE) * 1 / COUNT(__dp_v0)) AS BIGINT)
+          END - 1342177280 * CASE
+            WHEN COUNT(__dp_v0) IS NULL OR 1 IS NULL
+            THEN NULL
+            ELSE LEAST(COUNT(__dp_v0), 1)
+          END,
+          -1342177280
+        ),
+        1342177280
+      ) AS BIGINT) AS __dp_s1
+    FROM (
+      SELECT
+        __dp_r.*,
+        __dp_c.__dp_grank
+      FROM (
+        SELECT
+          pid AS __dp_unit,
+          k,
+          CASE
+            WHEN x IS NULL OR ISNAN(x)
+            THEN NULL
+            ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
+          END AS __dp_v0
+        FROM defaults
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_r
+      JOIN __dp_codes AS __dp_c
+        ON __dp_r.k IS NOT DISTINCT FROM __dp_c.k
+    ) AS __dp_r
+    GROUP BY
+      __dp_unit,
+      __dp_grank
+  )
+  SELECT
+    __dp_z.__dp_unit,
+    __dp_c.k,
+    __dp_z.__dp_s0,
+    __dp_z.__dp_s1
+  FROM (
+    SELECT
+      __dp_unit,
+      __dp_grank,
+      __dp_pack0 % 3 - 1 AS __dp_s0,
+      (
+        __dp_pack0 // 3
+      ) % 2684354561 - 1342177280 AS __dp_s1
+    FROM (
+      SELECT
+        __dp_unit,
+        MIN(__dp_first) % 4294967296 AS __dp_grank,
+        ARG_MIN_NULL(__dp_pack0, __dp_first) AS __dp_pack0
+      FROM (
+        SELECT
+          *,
+          __dp_h * 4294967296 + __dp_grank % 4294967296 AS __dp_first,
+          (
+            CAST(__dp_s0 AS BIGINT) + 1
+          ) + (
+            CAST(__dp_s1 AS BIGINT) + 1342177280
+          ) * 3 AS __dp_pack0
+        FROM (
+          SELECT
+            *,
+            (
+              __dp_a * __dp_code + __dp_b
+            ) % 2147483647 AS __dp_h
+          FROM (
+            SELECT
+              *,
+              (
+                (
+                  __dp_a * __dp_a
+                ) % 2147483647 * __dp_k4 + __dp_k5
+              ) % 2147483647 AS __dp_b
+            FROM (
+              SELECT
+                *,
+                (
+                  (
+                    __dp_x * __dp_x
+                  ) % 2147483647 * __dp_k2 + __dp_k3
+                ) % 2147483647 AS __dp_a
+              FROM (
+                SELECT
+                  *,
+                  (
+                    (
+                      (
+                        CAST(__dp_unit AS BIGINT)
+                      ) % 2147483647 + 2147483647
+                    ) % 2147483647 * __dp_k0 + __dp_k1
+                  ) % 2147483647 AS __dp_x
+                FROM (
+                  SELECT
+                    __dp_p.*,
+                    __dp_c.__dp_code,
+                    __dp_c.__dp_k0,
+                    __dp_c.__dp_k1,
+                    __dp_c.__dp_k2,
+                    __dp_c.__dp_k3,
+                    __dp_c.__dp_k4,
+                    __dp_c.__dp_k5
+                  FROM __dp_pairs AS __dp_p
+                  JOIN __dp_codes AS __dp_c
+                    ON __dp_p.__dp_grank = __dp_c.__dp_grank
+                ) AS __dp_s0
+              ) AS __dp_s1
+            ) AS __dp_s2
+          ) AS __dp_s3
+        ) AS __dp_o
+      ) AS __dp_k
+      GROUP BY
+        __dp_unit
+    ) AS __dp_m
+  ) AS __dp_z
+  JOIN __dp_codes AS __dp_c
+    ON __dp_z.__dp_grank = __dp_c.__dp_grank
+) AS __dp_b
+GROUP BY
+  k
