@@ -12,6 +12,7 @@ backend. Metadata comes from ``register(...)`` calls or from a TOML file.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import math
 import reprlib
@@ -67,15 +68,23 @@ def key_values(column: str, sql_type: str, values: Iterable[Any], table: str
     twice with fresh noise while the plan counts it once; duplicates are dropped, by value,
     keeping the first. Numbers must be finite: NaN equals nothing, ±inf nothing useful.
 
-    >>> key_values("k", "INTEGER", [1, 1.0, 2], "t")
-    (1, 2)
+    >>> key_values("k", "INTEGER", [1, 1.0, 2, 2**60 + 1, 2**60 + 3], "t")
+    (1, 2, 1152921504606846977, 1152921504606846979)
 
     A number is not a text column's value: the engine would compare the two by casting
-    every private text to a number, and fail on the rows that are not one.
+    every private text to a number, and fail on the rows that are not one. Dates are
+    ``datetime.date``, timestamps naive ``datetime.datetime``, and booleans ``bool``: a
+    text such as ``"2024-01-31"`` would be cast on the rows too.
 
     >>> key_values("k", "VARCHAR", [1, 2], "t")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     dpsql.errors.CatalogError: public_keys['k'] of table 't': [1, 2] are not string like ...
+    >>> import datetime as dt
+    >>> key_values("d", "DATE", [dt.date(2024, 1, 31)], "t")
+    (datetime.date(2024, 1, 31),)
+    >>> key_values("d", "DATE", ["2024-01-31"], "t")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    dpsql.errors.CatalogError: public_keys['d'] of table 't': ['2024-01-31'] are not date like ...
     """
     try:
         values = tuple(values)
@@ -83,20 +92,48 @@ def key_values(column: str, sql_type: str, values: Iterable[Any], table: str
     except TypeError:
         raise CatalogError(f"public_keys[{column!r}] of table {table!r}: give a list of "
                            "values, e.g. [\"a\", \"b\"], or a public table's name") from None
-    kind = column_class(sql_type)
-    expected = {"numeric": (int, float), "string": (str,)}.get(kind)
-    wrong = [v for v in values if v is not None and expected and
-             (isinstance(v, bool) or not isinstance(v, expected)
-              or (kind == "numeric" and not math.isfinite(v)))]
+    kind = key_class(sql_type)
+    if kind is None:
+        raise CatalogError(
+            f"public_keys[{column!r}] of table {table!r}: a {sql_type} column has no public "
+            "values dpsql can list; public keys may be numbers, text, booleans, DATE or "
+            "TIMESTAMP. Leave this key private (its groups are then selected privately)")
+    wrong = [v for v in values if v is not None and not KEY_VALUE_CHECKS[kind](v)]
     if wrong:
         raise CatalogError(f"public_keys[{column!r}] of table {table!r}: {wrong[:3]!r} are not "
                            f"{kind} like the column ({sql_type}), or not finite; list values "
                            "of the column's own type (a public table's column too)")
     seen: dict[Any, Any] = {}
-    for value in values:
-        seen.setdefault(float(value) if kind == "numeric" and value is not None else value,
-                        value)
+    for value in values:  # Python's equality of numbers is exact: 1 == 1.0, 2**60 != 2**60 + 1
+        seen.setdefault(value, value)
     return tuple(seen.values())
+
+
+KEY_VALUE_CHECKS = {
+    "numeric": lambda v: (isinstance(v, int | float) and not isinstance(v, bool)
+                          and math.isfinite(v)),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "date": lambda v: isinstance(v, dt.date) and not isinstance(v, dt.datetime),
+    "timestamp": lambda v: isinstance(v, dt.datetime) and v.tzinfo is None,
+}
+"""What a public key value of each ``key_class`` must be (a Python value of its type)."""
+
+
+def key_class(sql_type: str) -> str | None:
+    """The class of public key values a column of this type takes (``KEY_VALUE_CHECKS``),
+    or None where dpsql lists none (times of day, zoned or sub-microsecond timestamps,
+    intervals, nested types).
+
+    >>> key_class("DECIMAL(10,2)"), key_class("DATE"), key_class("TIMESTAMP")
+    ('numeric', 'date', 'timestamp')
+    >>> key_class("TIMESTAMP WITH TIME ZONE"), key_class("TIME"), key_class("INTEGER[]")
+    (None, None, None)
+    """
+    kind = column_class(sql_type)
+    if kind in ("numeric", "string", "boolean"):
+        return kind
+    return {"DATE": "date", "TIMESTAMP": "timestamp"}.get(sql_type.upper())
 
 
 def _positive_int(name: str, value: Any, table: str) -> int | None:

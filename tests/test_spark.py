@@ -117,6 +117,19 @@ def test_hostile_data_without_one_unit_agrees_too(backends):
         assert spark == duck
 
 
+
+@pytest.mark.parametrize("g", [1, 3])
+def test_public_dates_and_timestamps_keep_the_same_rows_on_both(backends, g):
+    """A public domain of DATE and TIMESTAMP values is written as typed literals
+    (``CAST('…' AS DATE)``), which both engines read alike: the same pairs in the domain,
+    the same groups chosen, the same cells."""
+    keys = {"d": [dt.date(1969, 12, 25) + dt.timedelta(days=i) for i in (0, 2, 3, 40)],
+            "ts": [dt.datetime(2020, 1, 1, 0, 0, 0, us) for us in (0, 250_000, 375_000)]}
+    plan = make_plan("SELECT d, ts, COUNT(*), SUM(x) FROM t GROUP BY d, ts", HOSTILE_TYPES,
+                     max_groups_per_unit=g, max_rows_per_group=2, public_keys=keys)
+    duck, spark = both(backends, "t", hostile_plus(), plan, salt="typed")
+    assert len(duck) > 4 and spark == duck
+
 TYPED = pa.table({
     "id": pa.array(range(10), pa.int64()),
     "i": pa.array([0, -5, 2**62, None, 7, -(2**63), 1, 2, 3, 4], pa.int64()),

@@ -34,6 +34,7 @@ FROM t
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections.abc import Callable
 
@@ -115,8 +116,30 @@ def _filter(plan: PrivacyPlan, unit: exp.Expression | None) -> exp.Expression | 
 
 
 def _domain_values(key: GroupKey) -> list[exp.Expression]:
-    return [exp.Literal.string(v) if isinstance(v, str) else number(v)
-            for v in key.domain if v is not None]
+    """The public domain's values (``catalog.key_values``) as literals of their type.
+
+    >>> import datetime as dt
+    >>> key = GroupKey("d", "d", (dt.date(2024, 1, 31), dt.datetime(2024, 1, 31, 9), True,
+    ...                           2**60 + 1, 0.5, "a", None))
+    >>> print(", ".join(v.sql("duckdb") for v in _domain_values(key)))
+    CAST('2024-01-31' AS DATE), CAST('2024-01-31 09:00:00' AS TIMESTAMP), TRUE, \
+1152921504606846977, 0.5, 'a'
+    """
+    return [_literal(v) for v in key.domain if v is not None]
+
+
+def _literal(value: object) -> exp.Expression:
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, bool):
+        return exp.Boolean(this=value)
+    if isinstance(value, dt.datetime):
+        return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), "TIMESTAMP")
+    if isinstance(value, dt.date):
+        return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
+    if isinstance(value, int):  # exact, however large (``number`` rounds past 2⁵³)
+        return exp.Literal.number(str(value))
+    return number(value)
 
 
 def _in_domain(plan: PrivacyPlan) -> exp.Expression | None:
