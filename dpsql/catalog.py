@@ -127,12 +127,16 @@ def key_class(sql_type: str) -> str | None:
 
     >>> key_class("DECIMAL(10,2)"), key_class("DATE"), key_class("TIMESTAMP")
     ('numeric', 'date', 'timestamp')
+    >>> key_class("ENUM('x', 'y')")
+    'string'
     >>> key_class("TIMESTAMP WITH TIME ZONE"), key_class("TIME"), key_class("INTEGER[]")
     (None, None, None)
     """
     kind = column_class(sql_type)
     if kind in ("numeric", "string", "boolean"):
         return kind
+    if sql_type.upper().startswith("ENUM"):  # its members are text
+        return "string"
     return {"DATE": "date", "TIMESTAMP": "timestamp"}.get(sql_type.upper())
 
 

@@ -82,9 +82,11 @@ def _integer(value: int) -> exp.Literal:
 
 def packed(fields: Sequence[tuple[str, int]], prefix: str = "__dp_pack") -> list[Pack]:
     """``fields`` (column, bound), in order, in as few packs as fill each up to
-    ``CAPACITY``; a field too wide for any pack is left out.
+    ``CAPACITY``; a field too wide for any pack, or whose bound is not an integer, is left
+    out.
 
-    >>> [p.fields for p in packed([("a", 2**30), ("b", 2**30), ("c", 5), ("d", 2**62)])]
+    >>> [p.fields for p in packed([("a", 2**30), ("b", 2**30), ("c", 5), ("d", 2**62),
+    ...                            ("e", 0.5)])]
     [(('a', 1073741824),), (('b', 1073741824), ('c', 5))]
     >>> packed([])
     []
@@ -93,7 +95,7 @@ def packed(fields: Sequence[tuple[str, int]], prefix: str = "__dp_pack") -> list
     room = 0
     for column, bound in fields:
         radix = 2 * bound + 1
-        if radix > CAPACITY:
+        if not isinstance(bound, int) or radix > CAPACITY:
             continue
         if not groups or radix > room:
             groups.append([])

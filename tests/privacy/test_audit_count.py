@@ -73,10 +73,13 @@ def test_group_by_count_with_private_keys_keeps_its_epsilon():
 
 
 def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
-    """A rewrite that trusts max_rows_per_group instead of enforcing it must be caught."""
-    enforce = rewrite_module.pair_partial
+    """A rewrite that trusts max_rows_per_group instead of enforcing it must be caught.
+    (The partials' bounds are raised with it: packed into a BIGINT by bounds of 3 rows, a
+    count of 30 would come out modulo their radix, within them again.)"""
+    enforce, bound = rewrite_module.pair_partial, rewrite_module.partial_bound
     monkeypatch.setattr(rewrite_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
+    monkeypatch.setattr(rewrite_module, "partial_bound", lambda spec, c: bound(spec, 10**6))
     result = count_audit(TRIALS // 3)
     print(result)
     assert result.epsilon_lower > EPSILON, result
