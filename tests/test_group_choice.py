@@ -11,6 +11,8 @@ order of the ids alone failed) and for each salt, i.e. each query.
 
 from __future__ import annotations
 
+import datetime as dt
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -176,11 +178,12 @@ def test_public_keys_choose_the_pairs_the_same_keys_private_would_in_the_domain(
 
 @pytest.mark.parametrize("types", [{"k": "VARCHAR", "n": "SMALLINT"}, {"k": "DATE"}])
 def test_public_keys_not_all_text_take_the_codes_of_the_rows_groups(types):
-    """An integer or a date key's literal is not of its column's type (a date's is text),
-    and the keys released come from the codes: such domains code the distinct groups of
-    the rows, kept by a semi-join with the domain, so the keys keep their type."""
+    """An integer or a date key's literal is not of its column's type (an INTEGER, a cast
+    text), and the keys released come from the codes: such domains code the distinct
+    groups of the rows, kept by a semi-join with the domain, so the keys keep their type."""
     keys = ", ".join(types)
-    values = {"VARCHAR": ("a", "b"), "SMALLINT": (1, 2), "DATE": ("2026-01-01", "2026-01-02")}
+    values = {"VARCHAR": ("a", "b"), "SMALLINT": (1, 2),
+              "DATE": (dt.date(2026, 1, 1), dt.date(2026, 1, 2))}
     domain = {name: values[kind] for name, kind in types.items()}
     plan = make_plan(f"SELECT {keys}, COUNT(*) FROM t GROUP BY {keys}",
                      {"pid": "BIGINT", "x": "DOUBLE", **types}, max_groups_per_unit=1,
