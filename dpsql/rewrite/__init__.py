@@ -47,6 +47,7 @@ from dpsql.expr.nodes import (
     as_bigint,
     as_double,
     exact_sum,
+    integer,
     number,
 )
 from dpsql.expr.totality import error_free
@@ -137,9 +138,7 @@ def _literal(value: object) -> exp.Expression:
         return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), "TIMESTAMP")
     if isinstance(value, dt.date):
         return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
-    if isinstance(value, int):  # exact, however large (``number`` rounds past 2⁵³)
-        return exp.Literal.number(str(value))
-    return number(value)
+    return integer(value) if isinstance(value, int) else number(value)
 
 
 def _in_domain(plan: PrivacyPlan) -> exp.Expression | None:

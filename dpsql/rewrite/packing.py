@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dpsql.expr.nodes import as_bigint
+from dpsql.expr.nodes import as_bigint, integer
 
 CAPACITY = 2**62
 """The largest product of radices one pack holds: a pack stays below it, a BIGINT."""
@@ -54,7 +54,7 @@ class Pack:
         """The pack over the field columns: ``Σ (p + B)·W``."""
         weights = self.weights()
         terms = [_times(exp.Paren(this=exp.Add(this=as_bigint(exp.column(column)),
-                                               expression=_integer(bound))), weights[column])
+                                               expression=integer(bound))), weights[column])
                  for column, bound in self.fields]
         total = terms[0]
         for term in terms[1:]:
@@ -65,19 +65,13 @@ class Pack:
         """Field ``column`` read back out of ``pack``: ``(pack // W) % (2B + 1) − B``."""
         bound, weight = dict(self.fields)[column], self.weights()[column]
         shifted = pack.copy() if weight == 1 else exp.Paren(
-            this=exp.IntDiv(this=pack.copy(), expression=_integer(weight)))
-        digit = exp.Mod(this=shifted, expression=_integer(2 * bound + 1))
-        return exp.Sub(this=digit, expression=_integer(bound))
+            this=exp.IntDiv(this=pack.copy(), expression=integer(weight)))
+        digit = exp.Mod(this=shifted, expression=integer(2 * bound + 1))
+        return exp.Sub(this=digit, expression=integer(bound))
 
 
 def _times(node: exp.Expression, weight: int) -> exp.Expression:
-    return node if weight == 1 else exp.Mul(this=node, expression=_integer(weight))
-
-
-def _integer(value: int) -> exp.Literal:
-    """An exact integer literal, however large (``number`` writes those past 2⁵³ as
-    floats)."""
-    return exp.Literal.number(str(value))
+    return node if weight == 1 else exp.Mul(this=node, expression=integer(weight))
 
 
 def packed(fields: Sequence[tuple[str, int]], prefix: str = "__dp_pack") -> list[Pack]:
