@@ -30,7 +30,8 @@ def test_every_field_comes_back_out_of_its_pack(case):
     values = exp.values([tuple(exp.cast(exp.Literal.number(v), "BIGINT") for v in row)
                          for row in rows], alias="v", columns=[name for name, _ in fields])
     coded = exp.select(*(exp.alias_(p.code(), p.name) for p in packs)).from_(values)
-    out = exp.select(*(p.field(name, exp.column(p.name)) for p in packs for name, _ in p.fields),
+    read = [p.field(name, exp.column(p.name)) for p in packs for name, _ in p.fields]
+    out = exp.select(*(exp.alias_(r, f"o{i}") for i, r in enumerate(read)),
                      *(exp.column(p.name) for p in packs)).from_(coded.subquery("p"))
     got = BACKEND.run_sql(out.sql("duckdb")).to_pylist()
     width = len(fields)
@@ -38,3 +39,19 @@ def test_every_field_comes_back_out_of_its_pack(case):
         values_out = list(result.values())
         assert values_out[:width] == list(row)
         assert all(0 <= code < CAPACITY for code in values_out[width:])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 2**40), min_size=1, max_size=5),
+       st.lists(st.integers(0, 2**63 - 1), min_size=1, max_size=5))
+def test_a_field_read_out_of_any_pack_lies_within_its_bound(bounds, codes):
+    """Whatever BIGINT a pack holds (a partial out of its bound wraps, it does not carry
+    past it), every field read back out of it is within its own bound."""
+    packs = packed([(f"c{i}", b) for i, b in enumerate(bounds)])
+    pack = exp.column("p")
+    fields = [(p.field(name, pack), bound) for p in packs for name, bound in p.fields]
+    table = exp.values([(exp.cast(exp.Literal.number(c), "BIGINT"),) for c in codes],
+                       alias="v", columns=["p"])
+    out = exp.select(*(exp.alias_(f, f"o{i}") for i, (f, _) in enumerate(fields))).from_(table)
+    for row in BACKEND.run_sql(out.sql("duckdb")).to_pylist():
+        assert all(-b <= v <= b for v, (_, b) in zip(row.values(), fields, strict=True))
