@@ -111,12 +111,14 @@ class PeakMemory:
 
 
 def interleaved(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
-    """Wall times of each run, alternating so that they share the machine's moods."""
+    """Wall times of each run, alternating so that they share the machine's moods; every
+    other round in reverse order, so that no run always follows the same one."""
     for run in runs.values():
         run()  # warm-up: plan cache, file system, allocator
     times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, run in runs.items():
+    for round_ in range(repeats):
+        order = list(runs.items())
+        for name, run in order if round_ % 2 == 0 else reversed(order):
             start = time.perf_counter()
             run()
             times[name].append(time.perf_counter() - start)
