@@ -18,16 +18,6 @@ def number(value: float) -> exp.Expression:
     return exp.Literal.number(repr(float(value)))
 
 
-def integer(value: int) -> exp.Literal:
-    """An exact integer literal, however large (``number`` writes those past 2⁵³ as
-    floats).
-
-    >>> integer(2**60 + 1).sql(), number(2**60 + 1).sql()
-    ('1152921504606846977', '1.152921504606847e+18')
-    """
-    return exp.Literal.number(str(value))
-
-
 def as_double(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("DOUBLE"))
 

@@ -34,7 +34,6 @@ FROM t
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from collections.abc import Callable
 
@@ -47,7 +46,6 @@ from dpsql.expr.nodes import (
     as_bigint,
     as_double,
     exact_sum,
-    integer,
     number,
 )
 from dpsql.expr.totality import error_free
@@ -117,7 +115,9 @@ def _filter(plan: PrivacyPlan, unit: exp.Expression | None) -> exp.Expression | 
 
 
 def _domain_values(key: GroupKey) -> list[exp.Expression]:
-    """The public domain's values (``catalog.key_values``) as literals of their type.
+    """The public domain's values (``catalog.key_values``) as literals of their type
+    (sqlglot's ``convert``: exact integers, typed dates and timestamps); floats as
+    ``number`` writes them.
 
     >>> import datetime as dt
     >>> key = GroupKey("d", "d", (dt.date(2024, 1, 31), dt.datetime(2024, 1, 31, 9), True,
@@ -126,19 +126,8 @@ def _domain_values(key: GroupKey) -> list[exp.Expression]:
     CAST('2024-01-31' AS DATE), CAST('2024-01-31 09:00:00' AS TIMESTAMP), TRUE, \
 1152921504606846977, 0.5, 'a'
     """
-    return [_literal(v) for v in key.domain if v is not None]
-
-
-def _literal(value: object) -> exp.Expression:
-    if isinstance(value, str):
-        return exp.Literal.string(value)
-    if isinstance(value, bool):
-        return exp.Boolean(this=value)
-    if isinstance(value, dt.datetime):
-        return exp.cast(exp.Literal.string(value.isoformat(sep=" ")), "TIMESTAMP")
-    if isinstance(value, dt.date):
-        return exp.cast(exp.Literal.string(value.isoformat()), "DATE")
-    return integer(value) if isinstance(value, int) else number(value)
+    return [number(v) if isinstance(v, float) else exp.convert(v)
+            for v in key.domain if v is not None]
 
 
 def _in_domain(plan: PrivacyPlan) -> exp.Expression | None:
@@ -715,10 +704,14 @@ def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column]) -> exp.Select:
     pairs that carry their keys (Spark's form), one ``ArgMinNull`` each."""
     rows, first = _ordered_pairs(plan, by_rank=False)
     ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST))
-    taken = [exp.alias_(ArgMinNull(this=c.copy(), expression=exp.column(FIRST)), c.name)
-             for c in columns if c.name != UNIT]
+    taken = [_of_first(c.name) for c in columns if c.name != UNIT]
     return (_over(ordered, "__dp_k", exp.column(UNIT), *taken)
             .group_by(exp.column(UNIT), copy=False))
+
+
+def _of_first(column: str) -> exp.Expression:
+    """``column`` of the unit's first pair (the smallest ``FIRST``), under its own name."""
+    return exp.alias_(ArgMinNull(this=exp.column(column), expression=exp.column(FIRST)), column)
 
 
 def _first_by_packed_min(plan: PrivacyPlan, columns: list[exp.Column],
@@ -736,13 +729,9 @@ def _first_by_packed_min(plan: PrivacyPlan, columns: list[exp.Column],
     ordered = _over(rows, "__dp_o", "*", exp.alias_(first, FIRST),
                     *(exp.alias_(pack.code(), pack.name) for pack in packs))
 
-    def of_first(column: str) -> exp.Expression:
-        return exp.alias_(ArgMinNull(this=exp.column(column), expression=exp.column(FIRST)),
-                          column)
-
     rank = exp.Mod(this=exp.Min(this=exp.column(FIRST)), expression=number(GROUP_RANKS))
     chosen = (_over(ordered, "__dp_k", exp.column(UNIT), exp.alias_(rank, GROUP_RANK),
-                    *(of_first(pack.name) for pack in packs), *map(of_first, alone))
+                    *(_of_first(pack.name) for pack in packs), *map(_of_first, alone))
               .group_by(exp.column(UNIT), copy=False))
     unpacked = [exp.alias_(pack.field(column, exp.column(pack.name)), column)
                 for pack in packs for column, _ in pack.fields]

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sqlglot import exp
 
-from dpsql.expr.nodes import as_bigint, integer
+from dpsql.expr.nodes import as_bigint
 
 CAPACITY = 2**62
 """The largest product of radices one pack holds: a pack stays below it, a BIGINT."""
@@ -54,7 +54,8 @@ class Pack:
         """The pack over the field columns: ``Σ (p + B)·W``."""
         weights = self.weights()
         terms = [_times(exp.Paren(this=exp.Add(this=as_bigint(exp.column(column)),
-                                               expression=integer(bound))), weights[column])
+                                               expression=exp.Literal.number(bound))),
+                        weights[column])
                  for column, bound in self.fields]
         total = terms[0]
         for term in terms[1:]:
@@ -65,13 +66,14 @@ class Pack:
         """Field ``column`` read back out of ``pack``: ``(pack // W) % (2B + 1) − B``."""
         bound, weight = dict(self.fields)[column], self.weights()[column]
         shifted = pack.copy() if weight == 1 else exp.Paren(
-            this=exp.IntDiv(this=pack.copy(), expression=integer(weight)))
-        digit = exp.Mod(this=shifted, expression=integer(2 * bound + 1))
-        return exp.Sub(this=digit, expression=integer(bound))
+            this=exp.IntDiv(this=pack.copy(), expression=exp.Literal.number(weight)))
+        digit = exp.Mod(this=shifted, expression=exp.Literal.number(2 * bound + 1))
+        return exp.Sub(this=digit, expression=exp.Literal.number(bound))
 
 
 def _times(node: exp.Expression, weight: int) -> exp.Expression:
-    return node if weight == 1 else exp.Mul(this=node, expression=integer(weight))
+    # Integer literals stay exact (``number`` writes those past 2⁵³ as floats).
+    return node if weight == 1 else exp.Mul(this=node, expression=exp.Literal.number(weight))
 
 
 def packed(fields: Sequence[tuple[str, int]], prefix: str = "__dp_pack") -> list[Pack]:
