@@ -16,6 +16,12 @@ backend over the same Parquet files, each figure over Spark's own floor (the sam
     .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --parquet /tmp/bench14 \
         --spark 'local[2]' --shares none most --limits 1 3 --queries count sum_avg median
 
+``--pairs`` (DuckDB) also times each query's statistic in plain SQL from the row limit's
+clamped per-(unit, group) partials alone, without the choice of groups or noise (``PAIRS``)::
+
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --shares none most \
+        --limits 1 3 8 --pairs
+
 ``--tumult VENV`` (with ``--spark``) also times Tumult Analytics, from a virtual environment
 that holds it and its Spark 3.5, answering each query from the same Parquet file with the
 same limits in its own process (tests/benchmarks/tumult_speed.py), its runs interleaved
@@ -78,6 +84,36 @@ TUMULT_QUERIES = {
     "pub_sum_avg": {"agg": "sum_avg", "key": "grp", "public": list(limits_data.GROUPS)},
 }
 """QUERIES as tumult_speed.py answers them, values clamped to BOUNDS."""
+_QUANTA = ("CASE WHEN v IS NULL OR isnan(v) THEN NULL "
+           "ELSE CAST(ROUND(LEAST(GREATEST(v, 0), 2000) * 1048576) AS BIGINT) END")
+_BUCKET = ("CASE WHEN v IS NULL OR isnan(v) THEN NULL "
+           "ELSE CAST(FLOOR(LEAST(GREATEST(v * 0.512, 0), 1023)) AS BIGINT) END")
+_PAIR_SUMS = ("SELECT grp, SUM(s), SUM(n) FROM (SELECT pid, grp, LEAST(COUNT(x), {c}) AS n, "
+              "LEAST(SUM(x), {c} * CAST(2097152000 AS BIGINT)) AS s "
+              "FROM (SELECT pid, grp, " + _QUANTA + " AS x FROM {t}) GROUP BY pid, grp) "
+              "GROUP BY grp")
+PAIRS = {
+    "count": "SELECT grp, SUM(LEAST(n, {c})) FROM (SELECT pid, grp, COUNT(*) AS n FROM {t} "
+             "GROUP BY pid, grp) GROUP BY grp",
+    "distinct": "SELECT grp, COUNT(*) FROM (SELECT DISTINCT pid, grp FROM {t}) GROUP BY grp",
+    "sum_avg": _PAIR_SUMS,
+    "median_by": "SELECT grp, b, SUM(LEAST(1048576, {c} * 1048576 // n)) FROM (SELECT grp, b, "
+                 "COUNT(b) OVER (PARTITION BY pid, grp) AS n FROM (SELECT pid, grp, " + _BUCKET +
+                 " AS b FROM {t})) WHERE b IS NOT NULL GROUP BY grp, b",
+    "median": "WITH n AS (SELECT pid, COUNT(b) AS n FROM (SELECT pid, " + _BUCKET + " AS b "
+              "FROM {t}) GROUP BY pid) SELECT b, SUM(LEAST(1048576, {c} * 1048576 // n.n)) "
+              "FROM (SELECT pid, " + _BUCKET + " AS b FROM {t}) AS r JOIN n USING (pid) "
+              "WHERE b IS NOT NULL GROUP BY b",
+    "pub_count": "SELECT grp, SUM(LEAST(n, {c})) FROM (SELECT pid, grp, COUNT(*) AS n FROM {t} "
+                 "GROUP BY pid, grp) GROUP BY grp",
+    "pub_sum_avg": _PAIR_SUMS,
+}
+"""``--pairs``: each query's statistic in plain DuckDB SQL from per-(unit, group) partials
+clamped as dpsql clamps them (c rows per group, exact sums of quantised values, histogram
+weights of at most c·S per pair), but *without* choosing each unit's groups, keyed hashes or
+noise: what enforcing the row limit alone costs, so that a cell's ratio minus this one is
+the price of the group limit and the rest of dpsql's plan. (The values' quantum and the
+histogram's buckets are those dpsql uses for BOUNDS; the answers are not compared.)"""
 
 
 def data_limit(limit: str) -> int:
@@ -141,6 +177,8 @@ class Cell:
     engine: str = "duckdb"
     tumult_s: float | None = None
     tumult_times: list[float] | None = None
+    pairs_s: float | None = None
+    pairs_times: list[float] | None = None
 
 
 class Dataset:
@@ -190,6 +228,11 @@ class Dataset:
             "queries": {name: {**q, "value": "v", "low": low, "high": high}
                         for name, q in TUMULT_QUERIES.items()}})
 
+    def pairs(self, query: str, limit: str) -> Callable[[], object]:
+        """``PAIRS[query]`` in plain DuckDB over this data, with ``limit``'s rows per group."""
+        sql = PAIRS[query].format(c=(LIMITS[limit] or (1, 1))[1], t=self.source)
+        return lambda: self.raw.sql(sql).fetchall()
+
     def floor(self, con: dpsql.Connection, grouped: bool) -> Callable[[], object]:
         """The per-unit floor in the engine ``con`` runs on, over the same data."""
         source = con.backend.identifier("t") if self.spark else self.source
@@ -201,19 +244,23 @@ class Dataset:
 
 
 def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
-            meter: PeakMemory, tumult: Tumult | None = None) -> dict:
+            meter: PeakMemory, tumult: Tumult | None = None,
+            pairs: Callable[[], object] | None = None) -> dict:
     sql, grouped = QUERIES[query]
     load = os.getloadavg()[0]
     runs = {"dp": lambda: con.sql(sql, epsilon=1.0, delta=1e-6),
             "floor": data.floor(con, grouped)}
     if tumult:
         runs["tumult"] = lambda: tumult.run(query)
+    if pairs:
+        runs["pairs"] = pairs
     holder: dict[str, dict[str, list[float]]] = {}
     peak = meter.run(lambda: holder.update(times=interleaved(runs, repeats)))
     times = holder["times"]
     dp, fl = statistics.median(times["dp"]), statistics.median(times["floor"])
-    extra = {"tumult_s": statistics.median(times["tumult"]),
-             "tumult_times": times["tumult"]} if tumult else {}
+    extra = {f"{name}_s": statistics.median(times[name]) for name in ("tumult", "pairs")
+             if name in times}
+    extra |= {f"{name}_times": times[name] for name in ("tumult", "pairs") if name in times}
     return {"dp_s": dp, "floor_s": fl, "ratio": dp / fl, "load": load,
             "peak_rss_gib": peak / 2**30, "dp_times": times["dp"], "floor_times": times["floor"],
             **extra}
@@ -240,12 +287,15 @@ def run(args: argparse.Namespace) -> list[Cell]:
                 con = data.connect(limit)
                 tumult = data.tumult(args.tumult, limit) if args.tumult else None
                 for query in args.queries:
+                    pairs = data.pairs(query, limit) if args.pairs else None
                     cell = Cell(rows, share, limit, query,
-                                **measure(data, con, query, args.repeats, meter, tumult),
+                                **measure(data, con, query, args.repeats, meter, tumult, pairs),
                                 engine="spark" if spark else "duckdb")
                     cells.append(cell)
                     versus = "" if tumult is None else (
                         f" tumult {cell.tumult_s:8.3f} dp÷tumult {cell.dp_s / cell.tumult_s:5.2f}")
+                    if cell.pairs_s is not None:
+                        versus += f" pairs {cell.pairs_s / cell.floor_s:6.2f}"
                     print(f"{cell.engine} {rows:>11,} {share:>5} {limit:>4} {query:<12} "
                           f"dp {cell.dp_s:8.3f} floor {cell.floor_s:7.3f} ratio {cell.ratio:6.2f} "
                           f"load {cell.load:5.2f} peak {cell.peak_rss_gib:5.2f} GiB{versus}",
@@ -278,7 +328,23 @@ def markdown(cells: list[Cell]) -> str:
                          f"{statistics.median(floors) if floors else 0:.3f} | "
                          f"{min(loads):.1f}–{max(loads):.1f} |")
         lines += _versus_tumult(mine, queries)
+        lines += _pairs(mine, queries)
     return "\n".join(lines)
+
+
+def _pairs(cells: list[Cell], queries: list[str]) -> list[str]:
+    """dpsql's ratio beside the row limit's alone (``PAIRS``), a line per (share, limit)."""
+    timed = [c for c in cells if c.pairs_s is not None]
+    if not timed:
+        return []
+    lines = ["\ndpsql ÷ floor / pairs without a choice ÷ floor (same run, `PAIRS`)\n",
+             "| share over | limit | " + " | ".join(queries) + " |",
+             "|---|---|" + "---:|" * len(queries)]
+    for share, limit, row in _lines(timed):
+        lines.append(f"| {share} | {limit} | " + " | ".join(
+            f"{row[q].ratio:.2f} / {row[q].pairs_s / row[q].floor_s:.2f}"
+            if q in row else "" for q in queries) + " |")
+    return lines
 
 
 def _versus_tumult(cells: list[Cell], queries: list[str]) -> list[str]:
@@ -321,12 +387,17 @@ def main() -> None:
     parser.add_argument("--tumult", type=Path, metavar="VENV",
                         help="with --spark: also time Tumult Analytics (tumult_speed.py) from "
                              "this virtual environment on the same files and limits")
+    parser.add_argument("--pairs", action="store_true",
+                        help="also time each query's PAIRS form in plain DuckDB (the row "
+                             "limit's partials without the choice of groups or noise)")
     parser.add_argument("--out", type=Path, help="append each cell as a JSON line to this file")
     parser.add_argument("--markdown", type=Path, nargs="*",
                         help="print the tables of these JSON-line files and exit")
     args = parser.parse_args()
     if args.spark and not args.parquet:
         parser.error("--spark reads the data from Parquet: give --parquet FOLDER")
+    if args.pairs and args.spark:
+        parser.error("--pairs times plain DuckDB: leave out --spark")
     if args.tumult and not args.spark:
         parser.error("--tumult runs beside dpsql on Spark: give --spark MASTER")
     if args.markdown:

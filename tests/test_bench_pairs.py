@@ -1,0 +1,65 @@
+"""bench_matrix's ``PAIRS`` compute what dpsql's bounded query computes where no choice binds.
+
+``bench_matrix --pairs`` reports each query's statistic from the row limit's partials alone
+as what enforcing the row limit costs (docs/benchmarks.md). That reading holds only if the
+plain SQL builds the same partials: on data where nobody has more groups than the limit,
+dpsql's choice keeps every pair, so its bounded query (run without noise) and ``PAIRS`` must
+give the same counts and the same histogram weights, bucket by bucket.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import dpsql
+from tests.benchmarks import limits_data
+from tests.benchmarks.bench_matrix import BOUNDS, PAIRS
+
+GROUPS, ROWS = 8, 3
+
+
+@pytest.fixture(scope="module")
+def raw() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.register("gen", limits_data.table(20_000, groups=GROUPS, over=0.0, seed=3))
+    con.execute("CREATE TABLE t AS SELECT * FROM gen")
+    ((most,),) = con.sql("SELECT MAX(n) FROM (SELECT COUNT(DISTINCT grp) AS n FROM t "
+                         "GROUP BY pid)").fetchall()
+    assert most <= GROUPS  # the choice keeps every pair
+    return con
+
+
+def bounded(raw: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
+    """dpsql's bounded query for ``sql`` at (GROUPS, ROWS), run as plain SQL (no noise)."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), cache=False)
+    schema = pa.schema([("pid", pa.int64()), ("grp", pa.string()), ("v", pa.float64())])
+    con.register("t", schema.empty_table(), privacy_unit="pid", bounds=BOUNDS,
+                 max_groups_per_unit=GROUPS, max_rows_per_group=ROWS)
+    rewritten = con.explain(sql, epsilon=1.0, delta=1e-6).data["rewritten_sql"]
+    salt = {"__dp_salt": "pairs"} if "$__dp_salt" in rewritten else {}
+    return raw.execute(rewritten, salt).fetchall()
+
+
+def pairs(raw: duckdb.DuckDBPyConnection, query: str) -> list[tuple]:
+    return raw.sql(PAIRS[query].format(c=ROWS, t="t")).fetchall()
+
+
+def test_pairs_count_what_the_bounded_query_counts(raw):
+    # Each row: the group, its clamped count of rows, its count of people (for the
+    # threshold that releases private groups).
+    released = bounded(raw, "SELECT grp, COUNT(*) FROM t GROUP BY grp")
+    counted = sorted((grp, rows) for grp, rows, _people in released)
+    assert counted == sorted(pairs(raw, "count")) == sorted(pairs(raw, "pub_count"))
+
+
+def test_pairs_weigh_each_bucket_as_the_bounded_histogram_does(raw):
+    released = bounded(raw, "SELECT grp, MEDIAN(v) FROM t GROUP BY grp")
+    histograms = {(row[0], e["b"]): e["w"] for row in released for e in row[-1]}
+    assert histograms == {(grp, b): w for grp, b, w in pairs(raw, "median_by")}
+
+
+def test_pairs_weigh_the_global_histogram_as_the_bounded_query_does(raw):
+    ((*_, histogram),) = bounded(raw, "SELECT MEDIAN(v) FROM t")
+    assert {e["b"]: e["w"] for e in histogram} == dict(pairs(raw, "median"))
