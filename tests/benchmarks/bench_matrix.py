@@ -92,9 +92,10 @@ _PAIR_SUMS = ("SELECT grp, SUM(s), SUM(n) FROM (SELECT pid, grp, LEAST(COUNT(x),
               "LEAST(SUM(x), {c} * CAST(2097152000 AS BIGINT)) AS s "
               "FROM (SELECT pid, grp, " + _QUANTA + " AS x FROM {t}) GROUP BY pid, grp) "
               "GROUP BY grp")
+_PAIR_COUNTS = ("SELECT grp, SUM(LEAST(n, {c})) FROM (SELECT pid, grp, COUNT(*) AS n FROM {t} "
+                "GROUP BY pid, grp) GROUP BY grp")
 PAIRS = {
-    "count": "SELECT grp, SUM(LEAST(n, {c})) FROM (SELECT pid, grp, COUNT(*) AS n FROM {t} "
-             "GROUP BY pid, grp) GROUP BY grp",
+    "count": _PAIR_COUNTS,
     "distinct": "SELECT grp, COUNT(*) FROM (SELECT DISTINCT pid, grp FROM {t}) GROUP BY grp",
     "sum_avg": _PAIR_SUMS,
     "median_by": "SELECT grp, b, SUM(LEAST(1048576, {c} * 1048576 // n)) FROM (SELECT grp, b, "
@@ -104,16 +105,17 @@ PAIRS = {
               "FROM {t}) GROUP BY pid) SELECT b, SUM(LEAST(1048576, {c} * 1048576 // n.n)) "
               "FROM (SELECT pid, " + _BUCKET + " AS b FROM {t}) AS r JOIN n USING (pid) "
               "WHERE b IS NOT NULL GROUP BY b",
-    "pub_count": "SELECT grp, SUM(LEAST(n, {c})) FROM (SELECT pid, grp, COUNT(*) AS n FROM {t} "
-                 "GROUP BY pid, grp) GROUP BY grp",
+    "pub_count": _PAIR_COUNTS,
     "pub_sum_avg": _PAIR_SUMS,
 }
 """``--pairs``: each query's statistic in plain DuckDB SQL from per-(unit, group) partials
-clamped as dpsql clamps them (c rows per group, exact sums of quantised values, histogram
-weights of at most c·S per pair), but *without* choosing each unit's groups, keyed hashes or
-noise: what enforcing the row limit alone costs, so that a cell's ratio minus this one is
-the price of the group limit and the rest of dpsql's plan. (The values' quantum and the
-histogram's buckets are those dpsql uses for BOUNDS; the answers are not compared.)"""
+clamped to the row limit (counts to c rows per group; exact sums of the quantised values to
+c rows' bound, where dpsql also scales a pair of more than c values down to c; histogram
+weights min(S, c·S/n) per value), but *without* choosing each unit's groups, keyed hashes
+or noise: what enforcing the row limit alone costs, so that a cell's ratio minus this one
+is the price of the group limit and the rest of dpsql's plan. The quantum and the buckets
+are those dpsql uses for BOUNDS; tests/test_bench_pairs.py checks the counts and the
+histogram weights against dpsql's bounded query where no choice binds."""
 
 
 def data_limit(limit: str) -> int:
@@ -327,39 +329,40 @@ def markdown(cells: list[Cell]) -> str:
             lines.append(f"| {share} | {limit} | {ratios} | "
                          f"{statistics.median(floors) if floors else 0:.3f} | "
                          f"{min(loads):.1f}–{max(loads):.1f} |")
-        lines += _versus_tumult(mine, queries)
-        lines += _pairs(mine, queries)
+        lines += _side_table(mine, queries, "dpsql ÷ Tumult Analytics (same run; Tumult s in "
+                             "brackets)", _versus_tumult)
+        lines += _side_table(mine, queries, "dpsql ÷ floor / pairs without a choice ÷ floor "
+                             "(same run, `PAIRS`)", _beside_pairs)
     return "\n".join(lines)
 
 
-def _pairs(cells: list[Cell], queries: list[str]) -> list[str]:
-    """dpsql's ratio beside the row limit's alone (``PAIRS``), a line per (share, limit)."""
-    timed = [c for c in cells if c.pairs_s is not None]
+def _side_table(cells: list[Cell], queries: list[str], title: str,
+                text: Callable[[Cell], str | None]) -> list[str]:
+    """A table of ``text(cell)`` per (share, limit) and query, over the cells it has a text
+    for (a run beside dpsql's that only some runs make)."""
+    timed = [c for c in cells if text(c) is not None]
     if not timed:
         return []
-    lines = ["\ndpsql ÷ floor / pairs without a choice ÷ floor (same run, `PAIRS`)\n",
-             "| share over | limit | " + " | ".join(queries) + " |",
+    lines = [f"\n{title}\n", "| share over | limit | " + " | ".join(queries) + " |",
              "|---|---|" + "---:|" * len(queries)]
     for share, limit, row in _lines(timed):
         lines.append(f"| {share} | {limit} | " + " | ".join(
-            f"{row[q].ratio:.2f} / {row[q].pairs_s / row[q].floor_s:.2f}"
-            if q in row else "" for q in queries) + " |")
+            text(row[q]) or "" if q in row else "" for q in queries) + " |")
     return lines
 
 
-def _versus_tumult(cells: list[Cell], queries: list[str]) -> list[str]:
-    """dpsql's time over Tumult's, a line per (share, limit), where Tumult ran."""
-    timed = [c for c in cells if c.tumult_s is not None]
-    if not timed:
-        return []
-    lines = ["\ndpsql ÷ Tumult Analytics (same run; Tumult s in brackets)\n",
-             "| share over | limit | " + " | ".join(queries) + " |",
-             "|---|---|" + "---:|" * len(queries)]
-    for share, limit, row in _lines(timed):
-        lines.append(f"| {share} | {limit} | " + " | ".join(
-            f"{row[q].dp_s / row[q].tumult_s:.3f} ({row[q].tumult_s:.0f})"
-            if q in row else "" for q in queries) + " |")
-    return lines
+def _versus_tumult(cell: Cell) -> str | None:
+    """dpsql's time over Tumult's (Tumult s in brackets), where Tumult ran."""
+    if cell.tumult_s is None:
+        return None
+    return f"{cell.dp_s / cell.tumult_s:.3f} ({cell.tumult_s:.0f})"
+
+
+def _beside_pairs(cell: Cell) -> str | None:
+    """dpsql's ratio beside the row limit's alone (``PAIRS``), where ``--pairs`` ran."""
+    if cell.pairs_s is None:
+        return None
+    return f"{cell.ratio:.2f} / {cell.pairs_s / cell.floor_s:.2f}"
 
 
 def _lines(cells: list[Cell]) -> Iterator[tuple[str, str, dict[str, Cell]]]:
