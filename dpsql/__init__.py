@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from dpsql.accounting import Budget
+    from dpsql.catalog import WorkLimits
     from dpsql.connection import (
         Connection,
         connect,
@@ -69,6 +70,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "Warning": ("dpsql.errors", "PrivacyWarning"),
     "Explanation": ("dpsql.explain", "Explanation"),
     "Result": ("dpsql.result", "Result"),
+    "WorkLimits": ("dpsql.catalog", "WorkLimits"),
 }
 """Where each public name lives: (module, attribute)."""
 
@@ -121,6 +123,7 @@ __all__ = [
     "RoleError",
     "UnsupportedQueryError",
     "Warning",
+    "WorkLimits",
     "__version__",
     "apilevel",
     "connect",

@@ -8,8 +8,8 @@ catalog setting it reads — ε, δ, and the sources' fingerprints. Seeded (not
 private) answers are never cached.
 
 >>> store = MemoryCache()
->>> store.put("k", b"v"); store.get("k"), store.get("other")
-(b'v', None)
+>>> store.put("k", b"v"), store.put("k", b"w"), store.get("k"), store.get("other")
+(b'v', b'v', b'v', None)
 """
 
 from __future__ import annotations
@@ -29,9 +29,14 @@ from dpsql.result import Result
 
 
 class AnswerStore(Protocol):
+    scope: object
+    """What identifies the store in this process: statements asking one question of one
+    store are answered one at a time (``dpsql.statements.Statements.asking``)."""
+
     def get(self, key: str) -> bytes | None: ...
 
-    def put(self, key: str, value: bytes) -> None: ...
+    def put(self, key: str, value: bytes) -> bytes:
+        """Keep ``value`` unless an answer is kept under ``key`` already; the kept one."""
 
 
 class MemoryCache:
@@ -39,12 +44,13 @@ class MemoryCache:
 
     def __init__(self) -> None:
         self._answers: dict[str, bytes] = {}
+        self.scope = id(self)
 
     def get(self, key: str) -> bytes | None:
         return self._answers.get(key)
 
-    def put(self, key: str, value: bytes) -> None:
-        self._answers[key] = value
+    def put(self, key: str, value: bytes) -> bytes:
+        return self._answers.setdefault(key, value)
 
 
 class LedgerCache:
@@ -52,12 +58,13 @@ class LedgerCache:
 
     def __init__(self, ledger) -> None:
         self.ledger = ledger
+        self.scope = str(ledger.path.resolve())
 
     def get(self, key: str) -> bytes | None:
         return self.ledger.cache_get(key)
 
-    def put(self, key: str, value: bytes) -> None:
-        self.ledger.cache_put(key, value)
+    def put(self, key: str, value: bytes) -> bytes:
+        return self.ledger.cache_put(key, value)
 
 
 def answer_key(*, analyst: str, bounded_sql: str, epsilon: float, delta: float,

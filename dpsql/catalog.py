@@ -35,6 +35,90 @@ STRING_TYPES = ("VARCHAR", "TEXT", "STRING", "CHAR", "BPCHAR", "UUID")
 TEMPORAL_TYPES = ("DATE", "TIMESTAMP", "TIME", "INTERVAL")
 
 
+@dataclass(frozen=True)
+class WorkLimits:
+    """What one row may cost, set by the data owner (``dpsql.expr.size`` applies them).
+
+    ``max_text_value``: the most characters any text value of a row expression may reach;
+    ``max_row_work``: the most steps (about one character read or written each) a query's
+    row expressions may take on one row; ``default_text_length``: the width of a private
+    text column whose ``max_text_length`` is not declared (longer values are cut to it).
+
+    >>> WorkLimits(max_text_value=0)
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.CatalogError: max_text_value=0: must be a positive integer...
+    """
+
+    max_text_value: int = 65_536
+    max_row_work: int = 1 << 20
+    default_text_length: int = 1024
+
+    def __post_init__(self) -> None:
+        for name in ("max_text_value", "max_row_work", "default_text_length"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 < value < 2**40:
+                raise CatalogError(f"{name}={value!r}: must be a positive integer below 2**40 "
+                                   f"(the default is {getattr(WorkLimits, name)})")
+
+
+TEXT_WIDTHS = {"UUID": 36}
+"""Text types whose width their type gives."""
+
+
+def text_width(sql_type: str) -> int | None:
+    """The most characters a text column of this type holds: n for ``VARCHAR(n)`` (dpsql
+    cuts every value read to it), 36 for a UUID; None for text without a width (the
+    privacy unit, never cut) and for other types.
+
+    >>> text_width("VARCHAR(80)"), text_width("UUID"), text_width("VARCHAR"), text_width("INT")
+    (80, 36, None, None)
+    """
+    name = sql_type.upper().replace(" ", "")
+    if name in TEXT_WIDTHS:
+        return TEXT_WIDTHS[name]
+    head, _, rest = name.partition("(")
+    if column_class(head) != "string" or not rest.rstrip(")").isdigit():
+        return None
+    return int(rest.rstrip(")"))
+
+
+def with_width(sql_type: str, width: int) -> str:
+    """A text type as ``VARCHAR(width)`` (a UUID keeps its own); other types unchanged.
+
+    >>> with_width("TEXT", 80), with_width("VARCHAR(12)", 5), with_width("BIGINT", 5)
+    ('VARCHAR(80)', 'VARCHAR(5)', 'BIGINT')
+    """
+    if column_class(sql_type) != "string" or sql_type.upper() in TEXT_WIDTHS:
+        return sql_type
+    return f"VARCHAR({width})"
+
+
+def text_widths(columns: Mapping[str, str], declared: Mapping[str, Any] | None, *,
+                unit: str | None, default: int, table: str) -> dict[str, str]:
+    """``columns`` with every text column but the privacy unit given its width: the
+    declared ``max_text_length`` or ``default``.
+
+    >>> text_widths({"pid": "VARCHAR", "name": "VARCHAR", "note": "TEXT", "n": "INT"},
+    ...             {"note": 5000}, unit="pid", default=1024, table="t")
+    {'pid': 'VARCHAR', 'name': 'VARCHAR(1024)', 'note': 'VARCHAR(5000)', 'n': 'INT'}
+    """
+    texts = sorted(c for c, t in columns.items() if c != unit and column_class(t) == "string")
+    widths = {}
+    for column, width in (declared or {}).items():
+        name = column.lower()
+        if name not in texts:
+            raise CatalogError(
+                f"max_text_length[{column!r}] of table {table!r}: give widths of text columns "
+                f"({', '.join(texts) or 'it has none'}); the privacy unit is never cut")
+        if isinstance(width, bool) or not isinstance(width, int) or not 0 < width < 2**40:
+            raise CatalogError(f"max_text_length[{column!r}]={width!r} of table {table!r}: "
+                               "must be a positive integer (the most characters a value has)")
+        widths[name] = width
+    return {c: t if c == unit else with_width(t, widths.get(c, text_width(t) or default))
+            for c, t in columns.items()}
+
+
 def column_class(sql_type: str) -> str:
     """numeric, string, boolean, temporal or other, from an engine type name.
 
@@ -103,6 +187,13 @@ def key_values(column: str, sql_type: str, values: Iterable[Any], table: str
         raise CatalogError(f"public_keys[{column!r}] of table {table!r}: {wrong[:3]!r} are not "
                            f"{kind} like the column ({sql_type}), or not finite; list values "
                            "of the column's own type (a public table's column too)")
+    width = text_width(sql_type)
+    long = [v for v in values if isinstance(v, str) and width is not None and len(v) > width]
+    if long:
+        raise CatalogError(f"public_keys[{column!r}] of table {table!r}: {reprlib.repr(long[0])} "
+                           f"is longer than the column's width, {width} characters: values are "
+                           "cut to it when read, so it would never match. Declare "
+                           f"max_text_length={{{column!r}: {len(max(long, key=len))}}}")
     seen: dict[Any, Any] = {}
     for value in values:  # Python's equality of numbers is exact: 1 == 1.0, 2**60 != 2**60 + 1
         seen.setdefault(value, value)
@@ -234,8 +325,15 @@ class TableInfo:
                 row_privacy: bool = False, bounds: Mapping[str, Any] | None = None,
                 max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
                 max_rows_per_unit: int | str | None = None,
-                public_keys: Mapping[str, Iterable[Any] | str] | None = None) -> TableInfo:
-        """Validate registration options and build the metadata of a private table."""
+                public_keys: Mapping[str, Iterable[Any] | str] | None = None,
+                max_text_length: Mapping[str, int] | None = None,
+                default_text_length: int = WorkLimits.default_text_length) -> TableInfo:
+        """Validate registration options and build the metadata of a private table.
+
+        Text columns get their width (``text_widths``): ``max_text_length`` declares the
+        most characters of a column's values (longer ones are cut to it when read),
+        ``default_text_length`` applies to the others.
+        """
         columns = {c.lower(): t for c, t in columns.items()}
         if (privacy_unit is None) == (not row_privacy):
             raise CatalogError(
@@ -245,6 +343,8 @@ class TableInfo:
         if unit is not None and unit not in columns:
             raise CatalogError(f"privacy_unit {privacy_unit!r} is not a column of {name!r}; "
                                f"columns are {sorted(columns)}")
+        columns = text_widths(columns, max_text_length, unit=unit, default=default_text_length,
+                              table=name)
         keys = {}
         for col, values in (public_keys or {}).items():
             if col.lower() not in columns:
@@ -272,10 +372,12 @@ class TableInfo:
 class Catalog:
     """Case-insensitive registry of tables."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: WorkLimits | None = None) -> None:
         self._tables: dict[str, TableInfo] = {}
         self.version = 0
         """Bumped on every change, so cached plans know when they are stale."""
+        self.limits = limits or WorkLimits()
+        """What one row may cost (``dpsql.expr.size``): the data owner's, for every query."""
 
     def add(self, info: TableInfo) -> TableInfo:
         """Register ``info`` (replacing a table of the same name); reserved names refused."""
@@ -320,9 +422,12 @@ class CatalogFile:
 
     tables: tuple[TomlTable, ...]
     budget: Mapping[str, Any]
+    limits: Mapping[str, Any] = field(default_factory=dict)
+    """``[limits]``: the data owner's ``WorkLimits``."""
 
 
 BUDGET_KEYS = ("epsilon", "delta", "rho")
+LIMIT_KEYS = ("max_text_value", "max_row_work", "default_text_length")
 
 
 def read_toml(path: str | Path) -> CatalogFile:
@@ -333,6 +438,9 @@ def read_toml(path: str | Path) -> CatalogFile:
         [budget]                       # optional: the total budget (or rho = ... for zCDP)
         epsilon = 2.0
         delta = 1e-6
+
+        [limits]                       # optional: what one row may cost (WorkLimits)
+        default_text_length = 256
 
         [tables.visits]
         source = "visits.parquet"
@@ -348,26 +456,30 @@ def read_toml(path: str | Path) -> CatalogFile:
         doc = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise CatalogError(f"cannot read catalog {str(path)!r}: {err}") from None
-    unknown = set(doc) - {"tables", "public", "budget"}
+    unknown = set(doc) - {"tables", "public", "budget", "limits"}
     if unknown:
         raise CatalogError(f"catalog {str(path)!r}: unknown sections {sorted(unknown)}; "
                            "use [tables.NAME] for private and [public.NAME] for public "
-                           "tables, and [budget] for the total budget")
+                           "tables, [budget] for the total budget and [limits] for what one "
+                           "row may cost")
     return CatalogFile(tables=tuple(_toml_tables(doc, path)),
-                       budget=_toml_budget(doc.get("budget", {}), path))
+                       budget=_toml_section(doc.get("budget", {}), path, "budget", BUDGET_KEYS),
+                       limits=_toml_section(doc.get("limits", {}), path, "limits", LIMIT_KEYS))
 
 
-def _toml_budget(section: Any, path: Path) -> Mapping[str, Any]:
-    """The [budget] section's keys, checked by name (``Budget`` checks the values)."""
+def _toml_section(section: Any, path: Path, name: str, keys: tuple[str, ...]
+                  ) -> Mapping[str, Any]:
+    """The [budget] or [limits] section's keys, checked by name (``Budget`` and
+    ``WorkLimits`` check the values)."""
     if not isinstance(section, dict):
-        raise CatalogError(f"catalog {str(path)!r}: budget must be a section, [budget], with "
-                           "epsilon = ... and delta = ... (or rho = ...)")
+        raise CatalogError(f"catalog {str(path)!r}: {name} must be a section, [{name}], with "
+                           f"keys among {', '.join(keys)}")
     for key in section:
-        if key not in BUDGET_KEYS:
-            close = difflib.get_close_matches(key, BUDGET_KEYS, n=1)
+        if key not in keys:
+            close = difflib.get_close_matches(key, keys, n=1)
             hint = f"did you mean `{close[0]}`? " if close else ""
-            raise CatalogError(f"catalog {str(path)!r}, [budget]: unknown key `{key}`; "
-                               f"{hint}the keys are {', '.join(BUDGET_KEYS)}")
+            raise CatalogError(f"catalog {str(path)!r}, [{name}]: unknown key `{key}`; "
+                               f"{hint}the keys are {', '.join(keys)}")
     return dict(section)
 
 

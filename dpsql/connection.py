@@ -29,7 +29,15 @@ from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
-from dpsql.catalog import Catalog, CatalogFile, TableInfo, read_toml
+from dpsql.catalog import (
+    Catalog,
+    CatalogFile,
+    TableInfo,
+    WorkLimits,
+    column_class,
+    read_toml,
+    text_widths,
+)
 from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
 from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
@@ -54,15 +62,17 @@ from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
 from dpsql.release import NoisyEngine, release
 from dpsql.result import Result
+from dpsql.statements import Statements
 
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
 DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-7
 PLAN_CACHE_SIZE = 512
 FAILED_AFTER_READING = (
-    "the query failed while reading the data, and its full cost was charged: an accepted query "
-    "that fails on some data and not on other data would answer a question for free. This "
-    "is a bug in dpsql or an unreadable source; the data owner can check the sources")
+    "the query failed while reading the data, and its full cost was charged (it is charged "
+    "before the engine starts): an accepted query that fails on some data and not on other "
+    "data would answer a question for free. This is a bug in dpsql or an unreadable source; "
+    "the data owner can check the sources")
 
 
 def declared_budget(declared: CatalogFile, path: str | Path) -> Budget | None:
@@ -90,6 +100,9 @@ class Connection:
     With ``ledger=`` the budget is kept in that file: ``budget=None`` uses the one stored
     for ``analyst``, and ``reset_budget=True`` replaces it (what was spent stays spent).
     A ``catalog=`` file's ``[budget]`` section stands for ``budget=`` when none is given.
+    ``limits`` (a ``WorkLimits``, or a catalog file's ``[limits]``) bound what one row may
+    cost; ``statement_timeout`` (seconds) cancels a query that runs longer, charged in full
+    if its engine had started (``dpsql.statements``).
     """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
@@ -100,15 +113,20 @@ class Connection:
                  ledger: str | Path | None = None, analyst: str = "default",
                  dataset_budgets: Mapping[str, Budget] | None = None,
                  dialect: str = "duckdb", role: str = "owner",
-                 reset_budget: bool = False) -> None:
+                 reset_budget: bool = False, limits: WorkLimits | None = None,
+                 statement_timeout: float | None = None) -> None:
         role = _known_role(role)
         if role == "analyst" and seed is not None:
             raise RoleError(_owner_only("seed="))
         self.role = "owner"  # until the catalog is loaded
         self.backend = _backend(backend, database, spark)
+        self.statements = Statements(self.backend.interrupt,
+                                     timeout=_timeout(statement_timeout))
         self.dialect = _known_dialect(dialect)
-        self.catalog = Catalog()
         declared = read_toml(catalog) if catalog is not None else None
+        if limits is None and declared is not None and declared.limits:
+            limits = WorkLimits(**declared.limits)
+        self.catalog = Catalog(limits)
         if budget is None and declared is not None:
             budget = declared_budget(declared, catalog)
         if budget is not None and not isinstance(budget, Budget):
@@ -159,8 +177,13 @@ class Connection:
                  max_groups_per_unit: int | None = None, max_rows_per_group: int | None = None,
                  max_rows_per_unit: int | None = None,
                  public_keys: Mapping[str, Iterable[Any] | str] | None = None,
-                 size: int | None = None, options: Mapping[str, Any] | None = None) -> None:
+                 size: int | None = None, options: Mapping[str, Any] | None = None,
+                 max_text_length: Mapping[str, int] | None = None) -> None:
         """Register a private table from a file path, DataFrame, Arrow table or table name.
+
+        ``max_text_length`` gives the most characters of a text column's values (e.g.
+        ``{"notes": 20000}``); a longer value is read cut to it, and undeclared text columns
+        take the connection's ``WorkLimits.default_text_length`` (docs/privacy.md, Timing).
 
         ``size`` is a public (declared) number of people, used only to warn when a
         query's δ is not well below 1/size; it is never read from the data. ``options``
@@ -177,7 +200,8 @@ class Connection:
             name, columns=columns, privacy_unit=privacy_unit, row_privacy=row_privacy,
             bounds=bounds, max_groups_per_unit=max_groups_per_unit,
             max_rows_per_group=max_rows_per_group, max_rows_per_unit=max_rows_per_unit,
-            public_keys=public_keys))
+            public_keys=public_keys, max_text_length=max_text_length,
+            default_text_length=self.catalog.limits.default_text_length))
 
     def register_public(self, name: str, source: Any, *,
                         options: Mapping[str, Any] | None = None) -> None:
@@ -186,7 +210,11 @@ class Connection:
         self.require_owner("register_public()")
         columns = self.backend.load(name, source, options)
         self._sources[name.lower()] = _fingerprint(source)
-        self.catalog.add(TableInfo(name=name, columns=columns, public=True))
+        texts = [c for c, t in columns.items() if column_class(t) == "string"]
+        widths = self.backend.text_widths(name, texts)  # public data: measured, then cut to
+        self.catalog.add(TableInfo(name=name, public=True, columns=text_widths(
+            columns, widths, unit=None, default=self.catalog.limits.default_text_length,
+            table=name)))
 
     def compile(self, query: str, *, epsilon: float | None = None,
                 delta: float | None = None, dialect: str | None = None,
@@ -256,6 +284,20 @@ class Connection:
         if (listing := self._listing(query, dialect)) is not None:
             return listing
         seed = self._usable(seed)
+        with self.statements.statement():
+            return self._answer(query, epsilon=epsilon, delta=delta, seed=seed,
+                                dialect=dialect, quantile_ci=quantile_ci)
+
+    def cancel(self) -> None:
+        """Cancel the query this connection is answering, from another thread: free if the
+        engine has not started reading data, charged in full if it has (a cancel's timing
+        tells how long the query ran; ``dpsql.statements``). It then raises QueryCancelled."""
+        self.statements.cancel()
+
+    def _answer(self, query: str, *, epsilon: float | None, delta: float | None,
+                seed: int | None, dialect: str | None,
+                quantile_ci: float | None) -> Result:
+        """``sql`` for a query: compiled, answered from the cache or charged, run, released."""
         remaining = None
         while True:  # each estimate turns one "auto" column into bounds: this ends
             try:
@@ -264,14 +306,20 @@ class Connection:
                 break
             except BoundsNeeded as need:
                 remaining = self._estimate_first(need)
-        if (cached := self._cached(compiled, seed)) is not None:
-            return cached
+        if seed is not None or self.answers is None:
+            return self._run(compiled, query, seed)
+        key = self._answer_key(compiled)
+        with self.statements.asking(self.answers.scope, key):
+            if (cached := self._cached(compiled, key)) is not None:
+                return cached
+            return self._keep(compiled, key, self._run(compiled, query, seed))
+
+    def _run(self, compiled: CompiledQuery, query: str, seed: int | None) -> Result:
+        """Charge the query, then run it and release its noisy answer."""
         self._warn_about_delta(compiled)
-        self.budget.check(compiled.cost.epsilon, compiled.cost.delta, compiled.events,
-                          dataset=compiled.dataset)
-        exact = self._execute(compiled, seed)
-        result = self._release(compiled, exact, Sampler(seed))  # shown only once paid for
-        return self._charge(compiled, query, seed, result)
+        with self.statements.reading(lambda: self._charge(compiled, query)):
+            exact = self._execute(compiled, seed)
+            return self._release(compiled, exact, Sampler(seed))
 
     def tables(self) -> Listing:
         """The registered tables from the catalog: kind, privacy unit, declared limits (SQL:
@@ -466,9 +514,9 @@ class Connection:
     def _execute(self, compiled: CompiledQuery, seed: int | None) -> pa.Table:
         """The exact bounded aggregates, with a fresh secret salt (or a seed's).
 
-        Whether a query fails must never depend on the data unpaid: a failure once the
-        engine reads data is charged in full and reported without its cause (the engine's
-        message may quote private values). Only a cancelled query stays free.
+        Whether a query fails must never depend on the data unpaid: it was charged before
+        the engine started, and a failure is reported without its cause (the engine's
+        message may quote private values).
         """
         salt = fresh_salt() if seed is None else seeded_salt(seed)
         try:
@@ -476,58 +524,38 @@ class Connection:
         except QueryCancelled:
             raise
         except Exception:
-            self._charge_failure(compiled)
             raise ExecutionError(FAILED_AFTER_READING) from None
 
-    def _charge(self, compiled: CompiledQuery, query: str, seed: int | None,
-                result: Result) -> Result:
-        """Charge the query and keep its answer; the answer to return.
+    def _charge(self, compiled: CompiledQuery, query: str) -> Cost:
+        """Charge the query in full, durably, before its engine may read data; what it cost.
 
-        With a ledger the charge and the stored answer are one transaction: a crash leaves
-        both or neither, and if another connection answered the same question first its
-        answer is returned, uncharged (``Ledger.charge_answer``).
-        """
-        if seed is None and isinstance(self.answers, LedgerCache):
-            data = dump(result)
-            stored = self.answers.ledger.charge_answer(
-                self._answer_key(compiled), data, compiled.cost.epsilon,
-                compiled.cost.delta, **self._charge_record(compiled, query))
-            return result if stored == data else load(stored, compiled.plan)
-        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta,
-                           **self._charge_record(compiled, query))
-        if seed is None and self.answers is not None:
-            self.answers.put(self._answer_key(compiled), dump(result))
-        return result
+        A budget that cannot pay refuses the query here, before any data is read."""
+        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta, query=query,
+                           dataset=compiled.dataset, plan=str(compiled.plan),
+                           mechanism=compiled.plan.mechanism, events=compiled.events)
+        return compiled.cost
 
-    def _charge_failure(self, compiled: CompiledQuery) -> None:
-        """Charge a query that failed once the engine read data (the failure may depend on
-        it); the bounded SQL is recorded, not the analyst's text."""
-        self.budget.charge(compiled.cost.epsilon, compiled.cost.delta,
-                           **self._charge_record(compiled, compiled.sql, failed=True))
+    def _keep(self, compiled: CompiledQuery, key: str, result: Result) -> Result:
+        """Store the paid answer for the same question asked again; the answer to return.
 
-    @staticmethod
-    def _charge_record(compiled: CompiledQuery, query: str, *,
-                       failed: bool = False) -> dict[str, object]:
-        mechanism = compiled.plan.mechanism + (" (failed while reading the data)"
-                                               if failed else "")
-        return {"query": query, "dataset": compiled.dataset, "plan": str(compiled.plan),
-                "mechanism": mechanism, "events": compiled.events}
+        If another process answered the same question first, its answer is returned: one
+        question has one released value (``Ledger.cache_put``)."""
+        data = dump(result)
+        stored = self.answers.put(key, data)
+        return result if stored == data else load(stored, compiled.plan)
 
     def _release(self, compiled: CompiledQuery, exact: pa.Table,
                  sampler: Sampler | None) -> Result:
-        """``release``, before the charge; a failure there is charged and answered
-        generically (it may depend on the data)."""
+        """``release``, after the charge; a failure there is answered generically (it may
+        depend on the data)."""
         try:
             return release(compiled, exact, sampler, engine=self._noisy)
         except Exception:
-            self._charge_failure(compiled)
             raise ExecutionError(FAILED_AFTER_READING) from None
 
-    def _cached(self, compiled: CompiledQuery, seed: int | None) -> Result | None:
-        """The answer given before to the same question (never for seeded queries)."""
-        if seed is not None or self.answers is None:
-            return None
-        data = self.answers.get(self._answer_key(compiled))
+    def _cached(self, compiled: CompiledQuery, key: str) -> Result | None:
+        """The answer given before to the same question (``key``)."""
+        data = self.answers.get(key)
         return None if data is None else load(data, compiled.plan)
 
     def evaluate(self, query: str, *, runs: int = 100, epsilon: float | None = None,
@@ -633,6 +661,16 @@ def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -
 ROLES = ("owner", "analyst")
 """Who holds the connection (docs/privacy.md, "Roles"): the data owner, who may see the
 data, or an analyst, who may only receive noisy answers."""
+
+
+def _timeout(seconds: float | None) -> float | None:
+    if seconds is None:
+        return None
+    real_number("statement_timeout", seconds, "Fix: pass the seconds a query may run")
+    if not 0 < seconds < 10**7:
+        raise InterfaceError(f"statement_timeout={seconds!r}: give the seconds a query may run "
+                             "(more than 0), or None for no limit")
+    return float(seconds)
 
 
 def _known_role(role: str) -> str:

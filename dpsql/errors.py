@@ -104,14 +104,25 @@ class BudgetExceededError(PrivacyError):
 
 
 class ExecutionError(OperationalError):
-    """The backend failed while running a rewritten query."""
+    """The backend failed while running a rewritten query.
+
+    ``charged`` is what the query was charged (a ``Cost``), or None if it stopped before
+    the engine read any data: a query is charged before its engine starts, and nothing
+    that happens later gives its cost back (``dpsql.statements``).
+    """
+
+    def __init__(self, *args: object, charged: object = None) -> None:
+        super().__init__(*args)
+        self.charged = charged
 
 
 class QueryCancelled(ExecutionError):
-    """The query was cancelled (Ctrl-C, a client's cancel request) before it finished.
+    """The query was cancelled (Ctrl-C, a client's cancel request, a statement timeout)
+    before it finished.
 
-    Cancelling is the analyst's own act, not something the data decides, so a cancelled
-    query spends nothing; every other failure after the data was read is charged.
+    Free only if the cancel landed before the engine started reading data; after, when it
+    stops tells how long it ran, which may depend on the data, so its full cost stays
+    charged (``charged``).
     """
 
 

@@ -430,6 +430,20 @@ class OutputColumn:
 
 
 @dataclass(frozen=True)
+class TableRead:
+    """How the bounded query reads a registered table: every column, in order, with each
+    text column but the privacy unit cut to its width (``dpsql.expr.size``), so that the
+    widths the plan's bounds assume hold whatever the data holds."""
+
+    table: str
+    columns: tuple[str, ...]
+    widths: tuple[tuple[str, int], ...]
+
+    def __str__(self) -> str:
+        return f"{self.table}: " + ", ".join(f"{c} ≤ {w} characters" for c, w in self.widths)
+
+
+@dataclass(frozen=True)
 class PrivacyPlan:
     """Everything needed to rewrite, run and release one query, and what it costs."""
 
@@ -452,6 +466,10 @@ class PrivacyPlan:
     column_bounds: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     tables: tuple[str, ...] = ()
     private_tables: tuple[str, ...] = ()
+    row_work: int = 0
+    """The most steps one row takes over the query's row expressions (``dpsql.expr.size``)."""
+    reads: tuple[TableRead, ...] = ()
+    """The tables whose text columns are cut to their widths when read."""
 
     @property
     def row_level(self) -> bool:

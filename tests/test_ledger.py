@@ -189,13 +189,10 @@ def test_a_closed_ledger_refuses_to_charge(path):
         ledger.charge(0.1, 0.0, query="q")
 
 
-def test_a_charge_and_its_answer_commit_together_and_once(path):
-    """``charge_answer``: the first answer stored under a key is charged and kept; a later
-    one under the same key gets it back uncharged; a refused one stores nothing."""
+def test_the_first_answer_kept_under_a_key_is_everyones(path):
+    """``cache_put``: the first answer stored under a key is kept and returned to a later
+    one under the same key (one question has one released value)."""
     with Ledger(path, budget=Budget(epsilon=1.0), analyst="alice") as alice:
-        assert alice.charge_answer("k", b"first", 0.75, 0.0, query="q") == b"first"
-        assert alice.charge_answer("k", b"second", 0.75, 0.0, query="q") == b"first"
-        with pytest.raises(dpsql.BudgetExceededError):
-            alice.charge_answer("other", b"third", 0.5, 0.0, query="q2")
-        assert [c.query for c in alice.charges] == ["q"]
+        assert alice.cache_put("k", b"first") == b"first"
+        assert alice.cache_put("k", b"second") == b"first"
         assert alice.cache_get("k") == b"first" and alice.cache_get("other") is None

@@ -8,11 +8,11 @@ last of a budget cannot overdraw it; the file is in WAL mode with ``synchronous=
 so a charge that returned survives a crash or a power cut. ε and δ are stored as the
 decimal text the caller wrote and summed as Fractions, exactly as the Accountant does.
 
-Intended order for a query (*spend before release*): ``check`` before touching data,
-``charge`` (commits) right before drawing noise, ``cache_put`` right after the noise,
-then return. A crash between ``charge`` and the return costs budget but never releases
-an unrecorded answer. Re-asking a query whose key is cached returns the stored noisy
-answer without any new charge (post-processing is free).
+Intended order for a query (*spend before reading*): ``charge`` (commits) right before
+the engine may read data (``dpsql.statements``), ``cache_put`` right after the noise,
+then return. A crash, a cancel or an error between ``charge`` and the return costs budget
+but never releases an unrecorded answer. Re-asking a query whose key is cached returns
+the stored noisy answer without any new charge (post-processing is free).
 
 Every budget kind is kept: pure ε, (ε, δ), and ρ-zCDP (``Budget(rho=0.5, delta=1e-6)``).
 Under a ρ budget each charge counts as approximate zCDP: its noise's ρ (a Laplace or any
@@ -237,31 +237,6 @@ class Ledger:
                               transaction="IMMEDIATE")
         return _record((charge_id, *row))
 
-    def charge_answer(self, key: str, answer: bytes, epsilon: float, delta: float, *,
-                      query: str, dataset: str = "", plan: str | Mapping[str, Any] = "",
-                      mechanism: str = "", events: tuple = ()) -> bytes:
-        """Charge a spend and store its answer under ``key`` in one write transaction.
-
-        A crash leaves both or neither: a question answered and charged is replayed from
-        the cache when asked again, never drawn and charged a second time. If an answer is
-        stored under ``key`` already (another connection asked first), that answer is
-        returned and nothing is charged, so one question has one released value.
-        """
-        row, cost = self._charge_row(epsilon, delta, query, dataset, plan, mechanism, None,
-                                     events)
-
-        def settle(db: sqlite3.Connection) -> bytes:
-            stored = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
-                                (key, self.analyst)).fetchone()
-            if stored is not None:
-                return bytes(stored[0])
-            self._insert_charge(db, row, cost, dataset, events)
-            db.execute("INSERT INTO cache VALUES (?, ?, ?, ?)",
-                       (key, self.analyst, bytes(answer), time.time()))
-            return bytes(answer)
-
-        return self._run(settle, transaction="IMMEDIATE")
-
     def _charge_row(self, epsilon: float, delta: float, query: str, dataset: str,
                     plan: str | Mapping[str, Any], mechanism: str, rho: float | None,
                     events: tuple) -> tuple[tuple, tuple[Fraction, Fraction]]:
@@ -289,8 +264,7 @@ class Ledger:
         return None if row is None else bytes(row[0])
 
     def cache_put(self, key: str, value: bytes) -> bytes:
-        """Store an answer that was paid for already (``charge_answer`` charges and stores
-        in one transaction).
+        """Store an answer that was paid for already (``charge``, before its engine started).
 
         The first answer stored under a key wins and is returned, so everyone asking one
         key sees one released value. Keys should include the analyst: a key already held

@@ -31,6 +31,7 @@ from dpsql.analysis.shape import (
     resolve_keys,
     resolve_table,
 )
+from dpsql.analysis.work import check_row_work
 from dpsql.catalog import Catalog
 from dpsql.dialect import DIALECTS
 from dpsql.errors import InternalError
@@ -50,6 +51,7 @@ PASSES: tuple[Callable[[Draft, Context], Draft], ...] = (
     resolve_keys,
     check_public_groups,
     collect_aggregates,
+    check_row_work,
     nest_release,
     contribution_limits,
     measure_sensitivity,
@@ -98,4 +100,5 @@ def _to_plan(draft: Draft) -> PrivacyPlan:
         output=draft.output, columns=draft.columns,
         cost=Cost(epsilon=draft.epsilon, delta=draft.cost_delta),
         column_types=dict(draft.table.columns), column_bounds=dict(draft.table.bounds),
+        row_work=draft.row_work, reads=draft.reads,
     )

@@ -14,7 +14,15 @@ from sqlglot import exp
 
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.mechanisms import NoisePlan, Sensitivity
-from dpsql.plan import Aggregate, Contribution, GroupKey, OutputColumn, Selection, StatSpec
+from dpsql.plan import (
+    Aggregate,
+    Contribution,
+    GroupKey,
+    OutputColumn,
+    Selection,
+    StatSpec,
+    TableRead,
+)
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,8 @@ class Draft:
     delta: float
     table: TableInfo | None = None
     relation: exp.Expression | None = None
+    relation_work: int = 0
+    """Steps per row of the row expressions inside ``relation`` (``dpsql.expr.size``)."""
     tables: tuple[str, ...] = ()
     private_tables: tuple[str, ...] = ()
     where: exp.Expression | None = None
@@ -77,6 +87,10 @@ class Draft:
     quantile_ci: float | None = None
     options: QueryOptions = QueryOptions()
     outer: exp.Select | None = None
+    row_work: int = 0
+    """Steps one row may take over every row expression (``dpsql.analysis.work``)."""
+    reads: tuple[TableRead, ...] = ()
+    """The tables whose text columns the bounded query cuts to their widths."""
     """A query over the release (``dpsql.analysis.outer``), reading it as ``__dp_release``."""
 
     @property

@@ -44,8 +44,9 @@ from dpsql.analysis.bounds import Interval, infer_interval, refine
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
 from dpsql.analysis.lookups import VALUE, Lookup, check_lookup, split_lookups
-from dpsql.catalog import PublicColumn, TableInfo, column_class
+from dpsql.catalog import PublicColumn, TableInfo, WorkLimits, column_class, text_width, with_width
 from dpsql.errors import UnsupportedQueryError
+from dpsql.expr.size import measure
 from dpsql.expr.totality import error_free
 from dpsql.expr.types import type_class
 from dpsql.names import is_reserved
@@ -68,7 +69,9 @@ class Source:
     ``relation`` is a table or an aliased subquery; ``bounds`` and ``public_keys`` hold
     what carries over from the catalog (copies of bounded columns, expressions with
     finite intervals, public-key columns, columns of public tables). ``tables`` lists
-    every catalog table read; ``private`` those holding people's data.
+    every catalog table read; ``private`` those holding people's data. A text column's
+    type gives its width (``VARCHAR(n)``, ``dpsql.expr.size``); ``work`` is the steps the
+    relation's own row expressions take per row, bounded by the owner's ``limits``.
     """
 
     columns: Mapping[str, str]
@@ -78,6 +81,8 @@ class Source:
     private: tuple[TableInfo, ...]
     bounds: Mapping[str, tuple[float, float]]
     public_keys: Mapping[str, tuple[Any, ...] | str]
+    limits: WorkLimits
+    work: int = 0
     public: bool = False
 
     def info(self, name: str) -> TableInfo:
@@ -133,7 +138,8 @@ def resolve_source(draft: Draft, ctx: Context) -> Draft:
     source, outer = _group_expressions(source, outer)
     info = source.info(SOURCE)
     return replace(draft, ast=outer, table=info, relation=source.relation, options=options,
-                   tables=source.tables, private_tables=tuple(t.name for t in source.private))
+                   tables=source.tables, private_tables=tuple(t.name for t in source.private),
+                   relation_work=source.work)
 
 
 def _written_names(select: exp.Select, outer: exp.Select) -> exp.Select:
@@ -193,14 +199,17 @@ def _from_clause(select: exp.Select, scope: Mapping[str, exp.CTE], ctx: Context,
 def _lookup(query: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context) -> Source:
     """The derived public table of an IN-subquery: its distinct values, one column."""
     info, value, where = check_lookup(query, ctx.catalog, scope)
+    limits = ctx.catalog.limits
     kind = info.columns[value.name.lower()] if isinstance(value, exp.Column) else \
-        CLASS_TYPES.get(type_class(value, info.columns), "")
+        _expression_type(value, info.columns, limits)
     select = exp.select(exp.alias_(error_free(value, info.columns), VALUE, quoted=True))
     select = select.from_(exp.to_table(info.name), copy=False).distinct(copy=False)
     if where is not None:
         select = select.where(error_free(where, info.columns), copy=False)
+    work = sum(measure(e, info.columns, limits).work for e in (value, where) if e is not None)
     return Source(columns={VALUE: kind}, unit=None, relation=select.subquery(_fresh(), copy=False),
-                  tables=(info.name,), private=(), bounds={}, public_keys={}, public=True)
+                  tables=(info.name,), private=(), bounds={}, public_keys={}, limits=limits,
+                  work=work, public=True)
 
 
 def _alias(node: exp.Expression) -> str:
@@ -273,8 +282,7 @@ def _unaliased_item(node: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Con
     return Source(columns=dict(info.columns), unit=info.privacy_unit,
                   relation=exp.to_table(info.name), tables=(info.name,),
                   private=() if info.public else (info,), bounds=dict(info.bounds),
-                  public_keys=keys,
-                  public=info.public)
+                  public_keys=keys, limits=ctx.catalog.limits, public=info.public)
 
 
 def _derived(query: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context
@@ -453,6 +461,11 @@ def _union_all(query: exp.Union, scope: Mapping[str, exp.CTE], ctx: Context
     columns = dict(common)
     if unit == UNIT_COLUMN:
         columns[UNIT_COLUMN] = branches[0].columns[branches[0].unit]
+    for i, name in enumerate(names):  # a text column holds the widest branch's values
+        widths = [text_width(b.columns[cols[i]]) for b, cols in zip(branches, visible,
+                                                                     strict=True)]
+        if column_class(columns[name]) == "string" and None not in widths:
+            columns[name] = with_width(columns[name], max(widths))
     bounds = {}
     for i, name in enumerate(names):
         found = [b.bounds.get(cols[i]) for b, cols in zip(branches, visible, strict=True)]
@@ -461,7 +474,8 @@ def _union_all(query: exp.Union, scope: Mapping[str, exp.CTE], ctx: Context
     return Source(columns=columns, unit=unit, relation=union.subquery(_fresh(), copy=False),
                   tables=tuple(dict.fromkeys(t for b in branches for t in b.tables)),
                   private=tuple({t.name: t for b in branches for t in b.private}.values()),
-                  bounds=bounds, public_keys={})
+                  bounds=bounds, public_keys={}, limits=ctx.catalog.limits,
+                  work=sum(b.work for b in branches))
 
 
 INTEGER_DIGITS = {"TINYINT": 3, "SMALLINT": 5, "INTEGER": 10, "INT": 10, "BIGINT": 19,
@@ -543,12 +557,19 @@ def _type_of(node: exp.Expression, inner: Source) -> str:
         return "DOUBLE"
     if isinstance(node, exp.Min | exp.Max):
         return _type_of(node.this, inner) if isinstance(node.this, exp.Column) else \
-            CLASS_TYPES.get(type_class(node.this, inner.columns), "")
-    kind = type_class(node, inner.columns)
-    if kind not in CLASS_TYPES:
+            _expression_type(node.this, inner.columns, inner.limits)
+    if type_class(node, inner.columns) not in CLASS_TYPES:
         refuse(node, "subquery SELECT", "numeric, text or boolean expressions",
                "Select the column itself")
-    return CLASS_TYPES[kind]
+    return _expression_type(node, inner.columns, inner.limits)
+
+
+def _expression_type(node: exp.Expression, columns: Mapping[str, str],
+                     limits: WorkLimits) -> str:
+    """The type of a derived column (a text one with its width: ``dpsql.expr.size``)."""
+    kind = CLASS_TYPES.get(type_class(node, columns), "")
+    size = measure(node, columns, limits).size if kind == "VARCHAR" else None
+    return kind if size is None else with_width(kind, size)
 
 
 def _bounds_of(node: exp.Expression, inner: Source, where: exp.Expression | None, *,
@@ -613,8 +634,11 @@ def _build(query: exp.Select, inner: Source, items: list[tuple[str, exp.Expressi
     if grouped:
         select = select.group_by(*(k.copy() for k in query.args["group"].expressions),
                                  copy=False)
+    work = inner.work + sum(measure(e, inner.columns, inner.limits).work
+                            for e in [*(node for _, node in items), where] if e is not None)
     return Source(columns=columns, unit=unit, relation=select.subquery(_fresh(), copy=False),
-                  tables=inner.tables, private=inner.private, bounds=bounds, public_keys=keys)
+                  tables=inner.tables, private=inner.private, bounds=bounds, public_keys=keys,
+                  limits=inner.limits, work=work)
 
 
 _names = threading.local()
@@ -656,7 +680,7 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
         alias, source = sources[k]
         join = joins[k - 1] if k else None
         private += _check_private(join, alias, source, first_alias, first, filters)
-    qualified = []
+    qualified, conditions_renamed = [], []
     for join, on, (alias, _) in zip(joins, conditions, sources[1:], strict=True):
         on = _unqualify(on, names)
         _check_known(on, columns)
@@ -666,6 +690,7 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
                    "numbers")
         if type_class(on, columns) not in ("boolean", "null"):
             refuse(join.args.get("on") or join, "JOIN ... ON", "a condition")
+        conditions_renamed.append(on)
         qualified.append(_unqualify(error_free(on, columns), _qualified(names)))
     relation = exp.select(*(exp.alias_(exp.column(c, table=a, quoted=True), names[(a, c)],
                                        quoted=True)
@@ -687,9 +712,12 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
             if column in source.public_keys:
                 keys[name] = source.public_keys[column]
     tables = tuple(dict.fromkeys(t for _, s in sources for t in s.tables))
+    work = sum(s.work for _, s in sources) + sum(
+        measure(on, columns, first.limits).work for on in conditions_renamed)
     return Source(columns=columns, unit=names[(first_alias, first.unit)],
                   relation=relation.subquery(_fresh(), copy=False), tables=tables,
-                  private=tuple(private), bounds=bounds, public_keys=keys), names
+                  private=tuple(private), bounds=bounds, public_keys=keys, limits=first.limits,
+                  work=work), names
 
 
 def _joined_names(sources: list[tuple[str, Source]]) -> dict[tuple[str | None, str], str]:
@@ -934,4 +962,6 @@ def _group_expressions(source: Source, outer: exp.Select) -> tuple[Source, exp.S
     inner = exp.select(exp.Star(), *(exp.alias_(error_free(e, source.columns), n, quoted=True)
                                      for n, e in extra.items()))
     relation = inner.from_(source.relation.copy(), copy=False).subquery(_fresh(), copy=False)
-    return replace(source, columns=columns, relation=relation), outer
+    work = source.work + sum(measure(e, source.columns, source.limits).work
+                             for e in extra.values())
+    return replace(source, columns=columns, relation=relation, work=work), outer

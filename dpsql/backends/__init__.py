@@ -32,6 +32,9 @@ class Backend(Protocol):
     def public_values(self, table: str, column: str) -> tuple[Any, ...]:
         """The distinct values of a public table's column."""
 
+    def text_widths(self, table: str, columns: list[str]) -> dict[str, int]:
+        """The most characters of each text column of a public table."""
+
     def render(self, query: BoundedQuery) -> str:
         """The SQL this engine runs for a bounded query (its salt still a parameter)."""
 

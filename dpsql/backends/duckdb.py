@@ -154,7 +154,7 @@ class DuckDBBackend:
             try:
                 return self.con.sql(sql, params=parameters or None).to_arrow_table()
             except duckdb.InterruptException:
-                raise QueryCancelled("the query was cancelled; nothing was spent") from None
+                raise QueryCancelled("the query was cancelled") from None
             except duckdb.Error as err:
                 raise execution_failed("DuckDB", err) from None
 
@@ -170,6 +170,20 @@ class DuckDBBackend:
                 return tuple(v for (v,) in self.con.execute(sql).fetchall())
             except duckdb.Error as err:
                 raise CatalogError(f"cannot read public keys {table}.{column}: {err}") from None
+
+    def text_widths(self, table: str, columns: list[str]) -> dict[str, int]:
+        """The most characters of each text column of a public table (public data)."""
+        if not columns:
+            return {}
+        sql = "SELECT " + ", ".join(f"max(length({_quote(c)}))" for c in columns) + \
+            f" FROM {_quote(table)}"
+        with self._lock:
+            try:
+                found = self.con.execute(sql).fetchall()[0]
+            except duckdb.Error as err:
+                raise CatalogError(f"cannot measure the text of public table {table}: "
+                                   f"{err}") from None
+        return {c: max(1, int(w or 0)) for c, w in zip(columns, found, strict=True)}
 
     def close(self) -> None:
         self.closed = True

@@ -234,7 +234,7 @@ class SparkBackend:
                 return _as_duckdb_types(self.spark.sql(sql, args=parameters or None).toArrow())
             except Exception as err:
                 if self._cancelled.is_set():
-                    raise QueryCancelled("the query was cancelled; nothing was spent") from None
+                    raise QueryCancelled("the query was cancelled") from None
                 raise execution_failed("Spark", err) from None
             finally:
                 self._cancelled.clear()
@@ -253,6 +253,20 @@ class SparkBackend:
             except Exception as err:
                 raise CatalogError(f"cannot read public keys {table}.{column}: "
                                    f"{_first_line(err)}") from None
+
+    def text_widths(self, table: str, columns: list[str]) -> dict[str, int]:
+        """The most characters of each text column of a public table (public data)."""
+        if not columns:
+            return {}
+        sql = "SELECT " + ", ".join(f"max(char_length({_quote(c)}))" for c in columns) + \
+            f" FROM {self.identifier(table)}"
+        with self._lock:
+            try:
+                found = self.spark.sql(sql).collect()[0]
+            except Exception as err:
+                raise CatalogError(f"cannot measure the text of public table {table}: "
+                                   f"{_first_line(err)}") from None
+        return {c: max(1, int(w or 0)) for c, w in zip(columns, found, strict=True)}
 
     def close(self) -> None:
         self.closed = True

@@ -34,10 +34,10 @@ from dpsql.errors import BudgetExceededError, OperationalError
 from dpsql.frontends.common import (
     EXIT_CODES,
     FORMATS,
-    INTERRUPTED,
     UsageError,
     answer,
     describe,
+    interrupted,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
@@ -528,8 +528,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _warning_line
         try:
             return _dispatch(sys.argv[1:] if argv is None else argv)
-        except KeyboardInterrupt:
-            sys.stderr.write(f"error: {INTERRUPTED}\n")
+        except KeyboardInterrupt as error:
+            sys.stderr.write(f"error: {interrupted(error)}\n")
             return EXIT_CODES["interrupted"].code
         except BrokenPipeError:
             _silence_stdout()

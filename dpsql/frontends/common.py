@@ -53,8 +53,9 @@ EXIT_CODES = {
     "privacy": ExitCode(6, "invalid privacy parameters, e.g. ε <= 0 or δ >= 1 (PrivacyError)"),
     "internal": ExitCode(7, "a bug in dpsql (InternalError or an unexpected exception): "
                             "please report it"),
-    "interrupted": ExitCode(130, "Ctrl-C: the query was cancelled and nothing was spent, "
-                                 "unless it had already finished"),
+    "interrupted": ExitCode(130, "Ctrl-C: the query was cancelled; free if its engine had "
+                                 "not started reading data, else charged in full (the "
+                                 "message says which)"),
     "broken_pipe": ExitCode(141, "the reader closed stdout early (e.g. `| head`); later "
                                  "statements did not run"),
 }
@@ -85,7 +86,16 @@ def describe(error: BaseException) -> tuple[int, str]:
             f"internal error, please report it: {type(error).__name__}: {text}")
 
 
-INTERRUPTED = "interrupted: the query was cancelled (nothing spent unless it had finished)"
+def interrupted(error: KeyboardInterrupt) -> str:
+    """The message for Ctrl-C: what the cancelled query cost (``run_with_progress`` notes it).
+
+    >>> interrupted(KeyboardInterrupt())
+    'interrupted: the query was cancelled before it read any data; nothing was spent'
+    """
+    from dpsql.statements import NOTHING_SPENT  # not on the --help path: start-up time
+
+    notes = getattr(error, "__notes__", None)
+    return "interrupted: " + (" ".join(notes) if notes else NOTHING_SPENT)
 
 
 def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | None) -> Result:
@@ -99,7 +109,7 @@ def answer(con: Connection, sql: str, *, epsilon: float | None, delta: float | N
     probe = (lambda: _query_progress(engine)) if isinstance(
         engine, duckdb.DuckDBPyConnection) else None
     return run_with_progress(lambda: con.sql(sql, epsilon=epsilon, delta=delta),
-                             stream=sys.stderr, probe=probe, cancel=con.backend.interrupt)
+                             stream=sys.stderr, probe=probe, cancel=con.cancel)
 
 
 def _query_progress(engine) -> float:

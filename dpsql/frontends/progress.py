@@ -1,8 +1,9 @@
 """Run a query so that Ctrl-C cancels it, with a progress line on a terminal.
 
 The query runs in a worker thread while the main thread waits, so Ctrl-C is
-noticed at once and ``cancel`` stops the engine (DuckDB's ``interrupt()``); the
-KeyboardInterrupt then propagates once the worker has stopped.
+noticed at once and ``cancel`` cancels the query (``Connection.cancel``: free before
+its engine starts, charged after); the KeyboardInterrupt then propagates once the worker
+has stopped, with a note of what the query cost.
 
 The progress line appears only when the stream is a terminal and the query has
 run for ``delay`` seconds; it shows a spinner, the elapsed time and, when
@@ -67,11 +68,11 @@ def run_with_progress(task: Callable[[], T], *, stream: TextIO,
                 stream.flush()
             frame += 1
             finished.wait(interval)
-    except KeyboardInterrupt:
-        while not finished.is_set():  # again and again: the engine may not have started yet
-            if cancel is not None:
-                cancel()
-            finished.wait(interval)
+    except KeyboardInterrupt as interrupted:
+        if cancel is not None:
+            cancel()
+        finished.wait()
+        _tell_what_it_cost(interrupted, outcome)
         raise
     finally:
         if shown:
@@ -80,6 +81,16 @@ def run_with_progress(task: Callable[[], T], *, stream: TextIO,
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def _tell_what_it_cost(interrupted: KeyboardInterrupt, outcome: dict[str, Any]) -> None:
+    """Note on the KeyboardInterrupt whether the cancelled query was charged."""
+    error = outcome.get("error")
+    if error is not None and getattr(error, "charged", None) is not None:
+        interrupted.add_note(" ".join(str(error).split()))
+    elif "value" in outcome:
+        interrupted.add_note("the query had finished before the cancel reached it, and was "
+                             "charged; run it again to see the answer (free: it is cached)")
 
 
 def progress_line(frame: int, elapsed: float, probe: Callable[[], float] | None) -> str:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 from sqlglot import exp
 
 from dpsql.errors import Error
-from dpsql.frontends.common import EXIT_CODES, INTERRUPTED, UsageError, answer, describe
+from dpsql.frontends.common import EXIT_CODES, UsageError, answer, describe, interrupted
 from dpsql.listing import column_notes
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def schema(info) -> str:
     CREATE TABLE t (
       pid INT,  -- privacy unit
       x DOUBLE,  -- bounds [0, 1]
-      k TEXT  -- public key: 2 values
+      k VARCHAR(1024)  -- public key: 2 values
     );
     """
     kind = "public" if info.public else "private" if info.privacy_unit is not None else \
@@ -356,8 +356,8 @@ def _attempt(act: Callable[[str], None], texts: list[str], line_no: int, interac
             err.write(f"error: {where}{message}\n")
             if not interactive:
                 return code
-        except KeyboardInterrupt:
-            err.write(f"error: {INTERRUPTED}\n")
+        except KeyboardInterrupt as error:
+            err.write(f"error: {interrupted(error)}\n")
             if not interactive:
                 return EXIT_CODES["interrupted"].code
     return 0

@@ -69,6 +69,7 @@ from dpsql.rewrite.values import (
     limit,
     weighted_partial,
 )
+from dpsql.rewrite.widths import read_within_widths
 
 UNIT = "__dp_unit"
 RANK = "__dp_rank"
@@ -91,9 +92,8 @@ BIGINT key cannot overflow; only past 2³² distinct groups can two ranks tie.""
 def rewrite(plan: PrivacyPlan) -> BoundedQuery:
     """Build the bounded aggregate query for ``plan``; the group choice reads the salt from
     the query parameter ``digest.SALT`` (bound by the backend for each run)."""
-    if plan.row_level:
-        return BoundedQuery(_row_level(plan))
-    return BoundedQuery(_unit_level(plan))
+    query = _row_level(plan) if plan.row_level else _unit_level(plan)
+    return BoundedQuery(read_within_widths(query, plan.reads))
 
 
 def _keys(plan: PrivacyPlan) -> list[exp.Column]:

@@ -11,7 +11,15 @@ WITH __dp_kept AS (
       SELECT
         pid AS __dp_unit,
         region
-      FROM t
+      FROM (
+        SELECT
+          "pid",
+          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+          "x",
+          "n"
+        FROM t
+      ) AS "t"
       WHERE
         NOT pid IS NULL
     ) AS __dp_r
@@ -63,7 +71,15 @@ LEFT JOIN (
           pid AS __dp_unit,
           region,
           k AS __dp_dv
-        FROM t
+        FROM (
+          SELECT
+            "pid",
+            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+            "x",
+            "n"
+          FROM t
+        ) AS "t"
         WHERE
           NOT pid IS NULL
       ) AS __dp_dr

@@ -13,7 +13,15 @@ WITH __dp_codes AS (
   FROM (
     SELECT DISTINCT
       k
-    FROM defaults
+    FROM (
+      SELECT
+        "pid",
+        CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+        CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+        "x",
+        "n"
+      FROM defaults
+    ) AS "defaults"
     WHERE
       NOT pid IS NULL
   ) AS __dp_d
@@ -90,7 +98,15 @@ FROM (
                     pid AS __dp_unit,
                     k,
                     CASE WHEN ISNAN(x) THEN NULL ELSE x END AS __dp_v0
-                  FROM defaults
+                  FROM (
+                    SELECT
+                      "pid",
+                      CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+                      CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+                      "x",
+                      "n"
+                    FROM defaults
+                  ) AS "defaults"
                   WHERE
                     NOT pid IS NULL
                 ) AS __dp_r

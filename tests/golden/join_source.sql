@@ -41,7 +41,15 @@ FROM (
         "t"."n" AS "n",
         "l"."k" AS "__dp_j1_k",
         "l"."w" AS "w"
-      FROM t AS "t"
+      FROM (
+        SELECT
+          "pid",
+          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+          "x",
+          "n"
+        FROM t
+      ) AS "t"
       INNER JOIN lookup AS "l"
         ON t.k = l.k
     ) AS __dp_q0

@@ -18,7 +18,15 @@ FROM (
     FROM (
       SELECT DISTINCT
         k
-      FROM t
+      FROM (
+        SELECT
+          "pid",
+          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+          "x",
+          "n"
+        FROM t
+      ) AS "t"
       WHERE
         NOT pid IS NULL
     ) AS __dp_d
@@ -35,7 +43,15 @@ FROM (
         SELECT
           pid AS __dp_unit,
           k
-        FROM t
+        FROM (
+          SELECT
+            "pid",
+            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+            "x",
+            "n"
+          FROM t
+        ) AS "t"
         WHERE
           NOT pid IS NULL
       ) AS __dp_r

@@ -20,13 +20,38 @@ FROM (
       SELECT
         region,
         k
-      FROM (VALUES
-        ('east'),
-        ('west'),
-        ('north')) AS __dp_v0(region)
-      CROSS JOIN (VALUES
-        ('a'),
-        ('b')) AS __dp_v1(k)
+      FROM (
+        SELECT DISTINCT
+          region,
+          k
+        FROM (
+          SELECT
+            "pid",
+            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+            "x",
+            "n"
+          FROM wide
+        ) AS "wide"
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_a
+      WHERE
+        region IN (
+          SELECT
+            v
+          FROM (VALUES
+            ('east'),
+            ('west'),
+            ('north')) AS __dp_d(v)
+        )
+        AND k IN (
+          SELECT
+            v
+          FROM (VALUES
+            ('a'),
+            ('b')) AS __dp_d(v)
+        )
     ) AS __dp_d
   ), __dp_pairs AS (
     SELECT
@@ -42,7 +67,15 @@ FROM (
           pid AS __dp_unit,
           region,
           k
-        FROM wide
+        FROM (
+          SELECT
+            "pid",
+            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+            "x",
+            "n"
+          FROM wide
+        ) AS "wide"
         WHERE
           NOT pid IS NULL
       ) AS __dp_r

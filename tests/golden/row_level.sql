@@ -13,6 +13,14 @@ SELECT
     0
   ) AS DOUBLE) AS __dp_s1,
   CAST(COUNT(*) AS BIGINT) AS __dp_s2
-FROM rows
+FROM (
+  SELECT
+    "pid",
+    CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
+    CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+    "x",
+    "n"
+  FROM rows
+) AS "rows"
 GROUP BY
   k

@@ -22,7 +22,7 @@ from dpsql.accounting.users import AuditEntry, Users
 from dpsql.accounting.values import Cost
 from dpsql.connection import Connection
 from dpsql.dbapi import bind, placeholders
-from dpsql.errors import Error, ExecutionError, QueryCancelled
+from dpsql.errors import Error, ExecutionError
 from dpsql.frontends.server import answers, metadata
 from dpsql.frontends.server.answers import NOTHING, TEXT, Answer, Column
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
@@ -78,9 +78,10 @@ class Session:
             self._running = 0
             if self.status == "T":
                 self.status = "E"
-            charged = self._charged_for(sql, params) if isinstance(error, ExecutionError) and \
-                not isinstance(error, QueryCancelled) else NOTHING
-            self._audit(shown, f"error: {type(error).__name__}", sqlstate(error), charged)
+            charged = getattr(error, "charged", None) if isinstance(error, ExecutionError) \
+                else None
+            self._audit(shown, f"error: {type(error).__name__}", sqlstate(error),
+                        charged or NOTHING)
             raise
         self._running = 0
         self._audit(shown, "ok", "00000", answer.charged)
@@ -205,16 +206,6 @@ class Session:
                                "lists every table and column") from None
         return Answer.of_table(table)
 
-    def _charged_for(self, sql: str, params: Sequence[Any] | None) -> Cost:
-        """What a query that failed while reading data was charged (its full cost)."""
-        try:
-            bound = sql if params is None else self._bind(sql, params)
-            compiled = self.con.compile(bound, epsilon=self.settings.epsilon,
-                                        delta=self.settings.delta, dialect=DIALECT)
-        except Error:
-            return NOTHING
-        return compiled.cost
-
     def describe(self, sql: str) -> tuple[tuple[Column, ...] | None, int]:
         """The columns a prepared statement returns (None: no result set) and how many
         parameters it takes, without side effects beyond a query's own (a private query
@@ -240,19 +231,21 @@ class Session:
         return tuple(Column(c.name, TEXT) for c in compiled.plan.columns)
 
     def cancel(self) -> None:
-        """Interrupt the statement this session is answering, if any (from another thread).
+        """Cancel the statement this session is answering, if any (from another thread): a
+        private query is free if its engine had not started reading data, and charged in
+        full if it had (``Connection.cancel``); a catalog probe is interrupted.
 
-        The engine can only be interrupted while it runs, so a cancel that arrives while the
-        query is still being compiled keeps interrupting until the statement ends.
+        A probe can only be interrupted while it runs, so a cancel that arrives before it
+        starts keeps interrupting until the statement ends.
         """
         target = self._running
         if target:
-            threading.Thread(target=self._interrupt, args=(target,), daemon=True).start()
+            self.con.cancel()
+            threading.Thread(target=self._interrupt_probe, args=(target,), daemon=True).start()
 
-    def _interrupt(self, target: int) -> None:
+    def _interrupt_probe(self, target: int) -> None:
         deadline = time.monotonic() + CANCEL_WINDOW
         while self._running == target and time.monotonic() < deadline:
-            self.con.backend.interrupt()
             self.probes.interrupt()
             time.sleep(0.01)
 
