@@ -3,9 +3,11 @@
 Re-asking a query would otherwise draw fresh noise and let an analyst average
 it away while paying for every draw; answering from the cache costs nothing
 and reveals nothing new. The key covers everything the answer depends on: the
-analyst, the rewritten (bounded) SQL — which captures the query and every
-catalog setting it reads — ε, δ, and the sources' fingerprints. Seeded (not
-private) answers are never cached.
+analyst, the sources' fingerprints and the compiled query's whole release plan
+(``CompiledQuery.release_digest``: every field of the plan, the bounded query and
+the accounting events — partition selection and ``min_privacy_units_per_group``,
+bounds, the ε and δ of each mechanism, the noise, quantile levels, the query
+after the noise). Seeded (not private) answers are never cached.
 
 >>> store = MemoryCache()
 >>> store.put("k", b"v"), store.put("k", b"w"), store.get("k"), store.get("other")
@@ -16,16 +18,19 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from dpsql.accounting.values import Cost
+from dpsql.canonical import text
 from dpsql.estimators import NoisyGroups
 from dpsql.plan import PrivacyPlan
 from dpsql.result import Result
+
+if TYPE_CHECKING:
+    from dpsql.compile import CompiledQuery
 
 
 class AnswerStore(Protocol):
@@ -67,15 +72,11 @@ class LedgerCache:
         return self.ledger.cache_put(key, value)
 
 
-def answer_key(*, analyst: str, bounded_sql: str, epsilon: float, delta: float,
-               sources: str, released: str, mechanisms: str) -> str:
-    """A stable hash of everything a noisy answer depends on: the bounded query and its
-    cost, the data, ``released``, the query that post-processes the noisy statistics, and
-    ``mechanisms``, the releases that spend the cost (a quantile asked for with its
-    interval is three releases of the same histogram)."""
-    text = json.dumps([analyst, bounded_sql, repr(float(epsilon)), repr(float(delta)), sources,
-                       released, mechanisms])
-    return hashlib.sha256(text.encode()).hexdigest()
+def answer_key(*, analyst: str, compiled: CompiledQuery, sources: str) -> str:
+    """A stable hash of everything a noisy answer depends on: who asks, the data
+    (``sources``, the tables' fingerprints) and what the compiled query releases."""
+    key = text([analyst, sources, compiled.release_digest])
+    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def _ipc(table: pa.Table) -> bytes:

@@ -21,6 +21,7 @@ Nothing here reads data or spends budget; ``explain()`` is a printed ``CompiledQ
 from __future__ import annotations
 
 import functools
+import hashlib
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,12 +36,19 @@ from dpsql.accounting.ledger import DATASETS_SEPARATOR
 from dpsql.accounting.report import query_events
 from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze
+from dpsql.canonical import canonical, text
 from dpsql.catalog import Catalog
 from dpsql.errors import UnsupportedQueryError
 from dpsql.expr.totality import guard_division
 from dpsql.plan import NOISY_TABLE, ROW_ID, BoundedQuery, PrivacyPlan
 from dpsql.rewrite import rewrite
 from dpsql.rewrite.digest import SALT
+
+NOT_RELEASED = frozenset({("CompiledQuery", "sql"), ("PrivacyPlan", "sql")})
+"""What ``CompiledQuery.release_digest`` leaves out, as (class, field): the analyst's text. All
+it means is in the other fields (the plan, the bounded query, the query after the noise), and
+nothing after compiling reads it (explain() shows it, the ledger records it), so the same
+question spelled differently is the same question."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,16 @@ class CompiledQuery:
     def dataset(self) -> str:
         """The ledger's name for the private tables the query reads (their budgets)."""
         return DATASETS_SEPARATOR.join(self.plan.private_tables)
+
+    @functools.cached_property
+    def release_digest(self) -> str:
+        """The SHA-256 of everything that decides what this query releases, as canonical JSON
+        (``dpsql.canonical``): every field of the plan, the bounded query and the events
+        (selection and its floor, bounds, each mechanism's ε, δ and scale, quantile levels,
+        the query after the noise), but ``NOT_RELEASED``. The same in every process; the
+        answer cache's key is built from it."""
+        data = text(canonical(self, leave_out=NOT_RELEASED))
+        return hashlib.sha256(data.encode()).hexdigest()
 
     @functools.cached_property
     def salted(self) -> bool:

@@ -609,13 +609,7 @@ class Connection:
         plan = compiled.plan
         tables = sorted({*(t.lower() for t in plan.tables), *self._public_tables(plan)})
         sources = ";".join(f"{t}={self._sources.get(t, '')}" for t in tables)
-        # The released table is the post-processing of the noisy statistics, so the same
-        # statistics under another HAVING, window or outer query are another answer.
-        return answer_key(analyst=self.analyst, bounded_sql=compiled.bounded_sql(),
-                          epsilon=compiled.cost.epsilon, delta=compiled.cost.delta,
-                          sources=sources, released=compiled.plan.output.sql("duckdb"),
-                          mechanisms=repr((compiled.events, [
-                              a.quantile.level for a in compiled.plan.quantiles])))
+        return answer_key(analyst=self.analyst, compiled=compiled, sources=sources)
 
     def _public_tables(self, plan: PrivacyPlan) -> set[str]:
         infos = [self.catalog.get(t) for t in plan.private_tables]

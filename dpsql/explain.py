@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpsql.estimators import estimator
-from dpsql.mechanisms.selection import release_probability, truncated_geometric_probability
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table
 
@@ -36,14 +35,9 @@ def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
     selection = plan.selection
     if selection is None:
         return "public"
-    if selection.truncated_geometric:
-        chances = truncated_geometric_probability(
-            selection.shifted(np.array(RELEASE_SIZES)), selection.epsilon, selection.delta,
-            selection.max_groups_per_unit)
-    else:
-        noise = plan.noise_for(next(s.name for s in plan.stats if s.kind == "units"))
-        chances = [release_probability(noise, selection.threshold + selection.min_units - 1, n)
-                   for n in RELEASE_SIZES]
+    noise = None if selection.truncated_geometric else plan.noise_for(
+        next(s.name for s in plan.stats if s.kind == "units"))
+    chances = selection.chance(np.array(RELEASE_SIZES), noise)
     least = {"min_units": selection.min_units} if selection.min_units > 1 else {}
     return {"method": selection.method, "threshold": selection.threshold,
             "epsilon": selection.epsilon, "delta": selection.delta,
@@ -141,13 +135,14 @@ def _selection_lines(sel: str | dict[str, Any]) -> list[str]:
         return ["  groups: public keys"]
     assert isinstance(sel, dict)
     least = sel.get("min_units", 1)
+    floor = f", never with fewer than {least} people" if least > 1 else ""
     if sel["method"] == "truncated_geometric":
         count = "exact count of people" + (f" less {least - 1}" if least > 1 else "")
-        how = (f"truncated_geometric: kept at random by its {count} "
+        how = (f"truncated_geometric: kept at random by its {count}{floor} "
                f"(ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
     else:
         how = (f"{sel['method']}: kept if the noisy count of people >= "
-               f"{sel['threshold'] + least - 1:g} (δ={sel['delta']:g})")
+               f"{sel['threshold'] + least - 1:g}{floor} (δ={sel['delta']:g})")
     chances = "  ".join(f"n={n} {_percent(p)}" for n, p in sel["release_probability"].items())
     return [f"  groups: private keys, {how}", f"  P(group released | n people): {chances}"]
 

@@ -25,6 +25,7 @@ from dpsql.exact import as_fraction, float_at_most
 from dpsql.mechanisms import Noise, NoisePlan, Sensitivity
 from dpsql.mechanisms.calibration import finite_scale
 from dpsql.mechanisms.exponential import ExponentialQuantile
+from dpsql.mechanisms.selection import release_probability, truncated_geometric_probability
 
 NOISY_TABLE = "__dp_noisy"
 """The table of noisy group values that post-processing (SELECT/HAVING/ORDER BY) reads."""
@@ -353,7 +354,8 @@ class Selection:
     """DP partition selection.
 
     Threshold methods keep a group iff its noisy unit count ≥ ``threshold`` (the
-    count's noise is part of the query's noise: they spend only δ). The truncated
+    count's noise is part of the query's noise: they spend only δ), and, with a floor
+    ``min_units``, its exact unit count ≥ min_units. The truncated
     geometric keeps a group of n units with probability p(n) (Desfontaines et al.
     2022) and spends its own ``epsilon``: all of the query's when only keys are released,
     else the share the unit count would have taken of the noise's ε (it is then not a
@@ -366,19 +368,44 @@ class Selection:
     max_groups_per_unit: int
     epsilon: float = 0.0
     min_units: int = 1
-    """``min_privacy_units_per_group``: a group of n people is selected as one of
-    n − (min_units − 1) would be (a threshold raised by min_units − 1, the truncated
-    geometric's curve shifted right), which only lowers every release probability, so the
-    guarantee is the unshifted one's: subtracting a public constant from a count of people
-    leaves its sensitivity at 1."""
+    """``min_privacy_units_per_group`` = m, a floor: a group whose exact count of people
+    (after the contribution limits) is below m is never released, and one of n ≥ m people is
+    selected as a group of n − (m − 1) would be without the floor (a threshold raised by
+    m − 1, the truncated geometric's curve shifted right). The guarantee is the unshifted
+    one's (docs/mechanisms.md §6, "A floor of m people"): a group with m people in D and
+    m − 1 in D′ is released in D exactly as a new group of one person would be, and never
+    in D′."""
 
     @property
     def truncated_geometric(self) -> bool:
         return self.method == "truncated_geometric"
 
+    def floor(self, counts: np.ndarray) -> np.ndarray:
+        """Which groups may be released at all: those of at least ``min_units`` people,
+        counted exactly (the bounded query's distinct-unit count)."""
+        return np.asarray(counts) >= self.min_units
+
     def shifted(self, counts: np.ndarray) -> np.ndarray:
         """Unit counts as the selection sees them (``min_units``)."""
         return np.maximum(np.asarray(counts) - (self.min_units - 1), 0)
+
+    def chance(self, counts: np.ndarray, noise: Noise | None = None) -> np.ndarray:
+        """P(a group is released) given its exact count of people, for each count: 0 below
+        the floor, else the unshifted selection's chance at n − (min_units − 1). ``noise`` is
+        the unit count's (threshold methods only).
+
+        >>> s = Selection("laplace_threshold", 15.0, 1e-6, 1, min_units=5)
+        >>> [f"{p:.2g}" for p in s.chance([4, 5, 19], Noise("laplace", 1.0))]
+        ['0', '6.1e-07', '0.73']
+        """
+        counts = np.asarray(counts, dtype=np.int64)
+        if self.truncated_geometric:
+            chances = truncated_geometric_probability(
+                self.shifted(counts), self.epsilon, self.delta, self.max_groups_per_unit)
+        else:
+            chances = [release_probability(noise, self.threshold, int(n))
+                       for n in self.shifted(counts)]
+        return np.where(self.floor(counts), chances, 0.0)
 
     def __str__(self) -> str:
         least = f" min_units={self.min_units}" if self.min_units > 1 else ""

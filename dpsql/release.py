@@ -25,7 +25,6 @@ from dpsql.accounting.values import Cost
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import Sampler
-from dpsql.mechanisms.selection import truncated_geometric_probability
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
 from dpsql.result import Result
 
@@ -66,8 +65,9 @@ def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
     """From ``release_groups``' table: select groups (truncated geometric on the exact unit
-    count, or a threshold on the noisy one), noise every released statistic, then draw each
-    quantile of every released group (its bucket midpoint)."""
+    count, or a threshold on the noisy one; never one of fewer people than the floor
+    ``min_privacy_units_per_group``, counted exactly), noise every released statistic, then
+    draw each quantile of every released group (its bucket midpoint)."""
     keys = exact.select(plan.key_names)
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.truncated_geometric:
@@ -80,8 +80,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
             values = values.astype(np.float64) * spec.quantum
             stats[spec.name] = plan.noise_for(spec.name).add_to(values, sampler)
     if plan.selection is not None and not plan.selection.truncated_geometric:
-        units = next(s.name for s in plan.stats if s.kind == "units")
-        keep = plan.selection.shifted(stats[units]) >= plan.selection.threshold
+        keep = _threshold_keep(plan, exact, stats)
         stats = {name: values[keep] for name, values in stats.items()}
     keys = keys.filter(pa.array(keep))
     quantiles = {}
@@ -133,19 +132,34 @@ def _sortable(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column
 
 
+def _unit_counts(plan: PrivacyPlan, exact: pa.Table) -> np.ndarray:
+    """Each group's exact count of people after the contribution limits (never released)."""
+    units = next(s.name for s in plan.stats if s.kind == "units")
+    return exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
+
+
 def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
-    """Keep a group of n units with probability p(n) (the truncated geometric).
+    """Keep a group of n units with probability p(n) (the truncated geometric; 0 below the
+    floor, ``Selection.chance``).
 
     The Bernoulli(p) draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group
     is kept with probability at most p(n); p is computed with δ' shrunk by a safety
     factor far larger than this rounding. The exact unit count is never released.
     """
+    chance = plan.selection.chance(_unit_counts(plan, exact))
+    return sampler.below(2**53, len(chance)) < np.floor(chance * 2**53)
+
+
+def _threshold_keep(plan: PrivacyPlan, exact: pa.Table, stats: dict[str, np.ndarray]
+                    ) -> np.ndarray:
+    """Keep a group of at least ``min_units`` people (counted exactly) whose noisy count of
+    people, less min_units − 1, reaches the threshold. The floor is a public constant
+    compared with the exact count: it only decides between releasing a group as the
+    shifted threshold would and not releasing it (docs/mechanisms.md §6)."""
     selection = plan.selection
     units = next(s.name for s in plan.stats if s.kind == "units")
-    counts = exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
-    chance = truncated_geometric_probability(selection.shifted(counts), selection.epsilon,
-                                             selection.delta, selection.max_groups_per_unit)
-    return sampler.below(2**53, len(counts)) < np.floor(np.asarray(chance) * 2**53)
+    passed = selection.shifted(stats[units]) >= selection.threshold
+    return selection.floor(_unit_counts(plan, exact)) & passed
 
 
 def bounded_quantiles(plan: PrivacyPlan, exact: pa.Table) -> dict[str, np.ndarray]:

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
+import os
+import re
+import subprocess
+import sys
+import warnings
+from collections.abc import Mapping
+from fractions import Fraction
+
 import pyarrow as pa
 import pytest
+from sqlglot import exp
 
 import dpsql
+from dpsql.cache import answer_key
+from dpsql.compile import NOT_RELEASED
 from dpsql.datasets import pums_path
 
 QUERY = "SELECT sex, COUNT(*) AS n, AVG(age) AS a FROM pums GROUP BY sex"
@@ -94,3 +107,152 @@ def test_cached_quantile_answers_round_trip():
     first = con.sql(query, epsilon=0.5)
     assert con.sql(query, epsilon=0.5).fetchall() == first.fetchall()
     assert con.budget.spent.epsilon == 0.5
+
+
+# --- the key: everything that is released ----------------------------------------------------
+
+RELEASES = [  # together they reach every dataclass a compiled query holds
+    ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+     "min_privacy_units_per_group = 3) educ, COUNT(*) AS n, AVG(age) AS a, MEDIAN(age) AS m "
+     "FROM pums WHERE age > 20 GROUP BY educ HAVING n > 3 ORDER BY n", 0.9),
+    ("SELECT sex, SUM(income, contribution_bounds_per_group => (0, 5000)) AS s FROM pums "
+     "GROUP BY sex", None),
+    ("SELECT educ, SUM(age) AS s FROM pums GROUP BY educ", None),
+]
+
+
+def field_paths(value, path=()):
+    """(path, dataclass, field, value) of every field of every dataclass reachable from ``value``
+    through fields and tuples: found by ``dataclasses.fields``, never listed by hand."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            child = getattr(value, f.name)
+            yield (*path, f.name), type(value), f.name, child
+            yield from field_paths(child, (*path, f.name))
+    elif isinstance(value, tuple | list):
+        for i, child in enumerate(value):
+            yield from field_paths(child, (*path, i))
+
+
+def replaced(value, path, new):
+    """``value`` with the field at ``path`` set to ``new``, built field by field without
+    ``__post_init__`` (which refuses most changes) or any cached property."""
+    if not path:
+        return new
+    step, rest = path[0], path[1:]
+    if isinstance(step, int):
+        items = list(value)
+        items[step] = replaced(items[step], rest, new)
+        return type(value)(items)
+    clone = object.__new__(type(value))
+    for f in dataclasses.fields(value):
+        object.__setattr__(clone, f.name, getattr(value, f.name))
+    object.__setattr__(clone, step, replaced(getattr(value, step), rest, new))
+    return clone
+
+
+def changed(value):
+    """The smallest change of ``value`` that keeps its kind (a float by one ulp)."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, float):
+        return math.nextafter(value, math.inf) if math.isfinite(value) else 0.0
+    if isinstance(value, int | Fraction):
+        return value + 1
+    if isinstance(value, str):
+        return value + "'"
+    if isinstance(value, tuple):
+        return value[:-1] if value else (1,)
+    if isinstance(value, Mapping):
+        return {**value, "__changed": 1}
+    if isinstance(value, exp.Expr):
+        return exp.Not(this=value.copy())
+    return 1 if value is None else None  # a dataclass: gone (its fields change one by one)
+
+
+def dataclasses_named(annotation, module) -> set[type]:
+    """The dataclasses an annotation (a string, as under ``from __future__ import
+    annotations``) names, resolved in ``module``."""
+    names = re.findall(r"[A-Za-z_][A-Za-z_0-9]*", annotation)
+    found = (getattr(module, n, None) for n in names)
+    return {c for c in found if isinstance(c, type) and dataclasses.is_dataclass(c)}
+
+
+def test_every_field_of_the_release_plan_changes_the_key():
+    """The cache key is derived from every field of the compiled query, so a new release
+    option cannot be forgotten: changing any field anywhere (a float by one ulp) is another
+    question. Only the analyst's text is left out (``NOT_RELEASED``), and changing it is
+    not. The key used to hash a hand-picked list: ``min_privacy_units_per_group``, the
+    selection's method and δ, the quantiles' ε and the bounds of a HAVING were missing."""
+    con = connection()
+    classes, kept = set(), set()
+    for sql, level in RELEASES:
+        compiled = con.compile(sql, quantile_ci=level)
+        key = answer_key(analyst="a", compiled=compiled, sources="s")
+        assert answer_key(analyst="b", compiled=compiled, sources="s") != key
+        assert answer_key(analyst="a", compiled=compiled, sources="t") != key
+        for path, owner, name, value in field_paths(compiled):
+            other = replaced(compiled, path, changed(value))
+            same = answer_key(analyst="a", compiled=other, sources="s") == key
+            assert same == ((owner.__qualname__, name) in NOT_RELEASED), (path, value)
+            classes.add(owner)
+            if same:
+                kept.add((owner.__qualname__, name))
+    assert kept == set(NOT_RELEASED)
+    named = {c for cls in classes for f in dataclasses.fields(cls)
+             for c in dataclasses_named(str(f.type), sys.modules[cls.__module__])}
+    assert named <= classes, f"no query of RELEASES holds a {named - classes}: add one"
+
+
+def test_min_privacy_units_per_group_is_another_question():
+    """Issue 35, point 5: asked with m = 1, then with m = 200, the second answer came from
+    the cache — the first's 30 groups of 100 people, for ε = 0."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10, delta=1e-4))
+    con.register("t", pa.table({"pid": range(3000), "k": [f"g{i % 30}" for i in range(3000)]}),
+                 privacy_unit="pid")
+
+    def ask(m: int):
+        return con.sql("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
+                       f"min_privacy_units_per_group = {m}) k, COUNT(*) AS n FROM t GROUP BY k")
+
+    assert len(ask(1).fetchall()) == 30
+    strict = ask(200)
+    assert strict.fetchall() == [] and strict.cost.epsilon == 1.0
+    assert con.budget.spent.epsilon == 2.0
+    assert ask(200).cost.epsilon == 0 and con.budget.spent.epsilon == 2.0
+
+
+def test_every_accepted_query_of_the_corpus_has_a_key():
+    """The canonical form writes every value a plan holds (public key values, bounds,
+    trees) or fails loudly; no accepted query of grammar_tests/ may fail."""
+    from grammar_tests.cases import ACCEPTED, compile_case
+    from grammar_tests.catalog import connect
+
+    con = connect()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpsql.PrivacyWarning)
+        digests = {compile_case(con, case).release_digest for case in ACCEPTED}
+    assert len(digests) > 0.9 * len(ACCEPTED)
+
+
+KEY_IN_A_PROCESS = """
+import dpsql
+from dpsql.datasets import pums_path
+con = dpsql.connect()
+con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid", bounds={"age": (0, 100)},
+             public_keys={"sex": [0, 1]})
+print(con._answer_key(con.compile(%r, quantile_ci=0.9)))
+"""
+
+
+def test_the_key_is_the_same_in_every_process():
+    """Processes sharing a ledger share its answers: the key must not depend on hash
+    seeds, object addresses or anything else of one process."""
+    sql = RELEASES[0][0]
+    keys = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", KEY_IN_A_PROCESS % sql], env=env,
+                              capture_output=True, text=True, timeout=300, check=True)
+        keys.add(done.stdout.strip())
+    assert len(keys) == 1 and len(keys.pop()) == 64

@@ -6,6 +6,7 @@ removing it moves each cell of the bounded query by at most the plan's bound.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
+from dpsql.accounting import Accountant
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.compile import CompiledQuery
@@ -346,20 +348,83 @@ def test_the_dp_syntax_leaves_missing_bounds_to_dpsql_within_the_query_budget():
 
 # --- min_privacy_units_per_group -----------------------------------------------------------
 
-def test_a_shifted_selection_keeps_the_guarantee_exactly():
-    """Selection of a group of n people as one of n − (m − 1): every neighbouring pair of
-    counts still satisfies p(n+1) ≤ e^ε p(n) + δ and 1 − p(n) ≤ e^ε (1 − p(n+1)) + δ."""
-    from dpsql.mechanisms.selection import truncated_geometric_probability
+def unfloored(method: str, delta: float):
+    """A selection without a floor and its unit count's noise, for each method."""
+    from dpsql.mechanisms import Noise, selection_threshold
     from dpsql.plan import Selection
 
-    epsilon, delta = 0.7, 1e-6
-    for m in (1, 2, 10, 50):
-        selection = Selection("truncated_geometric", 0.0, delta, 1, epsilon, min_units=m)
-        counts = np.arange(0, 400)
-        p = truncated_geometric_probability(selection.shifted(counts), epsilon, delta, 1)
-        assert np.all(p[:m] == 0)
-        assert np.all(p[1:] <= math.exp(epsilon) * p[:-1] + delta * (1 + 1e-9))
-        assert np.all(1 - p[:-1] <= math.exp(epsilon) * (1 - p[1:]) + delta * (1 + 1e-9))
+    if method == "truncated_geometric":
+        return Selection(method, 0.0, delta, 1, epsilon=0.7), None
+    noise = Noise("laplace", 1 / 0.7) if method == "laplace_threshold" else Noise("gaussian", 3.0)
+    return Selection(method, selection_threshold(noise, 1, delta), delta, 1), noise
+
+
+def needed_delta(p: np.ndarray, epsilon: float) -> float:
+    """The least δ with which every neighbouring pair (p(n), p(n + 1)) meets both DP
+    constraints, on release and on no release, both ways (p(0) = 0: the group is absent)."""
+    a, b = p[:-1], p[1:]
+    e = math.exp(epsilon)
+    return float(max(np.max(b - e * a), np.max(a - e * b), np.max((1 - a) - e * (1 - b)),
+                     np.max((1 - b) - e * (1 - a)), 0.0))
+
+
+@pytest.mark.parametrize("delta", [1e-6, 0.05])
+@pytest.mark.parametrize("method", ["laplace_threshold", "gaussian_threshold",
+                                    "truncated_geometric"])
+def test_the_floor_of_people_keeps_the_guarantee_exactly(method, delta):
+    """``min_privacy_units_per_group`` = m: P(released | exactly n people) is 0 below m and
+    the unfloored chance at n − (m − 1) from m on. So every neighbouring pair of counts
+    needs no more δ, at any ε, than the selection without the floor, whose guarantee it
+    keeps: a group of m people in D and m − 1 in D′ is released in D as a new group of one
+    person is (≤ δ′), never in D′. Without the floor (issue 35, point 8) the threshold
+    methods shifted the *noisy* count, which passes whatever the group's size."""
+    from dpsql.mechanisms.selection import split_delta
+
+    base, noise = unfloored(method, delta)
+    counts = np.arange(0, 400)
+    plain = base.chance(counts, noise)
+    assert plain[0] == 0 and plain[1] <= split_delta(delta, 1)
+    if method != "gaussian_threshold":  # (0.7, δ′) per group; 1e-9: the floats' rounding
+        assert needed_delta(plain, 0.7) <= split_delta(delta, 1) * (1 + 1e-9)
+    for m in (2, 5, 50):
+        floored = dataclasses.replace(base, min_units=m).chance(counts, noise)
+        assert np.all(floored[:m] == 0)
+        assert np.array_equal(floored[m:], plain[1:len(counts) - m + 1])
+        for epsilon in (0.1, 0.7, 2.0):
+            assert needed_delta(floored, epsilon) <= needed_delta(plain, epsilon)
+
+
+FLOOR_QUERIES = {  # at δ = 0.05 the engine picks each selection method for one of these
+    "gaussian_threshold": "epsilon = 1, delta = 0.05, min_privacy_units_per_group = 5) "
+                          "k, COUNT(*) AS n",
+    "laplace_threshold": "epsilon = 3, delta = 0.05, min_privacy_units_per_group = 5) "
+                         "k, COUNT(*) AS n",
+    "truncated_geometric": "epsilon = 1, delta = 0.05, min_privacy_units_per_group = 5) k",
+}
+
+
+@pytest.mark.parametrize("method", sorted(FLOOR_QUERIES))
+def test_no_group_below_the_floor_is_ever_released(method):
+    """Issue 35, point 8: at m = 5, δ = 0.05, 43 groups of 4 people were released in 150
+    runs of a query that releases a count. Now none of 40 groups of 4 is, in 120 runs,
+    while groups of 5, 10 and 50 people are released as often as explain() says."""
+    sizes = [4] * 40 + [5] * 20 + [10] * 20 + [50]
+    keys = [f"{size}_{group}" for group, size in enumerate(sizes) for _ in range(size)]
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.9), cache=False)
+    con.register("t", pa.table({"pid": range(len(keys)), "k": keys}), privacy_unit="pid")
+    sql = f"{DP} ({FLOOR_QUERIES[method]} FROM t GROUP BY k"
+    selection = con.explain(sql).to_dict()["partition_selection"]
+    curve = selection["release_probability"]
+    assert selection["method"] == method and curve["1"] == curve["2"] == 0
+    runs, released = 120, dict.fromkeys(sizes, 0)
+    for seed in range(runs):
+        con.budget = Accountant(dpsql.Budget(epsilon=1e9, delta=0.9))
+        for key, *_ in con.sql(sql, seed=seed).fetchall():
+            released[int(key.split("_")[0])] += 1
+    assert released[4] == 0
+    for size in (5, 10, 50):
+        expected = runs * sizes.count(size) * curve[str(size)]
+        assert abs(released[size] - expected) <= 5 * math.sqrt(expected + 1), (size, released)
 
 
 @pytest.mark.parametrize("option", ["min_privacy_units_per_group = 41", "k_threshold = 41"])

@@ -145,7 +145,7 @@ def test_partition_selection_releases_a_one_unit_group_at_most_delta_often(metho
 
 
 LEAKY = {
-    "truncated_geometric": ("dpsql.release.truncated_geometric_probability",
+    "truncated_geometric": ("dpsql.plan.truncated_geometric_probability",
                             lambda counts, *a: np.ones(len(counts))),
     "laplace_threshold": ("dpsql.analysis.sensitivity.selection_threshold", lambda *a: 1.0),
 }

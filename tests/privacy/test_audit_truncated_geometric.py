@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
-import dpsql.release as release_module
+import dpsql.plan as plan_module
 from dpsql.accounting import Accountant
 from dpsql.mechanisms.selection import truncated_geometric_probability
 from tests.privacy.audit import audit
@@ -53,7 +53,7 @@ def test_one_person_key_is_released_at_most_delta_often():
 
 
 def test_negative_control_inflated_delta_is_flagged(monkeypatch):
-    monkeypatch.setattr(release_module, "truncated_geometric_probability",
+    monkeypatch.setattr(plan_module, "truncated_geometric_probability",
                         lambda n, eps, delta, k: truncated_geometric_probability(n, eps,
                                                                                  20 * delta, k))
     result = run_audit(300)
