@@ -520,7 +520,7 @@ class Connection:
         """
         salt = fresh_salt() if seed is None else seeded_salt(seed)
         try:
-            return self.backend.execute(compiled, salt=salt)
+            return self.statements.run(lambda: self.backend.execute(compiled, salt=salt))
         except QueryCancelled:
             raise
         except Exception:

@@ -35,10 +35,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 from dpsql.accounting.values import Cost
 from dpsql.errors import ExecutionError, QueryCancelled
 
+T = TypeVar("T")
 INTERRUPT_EVERY = 0.01
 """Seconds between interrupts of a running engine that has not stopped yet."""
 WAIT_EVERY = 0.05
@@ -149,6 +151,35 @@ class Statements:
                     del _QUESTIONS[(scope, key)]
                 else:
                     _QUESTIONS[(scope, key)] = (lock, users - 1)
+
+    def run(self, task: Callable[[], T]) -> T:
+        """``task()``, the engine's work: on the main thread it runs in a worker, so that
+        Ctrl-C is heard at once (an engine call holds the main thread until it returns) and
+        cancels the statement; the KeyboardInterrupt goes on once the engine has stopped."""
+        if threading.current_thread() is not threading.main_thread():
+            return task()
+        outcome: dict[str, Any] = {}
+        finished = threading.Event()
+
+        def work() -> None:
+            try:
+                outcome["value"] = task()
+            except BaseException as error:  # handed to the main thread below
+                outcome["error"] = error
+            finally:
+                finished.set()
+
+        threading.Thread(target=work, name="dpsql-engine", daemon=True).start()
+        try:
+            while not finished.wait(WAIT_EVERY):
+                pass
+        except KeyboardInterrupt:
+            self.cancel("interrupted")
+            finished.wait()
+            raise
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
 
     def cancel(self, why: str = "cancelled") -> None:
         """Cancel the statement running now, if any (from any thread)."""

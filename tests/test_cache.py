@@ -29,6 +29,8 @@ def connection(**options) -> dpsql.Connection:
     con = dpsql.connect(budget=budget, **options)
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
                  bounds={"age": (0, 100)}, public_keys={"sex": [0, 1]}, size=1000)
+    con.register("notes", pa.table({"pid": [1, 2], "note": ["a", "bb"]}), privacy_unit="pid",
+                 max_text_length={"note": 80})
     return con
 
 
@@ -118,6 +120,7 @@ RELEASES = [  # together they reach every dataclass a compiled query holds
     ("SELECT sex, SUM(income, contribution_bounds_per_group => (0, 5000)) AS s FROM pums "
      "GROUP BY sex", None),
     ("SELECT educ, SUM(age) AS s FROM pums GROUP BY educ", None),
+    ("SELECT COUNT(*) AS n FROM notes WHERE lower(note) LIKE '%a%'", None),
 ]
 
 

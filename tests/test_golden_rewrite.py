@@ -42,7 +42,7 @@ def catalog() -> Catalog:
     cat.add(TableInfo.private("defaults", columns=COLUMNS, privacy_unit="pid",
                               bounds={"x": (0, 10)}))
     cat.add(TableInfo.private("rows", columns=COLUMNS, row_privacy=True, bounds={"x": (0, 10)}))
-    cat.add(TableInfo(name="lookup", columns={"k": "VARCHAR", "w": "DOUBLE"}, public=True))
+    cat.add(TableInfo(name="lookup", columns={"k": "VARCHAR(8)", "w": "DOUBLE"}, public=True))
     return cat
 
 

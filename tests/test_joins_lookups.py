@@ -24,7 +24,7 @@ def catalog() -> Catalog:
     cat = Catalog()
     cat.add(TableInfo.private("t", columns=COLUMNS, privacy_unit="pid", bounds={"x": (-2, 10)},
                               max_groups_per_unit=3, max_rows_per_group=4))
-    cat.add(TableInfo(name="pub", columns={"k": "VARCHAR", "grp": "VARCHAR", "w": "DOUBLE"},
+    cat.add(TableInfo(name="pub", columns={"k": "VARCHAR(8)", "grp": "VARCHAR(8)", "w": "DOUBLE"},
                       public=True))
     return cat
 

@@ -40,7 +40,7 @@ def test_reader_options_reach_duckdbs_reader(tmp_path):
     con.register("v", path, privacy_unit="pid", options={
         "delim": ";", "header": True, "quote": "'", "dateformat": "%d/%m/%Y",
         "types": {"age": "VARCHAR"}})
-    assert dict(con.catalog.get("v").columns) == {"pid": "BIGINT", "age": "VARCHAR",
+    assert dict(con.catalog.get("v").columns) == {"pid": "BIGINT", "age": "VARCHAR(1024)",
                                                   "seen": "DATE"}
 
 
@@ -108,10 +108,11 @@ def test_metadata_comes_from_the_catalog_and_costs_nothing():
                                        ("v", "private", "pid", 2, None, None)]
     assert con.describe("v").fetchall() == [("pid", "BIGINT", "privacy unit", None, None),
                                             ("age", "BIGINT", "", 0.0, 100.0),
-                                            ("k", "VARCHAR", "public key", None, None)]
+                                            ("k", "VARCHAR(1024)", "public key", None, None)]
     assert con.sql("SHOW TABLES").fetchall() == con.tables().fetchall()
     assert con.sql("  describe V").fetchall() == con.describe("v").fetchall()
-    assert con.execute("DESC p").fetchall() == [("k", "VARCHAR", "public key", None, None)]
+    # A public table's text is public: its width is measured (one character here).
+    assert con.execute("DESC p").fetchall() == [("k", "VARCHAR(1)", "public key", None, None)]
     assert con.budget.spent.epsilon == 0
     assert "(3 rows)" in repr(con.describe("v"))
     with pytest.raises(dpsql.CatalogError, match="not registered"):

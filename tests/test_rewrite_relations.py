@@ -44,7 +44,7 @@ def catalog(**limits) -> Catalog:
                               bounds={"x": (-2, 10)}, **limits))
     cat.add(TableInfo.private("p", columns={"pid": "BIGINT", "w": "DOUBLE"}, privacy_unit="pid",
                               bounds={"w": (40, 120)}))
-    cat.add(TableInfo(name="lookup", columns={"k": "VARCHAR", "dept": "VARCHAR",
+    cat.add(TableInfo(name="lookup", columns={"k": "VARCHAR(8)", "dept": "VARCHAR(8)",
                                               "fee": "DOUBLE"}, public=True))
     return cat
 

@@ -38,6 +38,11 @@ FILE_READERS = {
 }
 
 
+SIGINT_MESSAGE = "Query interrupted"
+"""What DuckDB raises (a RuntimeError) when SIGINT, Ctrl-C, stops a query in the main
+thread; dpsql turns it back into the KeyboardInterrupt it was."""
+
+
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -157,6 +162,10 @@ class DuckDBBackend:
                 raise QueryCancelled("the query was cancelled") from None
             except duckdb.Error as err:
                 raise execution_failed("DuckDB", err) from None
+            except RuntimeError as err:
+                if str(err) == SIGINT_MESSAGE:  # DuckDB stopped the query for a Ctrl-C
+                    raise KeyboardInterrupt from None
+                raise
 
     def interrupt(self) -> None:
         """Cancel the query running now, if any (from another thread)."""

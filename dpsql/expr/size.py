@@ -18,11 +18,11 @@ make it need gigabytes turns it into an error that depends on the data. So, like
    ``PRINTED`` characters. A value that may exceed ``WorkLimits.max_text_value`` is refused.
 2. **Every row costs a bounded number of steps.** Each node costs one step plus the
    characters it reads and writes (``OWN_WORK``): a comparison of two texts reads the
-   shorter, a search reads text × pattern, and ``LIKE`` costs what Spark's regular
-   expression engine may backtrack through, text^k × pattern for a pattern with k
-   wildcards ``%`` that are not its last character (DuckDB matches in linear time; one rule
-   keeps a plan's bound the same on every engine). A query's row expressions together may
-   cost at most ``WorkLimits.max_row_work`` steps per row (``dpsql.analysis.work``).
+   shorter, a search (``strpos``, ``LIKE``) reads text × pattern. No engine may match in
+   more: Spark's own LIKE is a backtracking regular expression (``%a%b%c%`` tries every
+   triple of positions), so the Spark backend writes LIKE as one that cannot backtrack.
+   A query's row expressions together may cost at most ``WorkLimits.max_row_work`` steps
+   per row (``dpsql.analysis.work``).
 
 The bounds are upper bounds: every CASE arm is counted, as if each row took them all.
 
@@ -236,14 +236,13 @@ def _search(node: exp.Expression, parts: Mapping[int, Measure]) -> int:
 
 
 def _like(node: exp.Expression, parts: Mapping[int, Measure]) -> int:
-    """text^k × (pattern + 1) for k wildcards ``%`` before the pattern's last character: the
-    backtracking of Spark's regular expressions (``.*a.*b`` tries every pair of positions)."""
+    """text × (pattern + 1): each fixed part of the pattern is searched for in turn, from
+    where the one before matched (DuckDB; the Spark backend writes LIKE as a regular
+    expression that cannot backtrack, ``dpsql.backends.spark``)."""
     pattern = node.expression
     if not (isinstance(pattern, exp.Literal) and pattern.is_string):
         return 0  # LIKE NULL: the type checker admits only literal patterns
-    text = pattern.this
-    wildcards = max(1, (text[:-1] if text.endswith("%") else text).count("%"))
-    return _arg(node, parts) ** wildcards * (len(text) + 1)
+    return _arg(node, parts) * (len(pattern.this) + 1)
 
 
 def _length(node: exp.Expression, parts: Mapping[int, Measure]) -> int:

@@ -72,6 +72,11 @@ def quoted(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+SEARCHED = ("'a'", "'x'", "''", "' '")
+GROWN = ("'aaaaaaaaaa'", quoted("x" * 64), quoted("🙂" * 100))
+"""Replacements that grow a text (nested, past ``WorkLimits.max_text_value``: refused)."""
+
+
 @dataclass(frozen=True)
 class Col:
     """A column a query can name: ``qualifier.name``, its type and what the catalog knows."""
@@ -170,6 +175,7 @@ STRING: tuple[Form, ...] = (
     lambda e, d: f"SUBSTR({e('string')}, {_pos(d)}, {_pos(d)})",
     lambda e, d: f"{_pick(('LEFT', 'RIGHT'))(d)}({e('string')}, {_pos(d)})",
     lambda e, d: f"REPLACE({e('string')}, {e('string')}, {e('string')})",
+    lambda e, d: f"REPLACE({e('string')}, {_pick(SEARCHED)(d)}, {_pick(GROWN)(d)})",
     lambda e, d: f"({e('string')} || {e('string')})",
     lambda e, d: f"CONCAT({e(_any()(d))}, {e(_any()(d))})",
     lambda e, d: f"strftime({e(_dated(d))}, {_pick(FORMATS)(d)})",

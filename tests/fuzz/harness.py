@@ -29,11 +29,19 @@ from hypothesis import HealthCheck, Phase, settings
 
 import dpsql
 from dpsql.analysis.sensitivity import quantile_weight_limits
-from dpsql.catalog import Catalog, TableInfo
+from dpsql.catalog import Catalog, TableInfo, text_widths
 from dpsql.compile import CompiledQuery, compile_query
 from dpsql.mechanisms import Sensitivity
 from dpsql.plan import PrivacyPlan
-from tests.fuzz.tables import BOUNDS, PUBLIC_KEYS, ROW_LEVEL, SCHEMA, UNIT_TABLES, Database
+from tests.fuzz.tables import (
+    BOUNDS,
+    ODD_STRINGS,
+    PUBLIC_KEYS,
+    ROW_LEVEL,
+    SCHEMA,
+    UNIT_TABLES,
+    Database,
+)
 
 SALT = "fuzz"
 EPSILON, DELTA = 1.0, 1e-6
@@ -50,6 +58,9 @@ settings.register_profile("dpsql-fuzz-long",
 settings.register_profile("dpsql-fuzz-spark",
                           max_examples=int(os.environ.get("DPSQL_FUZZ_SPARK_EXAMPLES", "300")),
                           deadline=None, suppress_health_check=_QUIET, phases=_PHASES)
+
+PUBLIC_WIDTH = max(len(v) for v in ODD_STRINGS if v is not None)
+"""The width of the public table's text: its longest value in any fuzzed database."""
 
 
 def source_seed() -> int | None:
@@ -121,7 +132,10 @@ class Engine:
                                           public_keys=PUBLIC_KEYS.get(name), **limits[name]))
         catalog.add(TableInfo.private(ROW_LEVEL, columns=self.types[ROW_LEVEL],
                                       row_privacy=True, bounds=BOUNDS[ROW_LEVEL]))
-        catalog.add(TableInfo(name="pub", columns=self.types["pub"], public=True))
+        # A public table's width is measured from its rows; the fuzzed rows differ from
+        # example to example, so this one declares the widest text they hold (ODD_STRINGS).
+        catalog.add(TableInfo(name="pub", public=True, columns=text_widths(
+            self.types["pub"], None, unit=None, default=PUBLIC_WIDTH, table="pub")))
         return catalog
 
     def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]

@@ -50,7 +50,12 @@ FROM (
           "n"
         FROM t
       ) AS "t"
-      INNER JOIN lookup AS "l"
+      INNER JOIN (
+        SELECT
+          CASE WHEN LENGTH("k") > 8 THEN LEFT("k", 8) ELSE "k" END AS "k",
+          "w"
+        FROM lookup
+      ) AS "l"
         ON t.k = l.k
     ) AS __dp_q0
     WHERE
