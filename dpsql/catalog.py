@@ -51,7 +51,7 @@ class WorkLimits:
     """
 
     max_text_value: int = 65_536
-    max_row_work: int = 1 << 18
+    max_row_work: int = 1 << 17
     default_text_length: int = 1024
 
     def __post_init__(self) -> None:
