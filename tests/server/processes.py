@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import signal
 import sqlite3
 import subprocess
@@ -17,13 +18,18 @@ LISTENING = re.compile(r"listening on (\S+):(\d+) ")
 class ServeProcess:
     """``python -m dpsql serve CATALOG --ledger LEDGER --port 0``; its output goes to files."""
 
-    def __init__(self, catalog: Path, ledger: Path, *, log: Path, timeout: float = 60.0) -> None:
+    def __init__(self, catalog: Path, ledger: Path, *, log: Path, timeout: float = 60.0,
+                 options: tuple[str, ...] = (), max_files: int | None = None) -> None:
+        """``options`` are more of ``dpsql serve``'s flags; ``max_files`` lowers the process's
+        limit on open descriptors (RLIMIT_NOFILE), as a small ``ulimit -n`` would."""
         self.log = log
         out, err = log.with_suffix(".out"), log.with_suffix(".err")
         with out.open("w") as stdout, err.open("w") as stderr:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dpsql", "serve", str(catalog), "--ledger", str(ledger),
-                 "--port", "0"], stdout=stdout, stderr=stderr, cwd=catalog.parent)
+                 "--port", "0", *options], stdout=stdout, stderr=stderr, cwd=catalog.parent,
+                preexec_fn=None if max_files is None else lambda: resource.setrlimit(
+                    resource.RLIMIT_NOFILE, (max_files, max_files)))
         deadline = time.monotonic() + timeout
         while not (found := LISTENING.search(out.read_text())):
             if self.process.poll() is not None or time.monotonic() > deadline:
@@ -41,6 +47,11 @@ class ServeProcess:
         """Resident memory of the server process now."""
         status = Path(f"/proc/{self.pid}/status").read_text()
         return int(re.search(r"VmRSS:\s+(\d+) kB", status)[1]) / 1024
+
+    def peak_rss_mib(self) -> float:
+        """The most resident memory the server process has had (VmHWM)."""
+        status = Path(f"/proc/{self.pid}/status").read_text()
+        return int(re.search(r"VmHWM:\s+(\d+) kB", status)[1]) / 1024
 
     def kill(self) -> None:
         """SIGKILL: no clean-up of any kind, as a power cut or the OOM killer would."""

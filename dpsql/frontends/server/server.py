@@ -18,6 +18,7 @@ the last connection has ended.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import secrets
@@ -36,12 +37,16 @@ from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
-from dpsql.frontends.server.login import Gate, LoginFailed
+from dpsql.frontends.server.login import Gate, Lobby, LoginFailed
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
 from dpsql.frontends.server.session import CANCEL_WINDOW, Session
 from dpsql.frontends.server.sqlstates import message, sqlstate
 
 LOG = logging.getLogger("dpsql.server")
+ACCEPT_PAUSE = 0.05
+"""Seconds the accept loop waits after a failed accept, doubling while accepts keep failing
+(descriptors run out), up to MAX_ACCEPT_PAUSE."""
+MAX_ACCEPT_PAUSE = 1.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +69,8 @@ class ServerConfig:
     lockout_window: float = 900.0
     """...until the oldest of them is this many seconds old."""
     max_connections: int = 64
+    max_pending: int = 128
+    """Connections still logging in at most (see :class:`.login.Lobby`)."""
     stop_grace: float = 30.0
     """Seconds an orderly stop lets running statements finish before interrupting them."""
 
@@ -105,6 +112,7 @@ class Server:
                          limit=config.lockout_failures, window=config.lockout_window)
         with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
             self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
+        self.lobby = Lobby(config.max_pending)
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
         self._clients: dict[threading.Thread, Channel] = {}
         self._lock = threading.Lock()
@@ -130,21 +138,49 @@ class Server:
         return self
 
     def _accept(self) -> None:
+        """Accept clients until :meth:`stop` closes the listener. A failed accept (out of
+        descriptors, a connection reset before it was taken) is passing: log it, pause,
+        and go on, so a flood that ran the server out of descriptors does not end it."""
         assert self._listener is not None
+        pause = ACCEPT_PAUSE
         while not self._stopped.is_set():
             try:
                 sock, peer = self._listener.accept()
-            except OSError:
-                return
-            channel = Channel(sock)
-            client = threading.Thread(target=self._serve, args=(channel, peer[0]),
-                                      daemon=True, name=f"dpsql-client-{peer[0]}")
-            with self._lock:
+            except OSError as error:
                 if self._stopped.is_set():
-                    channel.close()
                     return
-                self._clients[client] = channel
+                LOG.warning("cannot accept a connection (%s): trying again in %.2f s",
+                            error, pause)
+                self._stopped.wait(pause)
+                pause = min(2 * pause, MAX_ACCEPT_PAUSE)
+                continue
+            pause = ACCEPT_PAUSE
+            self._admit(sock, peer[0])
+
+    def _admit(self, sock: socket.socket, peer: str) -> None:
+        """Give a new connection its login deadline, a place in the lobby and a thread; a
+        full lobby turns it away at once with 53300 (see :class:`Lobby`)."""
+        channel = Channel(sock, deadline=time.monotonic() + self.config.login_timeout)
+        if not self.lobby.enter(channel, peer):
+            _turn_away(sock, f"too many connections are logging in (the limit is "
+                       f"{self.config.max_pending}, the owner's --max-pending): try again")
+            return
+        client = threading.Thread(target=self._serve, args=(channel, peer),
+                                  daemon=True, name=f"dpsql-client-{peer}")
+        with self._lock:
+            if self._stopped.is_set():
+                self.lobby.leave(channel)
+                channel.close()
+                return
+            self._clients[client] = channel
+        try:
             client.start()
+        except RuntimeError:  # no thread to be had: the connection cannot be served
+            LOG.warning("cannot start a thread for a connection from %s", peer)
+            with self._lock:
+                self._clients.pop(client, None)
+            self.lobby.leave(channel)
+            channel.close()
 
     def stop(self) -> None:
         """Stop accepting; sessions end when their clients leave."""
@@ -181,7 +217,6 @@ class Server:
 
     def _serve(self, channel: Channel, peer: str) -> None:
         try:
-            channel.sock.settimeout(self.config.login_timeout)
             self._converse(channel, peer)
         except (Closed, TimeoutError):
             if self._stopped.is_set():
@@ -195,6 +230,7 @@ class Server:
             LOG.exception("internal error in a client connection")
             _goodbye(channel, "XX000", message(RuntimeError()))
         finally:
+            self.lobby.leave(channel)
             channel.close()
             with self._lock:
                 self._clients.pop(threading.current_thread(), None)
@@ -205,10 +241,11 @@ class Server:
             return
         user = startup.parameters.get("user", "")
         self.gate.login(channel, user, peer)
+        channel.logged_in()
+        self.lobby.leave(channel)
         session, pid, secret = self._open(user, startup.parameters, peer)
         try:
             self._welcome(channel, session, pid, secret)
-            channel.sock.settimeout(None)
             conversation = Conversation(channel, session)
             while conversation.handle(pg.decode(*channel.read_message())):
                 pass
@@ -231,9 +268,10 @@ class Server:
                 raise pg.ProtocolError("TLS negotiation requested twice")
             negotiated = True
             accept = self.tls is not None and isinstance(first, pg.SSLRequest)
-            channel.sock.sendall(b"S" if accept else b"N")
+            channel.send(b"S" if accept else b"N")
+            channel.flush()
             if accept:
-                channel.sock = self.tls.wrap_socket(channel.sock, server_side=True)
+                channel.start_tls(self.tls)
         if not channel.encrypted and not is_loopback(peer):
             raise LoginFailed("28000", "dpsql serve accepts connections from other hosts over "
                               "TLS only: connect with sslmode=require (the server needs "
@@ -288,8 +326,15 @@ class Server:
 
 def _goodbye(channel: Channel, code: str, text: str) -> None:
     """Send a FATAL error and let the caller close (errors while sending are moot)."""
-    try:
-        channel.send(pg.encode_error(code, text, severity="FATAL"))
-        channel.flush()
-    except Closed:
-        pass
+    with contextlib.suppress(Closed):
+        channel.send_last(pg.encode_error(code, text, severity="FATAL"))
+
+
+def _turn_away(sock: socket.socket, text: str) -> None:
+    """Tell a connection FATAL 53300 without waiting for it (what its socket buffer takes),
+    and close it: no thread is spent on a connection the server has no room for."""
+    with contextlib.suppress(OSError):
+        sock.setblocking(False)
+        sock.send(pg.encode_error("53300", text, severity="FATAL"))
+    with contextlib.suppress(OSError):
+        sock.close()
