@@ -3,6 +3,7 @@ with silent connections, or trickling bytes must not shut the analysts out."""
 
 from __future__ import annotations
 
+import json
 import select
 import shutil
 import socket
@@ -11,15 +12,34 @@ import struct
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import psycopg
+import pyarrow.parquet as pq
 import pytest
 
+from dpsql.accounting.users import Users
+from dpsql.accounting.values import Budget
+from dpsql.datasets import REGIONS, visits
+from dpsql.frontends import cli
 from dpsql.frontends.server import protocol as pg
+from dpsql.frontends.server.auth import make_verifier
+from dpsql.frontends.server.limits import PROBE_UNTRACKED, SERVER_BASE, SESSION_OVERHEAD
+from dpsql.frontends.server.metadata import PROBE_MEMORY
 from tests.server import wire
 from tests.server.conftest import PASSWORD, start, write_catalog
 from tests.server.processes import ServeProcess
 from tests.server.test_load import add_users
+
+
+def write_visits(folder: Path, rows: int) -> Path:
+    """A catalog.toml over ``rows`` synthetic visits (regions public, 8 of them)."""
+    pq.write_table(visits(rows, seed=3), folder / "visits.parquet")
+    path = folder / "visits.toml"
+    path.write_text('[tables.visits]\nsource = "visits.parquet"\nprivacy_unit = "patient_id"\n'
+                    'bounds = { cost = [0, 2000], age = [0, 100] }\nmax_groups_per_unit = 3\n'
+                    f'max_rows_per_group = 4\npublic_keys = {{ region = {json.dumps(REGIONS)} }}\n')
+    return path
 
 
 def closed_within(sock: socket.socket, seconds: float) -> bool:
@@ -154,3 +174,46 @@ def test_a_flood_of_silent_connections_is_capped_and_lets_analysts_in(tmp_path):
                 sock.close()
     finally:
         guarded.server.close()
+
+
+def test_sessions_beyond_the_memory_cap_are_refused_with_the_flags_to_change(tmp_path):
+    """Room for two sessions of 256 MiB: the third connection is told 53300 and why."""
+    cap = SERVER_BASE + PROBE_MEMORY + PROBE_UNTRACKED + 2 * (256 + SESSION_OVERHEAD)
+    small = start(tmp_path, session_memory=256, memory_cap=cap)
+    try:
+        user = small.new_user()
+        with small.connect(user), small.connect(user):
+            state, text = wire.try_login(small.host, small.port, user, PASSWORD)
+            assert state == "53300"
+            assert "memory for 2 sessions" in text and "--session-memory" in text and \
+                "--memory-cap" in text
+        with small.connect(user) as con:  # a session that ended gave its room back
+            assert con.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        small.server.close()
+
+
+def test_a_memory_cap_without_room_for_one_session_is_an_error_at_start(tmp_path, capsys):
+    code = cli.main(["serve", str(write_catalog(tmp_path)), "--ledger", str(tmp_path / "l.db"),
+                     "--memory-cap", "1GiB", "--session-memory", "2GiB"])
+    assert code != 0
+    assert "--memory-cap 1024 MiB has no room for a session of --session-memory 2048 MiB" in \
+        capsys.readouterr().err
+
+
+def test_each_session_engine_keeps_to_its_memory_limit(tmp_path):
+    """A GROUP BY of private keys over 4M rows takes ~470 MiB with no limit; on a server
+    started with --session-memory 160MiB it stays within that and a session's overhead."""
+    catalog, ledger = write_visits(tmp_path, 4_000_000), tmp_path / "ledger.db"
+    with Users(ledger) as users:
+        users.add("alice", make_verifier(PASSWORD), Budget(epsilon=100, delta=1e-3))
+    with ServeProcess(catalog, ledger, log=tmp_path / "serve",
+                      options=("--session-memory", "160MiB", "--session-threads", "2")) as server:
+        with psycopg.connect(host=server.host, port=server.port, user="alice",
+                             password=PASSWORD, dbname="dpsql", autocommit=True) as con:
+            con.execute("SET dpsql.delta = 1e-6")
+            idle = server.rss_mib()
+            rows = con.execute("SELECT specialty, COUNT(*) AS n, AVG(cost) AS c FROM visits "
+                               "GROUP BY specialty").fetchall()
+        assert rows
+        assert server.peak_rss_mib() - idle < 160 + SESSION_OVERHEAD

@@ -35,6 +35,8 @@ SCHEMA = "public"
 SERVER_VERSION = "15.0"
 TIMEOUT = 5.0
 """Seconds a probe may run before it is interrupted."""
+PROBE_MEMORY = 64
+"""MiB the metadata database may use (its ``memory_limit``), shared by every session."""
 
 
 @dataclass(frozen=True)
@@ -202,7 +204,7 @@ class MetadataDatabase:
     """The empty tables of a catalog, in a locked-down in-memory DuckDB (see the module)."""
 
     def __init__(self, columns: Mapping[str, Mapping[str, str]]) -> None:
-        self.con = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
+        self.con = duckdb.connect(config={"threads": 1, "memory_limit": f"{PROBE_MEMORY}MiB"})
         self.con.execute(f"CREATE SCHEMA {SCHEMA}")
         self.con.execute(f"USE {SCHEMA}")
         for table, types in columns.items():

@@ -37,6 +37,7 @@ from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
+from dpsql.frontends.server.limits import default_cap, room
 from dpsql.frontends.server.login import Gate, Lobby, LoginFailed
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
 from dpsql.frontends.server.session import CANCEL_WINDOW, Session
@@ -69,6 +70,13 @@ class ServerConfig:
     lockout_window: float = 900.0
     """...until the oldest of them is this many seconds old."""
     max_connections: int = 64
+    """Sessions at most; fewer when ``memory_cap`` has room for fewer (:mod:`.limits`)."""
+    session_memory: int = 512
+    """MiB each session's DuckDB engine may use (its ``memory_limit``)."""
+    session_threads: int = 2
+    """Threads each session's DuckDB engine runs a query on."""
+    memory_cap: int | None = None
+    """MiB the whole server may use; None: three quarters of the machine's memory."""
     max_pending: int = 128
     """Connections still logging in at most (see :class:`.login.Lobby`)."""
     stop_grace: float = 30.0
@@ -112,6 +120,9 @@ class Server:
                          limit=config.lockout_failures, window=config.lockout_window)
         with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
             self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
+        self.room = room(cap=config.memory_cap or default_cap(),
+                         session_memory=config.session_memory,
+                         max_connections=config.max_connections)
         self.lobby = Lobby(config.max_pending)
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
         self._clients: dict[threading.Thread, Channel] = {}
@@ -281,15 +292,15 @@ class Server:
     def _open(self, user: str, parameters: dict[str, str],
               peer: str) -> tuple[Session, int, bytes]:
         with self._lock:
-            if len(self._sessions) >= self.config.max_connections:
-                raise LoginFailed("53300", "too many connections: the server's limit is "
-                                  f"{self.config.max_connections}")
+            if len(self._sessions) >= self.room.sessions:
+                raise LoginFailed("53300", f"too many connections: {self.room.why}")
             pid = secrets.randbelow(2**31 - 1) + 1
             while pid in self._sessions:
                 pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.token_bytes(4)
             self._sessions[pid] = (secret, None)  # reserved while the connection opens
-        engine = duckdb.connect()
+        engine = duckdb.connect(config={"memory_limit": f"{self.config.session_memory}MiB",
+                                        "threads": self.config.session_threads})
         engine.execute("SET enable_progress_bar = false")  # it would print on the server
         try:
             # The analyst's own budget, not the catalog's [budget] (which would replace it).
