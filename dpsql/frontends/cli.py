@@ -177,8 +177,8 @@ def _add_server_commands(sub) -> None:
     serve.add_argument("--port", type=int, default=5433, help="port to listen on")
     serve.add_argument("--tls-cert", metavar="PEM", help="TLS certificate (with --tls-key)")
     serve.add_argument("--tls-key", metavar="PEM", help="TLS private key")
-    serve.add_argument("--session-memory", metavar="SIZE", default="512MiB",
-                       help="memory each session's engine may use (default 512MiB)")
+    serve.add_argument("--session-memory", metavar="SIZE", default="256MiB",
+                       help="memory each session's engine may use (default 256MiB)")
     serve.add_argument("--session-threads", type=int, default=2, metavar="N",
                        help="threads each session's engine runs a query on (default 2)")
     serve.add_argument("--memory-cap", metavar="SIZE", help="memory the whole server may use; "

@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 LISTENING = re.compile(r"listening on (\S+):(\d+) ")
+SIZED = ("--session-memory", "256MiB", "--memory-cap", "20GiB")
+"""Room for 64 sessions whatever the machine's memory (the default cap is 3/4 of it); a
+test of the limits gives its own flags, which come later and win."""
 
 
 class ServeProcess:
@@ -27,7 +30,7 @@ class ServeProcess:
         with out.open("w") as stdout, err.open("w") as stderr:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dpsql", "serve", str(catalog), "--ledger", str(ledger),
-                 "--port", "0", *options], stdout=stdout, stderr=stderr, cwd=catalog.parent,
+                 "--port", "0", *SIZED, *options], stdout=stdout, stderr=stderr, cwd=catalog.parent,
                 preexec_fn=None if max_files is None else lambda: resource.setrlimit(
                     resource.RLIMIT_NOFILE, (max_files, max_files)))
         deadline = time.monotonic() + timeout

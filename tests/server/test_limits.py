@@ -24,8 +24,7 @@ from dpsql.datasets import REGIONS, visits
 from dpsql.frontends import cli
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import make_verifier
-from dpsql.frontends.server.limits import PROBE_UNTRACKED, SERVER_BASE, SESSION_OVERHEAD
-from dpsql.frontends.server.metadata import PROBE_MEMORY
+from dpsql.frontends.server.limits import PROBE_PROCESS, SERVER_BASE, SESSION_OVERHEAD
 from tests.server import wire
 from tests.server.conftest import PASSWORD, start, write_catalog
 from tests.server.processes import ServeProcess
@@ -178,7 +177,7 @@ def test_a_flood_of_silent_connections_is_capped_and_lets_analysts_in(tmp_path):
 
 def test_sessions_beyond_the_memory_cap_are_refused_with_the_flags_to_change(tmp_path):
     """Room for two sessions of 256 MiB: the third connection is told 53300 and why."""
-    cap = SERVER_BASE + PROBE_MEMORY + PROBE_UNTRACKED + 2 * (256 + SESSION_OVERHEAD)
+    cap = SERVER_BASE + PROBE_PROCESS + 2 * (256 + SESSION_OVERHEAD)
     small = start(tmp_path, session_memory=256, memory_cap=cap)
     try:
         user = small.new_user()

@@ -1,18 +1,18 @@
 """How much memory a server may take, and so how many sessions it has room for.
 
 Each session answers on a DuckDB engine of its own whose ``memory_limit`` is the owner's
-``--session-memory``; tools' catalog probes share the metadata database, limited to
-:data:`PROBE_MEMORY`. The whole process must stay under ``--memory-cap``, so the server
-takes no more sessions than fit::
+``--session-memory``; tools' catalog probes share the metadata database, in a process of
+its own whose data is capped (:data:`PROBE_PROCESS`). The server's processes together must
+stay under ``--memory-cap``, so the server takes no more sessions than fit::
 
-    SERVER_BASE + PROBE_MEMORY + sessions × (session_memory + SESSION_OVERHEAD) ≤ cap
+    SERVER_BASE + PROBE_PROCESS + sessions × (session_memory + SESSION_OVERHEAD) ≤ cap
 
 ``SESSION_OVERHEAD`` is what a session holds beyond its engine's limit (the engine's own
 bookkeeping, DuckDB's untracked allocations, the Arrow answer, Python objects); the figures
 are measured (docs/server.md, Limits).
 
 >>> room(cap=4096, session_memory=512, max_connections=64).sessions
-6
+5
 >>> room(cap=4096, session_memory=512, max_connections=4).sessions
 4
 """
@@ -24,12 +24,12 @@ import re
 from dataclasses import dataclass
 
 from dpsql.errors import InterfaceError
-from dpsql.frontends.server.metadata import PROBE_MEMORY
+from dpsql.frontends.server.metadata import PROBE_CEILING
 
 SERVER_BASE = 320
 """MiB the server process holds with no session (Python, DuckDB, the ledger, the catalog)."""
-PROBE_UNTRACKED = 64
-"""MiB more the probes may hold outside DuckDB's accounting (strings being built)."""
+PROBE_PROCESS = PROBE_CEILING + 64
+"""MiB the probe process may hold: its data ceiling and its libraries' code."""
 SESSION_OVERHEAD = 96
 """MiB a busy session holds beyond its engine's ``memory_limit``."""
 UNITS = {"": 1, "mib": 1, "mb": 1, "m": 1, "gib": 1024, "gb": 1024, "g": 1024}
@@ -69,14 +69,13 @@ class Room:
 
 def room(*, cap: int, session_memory: int, max_connections: int) -> Room:
     """The sessions that fit under ``cap`` MiB, at most ``max_connections``."""
-    fitting = (cap - SERVER_BASE - PROBE_MEMORY - PROBE_UNTRACKED) // \
-        (session_memory + SESSION_OVERHEAD)
+    fitting = (cap - SERVER_BASE - PROBE_PROCESS) // (session_memory + SESSION_OVERHEAD)
     if fitting < 1:
         raise InterfaceError(
             f"--memory-cap {cap} MiB has no room for a session of --session-memory "
-            f"{session_memory} MiB (the server needs {SERVER_BASE + PROBE_MEMORY + PROBE_UNTRACKED}"
-            f" MiB, and each session {SESSION_OVERHEAD} MiB beyond its limit): raise "
-            "--memory-cap or lower --session-memory")
+            f"{session_memory} MiB (the server needs {SERVER_BASE + PROBE_PROCESS} MiB, and "
+            f"each session {SESSION_OVERHEAD} MiB beyond its limit): raise --memory-cap or "
+            "lower --session-memory")
     if fitting >= max_connections:
         return Room(max_connections, f"the server's limit is {max_connections} sessions "
                     "(the owner's --max-connections)")

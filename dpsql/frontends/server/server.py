@@ -71,7 +71,7 @@ class ServerConfig:
     """...until the oldest of them is this many seconds old."""
     max_connections: int = 64
     """Sessions at most; fewer when ``memory_cap`` has room for fewer (:mod:`.limits`)."""
-    session_memory: int = 512
+    session_memory: int = 256
     """MiB each session's DuckDB engine may use (its ``memory_limit``)."""
     session_threads: int = 2
     """Threads each session's DuckDB engine runs a query on."""
