@@ -3,7 +3,6 @@ with silent connections, or trickling bytes must not shut the analysts out."""
 
 from __future__ import annotations
 
-import json
 import select
 import shutil
 import socket
@@ -12,33 +11,19 @@ import struct
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import psycopg
-import pyarrow.parquet as pq
 import pytest
 
 from dpsql.accounting.users import Users
 from dpsql.accounting.values import Budget
-from dpsql.datasets import REGIONS, visits
 from dpsql.frontends import cli
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import make_verifier
 from dpsql.frontends.server.limits import PROBE_PROCESS, SERVER_BASE, SESSION_OVERHEAD
 from tests.server import wire
 from tests.server.conftest import PASSWORD, start, write_catalog
-from tests.server.processes import ServeProcess
-from tests.server.test_load import add_users
-
-
-def write_visits(folder: Path, rows: int) -> Path:
-    """A catalog.toml over ``rows`` synthetic visits (regions public, 8 of them)."""
-    pq.write_table(visits(rows, seed=3), folder / "visits.parquet")
-    path = folder / "visits.toml"
-    path.write_text('[tables.visits]\nsource = "visits.parquet"\nprivacy_unit = "patient_id"\n'
-                    'bounds = { cost = [0, 2000], age = [0, 100] }\nmax_groups_per_unit = 3\n'
-                    f'max_rows_per_group = 4\npublic_keys = {{ region = {json.dumps(REGIONS)} }}\n')
-    return path
+from tests.server.processes import ServeProcess, add_users, write_visits
 
 
 def closed_within(sock: socket.socket, seconds: float) -> bool:

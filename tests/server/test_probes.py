@@ -4,18 +4,15 @@ a capped answer, and a process of their own whose memory has a hard ceiling."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import time
-from pathlib import Path
 
 import psycopg
 import pytest
 
 from dpsql.frontends.server.limits import PROBE_PROCESS
 from tests.server.conftest import PASSWORD, write_catalog
-from tests.server.processes import ServeProcess
-from tests.server.test_load import add_users
+from tests.server.processes import Peaks, ServeProcess, add_users
 
 BIG = "y" * 200_000
 REFUSED = [
@@ -92,15 +89,6 @@ MEMORY_BOMBS = [
 ]
 
 
-def status_mib(pid: int, field: str) -> float:
-    return int(re.search(rf"{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())[1]) \
-        / 1024
-
-
-def children(pid: int) -> list[int]:
-    return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
 def test_probes_that_pass_the_list_stay_under_the_probe_process_ceiling(tmp_path):
     """DuckDB does not count the strings an expression builds row by row (each of these took
     GBs in the server before); the probe process's ceiling does, and the server is spared."""
@@ -110,14 +98,14 @@ def test_probes_that_pass_the_list_stay_under_the_probe_process_ceiling(tmp_path
             psycopg.connect(host=server.host, port=server.port, user="alice",
                             password=PASSWORD, dbname="dpsql", autocommit=True) as con:
         idle = server.rss_mib()
-        for sql in MEMORY_BOMBS:
-            with pytest.raises(psycopg.Error) as caught:
-                con.execute(sql)
-            assert caught.value.sqlstate in ("54000", "0A000"), str(caught.value)
-        assert con.execute("SELECT COUNT(*) FROM pg_catalog.pg_class").fetchone()[0] > 0
-        assert server.peak_rss_mib() < idle + 64
-        (probes,) = children(server.pid)
-        assert status_mib(probes, "VmHWM") < PROBE_PROCESS
+        with Peaks(server.pid) as peaks:
+            for sql in MEMORY_BOMBS:
+                with pytest.raises(psycopg.Error) as caught:
+                    con.execute(sql)
+                assert caught.value.sqlstate in ("54000", "0A000"), str(caught.value)
+            assert con.execute("SELECT COUNT(*) FROM pg_catalog.pg_class").fetchone()[0] > 0
+        assert peaks.server < idle + 64
+        assert 0 < peaks.probe < PROBE_PROCESS, peaks.probes
 
 
 def test_a_probe_process_that_died_is_replaced(served):

@@ -32,14 +32,8 @@ from sqlglot import exp
 
 from dpsql.frontends.server import pgcatalog, probecheck
 from dpsql.frontends.server.probecheck import MAX_SERIES, function_name
-from dpsql.frontends.server.probeworker import (
-    NO_MEMORY,
-    TOO_LARGE,
-    Limits,
-    ProbeCursor,
-    ProbeFailed,
-    ProbeWorker,
-)
+from dpsql.frontends.server.probechild import NO_MEMORY, TOO_LARGE, Limits
+from dpsql.frontends.server.probeworker import ProbeCursor, ProbeFailed, ProbeWorker
 from dpsql.frontends.server.sqlstates import SessionError
 
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
