@@ -107,8 +107,9 @@ BOMBS = (
     # the largest value the probe list admits: an aggregate's text copied into every row
     "SELECT max(length(x || c.proname)) FROM (SELECT string_agg(a.proname, ',') AS x FROM "
     "pg_catalog.pg_proc a, pg_catalog.pg_proc b WHERE b.oid % 100 = 0) t, pg_catalog.pg_proc c",
-    # the longest work it admits: a join of catalog relations counted until the time limit
-    "SELECT COUNT(*) FROM pg_catalog.pg_proc a, pg_catalog.pg_proc b, pg_catalog.pg_proc c",
+    # the longest work it admits: a test on each row of a join, until the time limit
+    "SELECT COUNT(*) FROM pg_catalog.pg_proc a, pg_catalog.pg_proc b, pg_catalog.pg_proc c "
+    "WHERE (a.oid * b.oid + c.oid) % 7 = 3",
 )
 
 

@@ -1,6 +1,6 @@
 """The probe process: the metadata database under a hard memory ceiling, answering frames.
 
-Run as a script (``python -I probechild.py``) by :mod:`.probeworker`, it imports only the
+Run as a script (``python -P probechild.py``) by :mod:`.probeworker`, it imports only the
 standard library, DuckDB and pyarrow. Frames go both ways on its stdin and stdout: a 4-byte
 length, a kind byte, a 4-byte request id, then the payload. The first frame sets the
 database up (its statements, then ``RLIMIT_DATA``); each later one is a probe (SQL) or an

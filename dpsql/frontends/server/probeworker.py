@@ -69,9 +69,9 @@ class _Child:
     """One child process, its reader thread and the probes waiting for it."""
 
     def __init__(self, setup: dict) -> None:
-        # -I: the child's folder is not on its path (this package's types.py would shadow
-        # the standard library's), nor are PYTHON* variables read.
-        self.process = subprocess.Popen([sys.executable, "-I", str(CHILD)],
+        # -P: the child's folder is not put first on its path (this package's types.py
+        # would shadow the standard library's); PYTHONPATH and user site-packages still are.
+        self.process = subprocess.Popen([sys.executable, "-P", str(CHILD)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         self._lock = threading.Lock()
         self.pending: dict[int, _Pending] = {}

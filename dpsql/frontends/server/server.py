@@ -5,7 +5,11 @@ when the server has a certificate, else 'N'), then logs in with SCRAM-SHA-256 ag
 users in the ledger (:mod:`.login`: failures slowed, then locked out), then gets an
 analyst-role dpsql connection on the owner's catalog whose budget is its own. Clients from
 other hosts must use TLS. A CancelRequest carrying a session's process id and secret key
-interrupts that session's query (it spends nothing).
+interrupts that session's query (it spends nothing). Until it has logged in, a connection
+has one deadline for everything it sends and a place among a capped number of connections
+logging in (:mod:`.login`); the server takes as many sessions as fit under its memory cap
+(:mod:`.limits`), and answers tools' catalog probes in a process of their own
+(:mod:`.metadata`).
 
 An orderly stop (:meth:`Server.close`, SIGTERM for ``dpsql serve``) stops listening, lets
 every running statement finish and send its answer for ``stop_grace`` seconds (interrupting
@@ -38,7 +42,7 @@ from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
 from dpsql.frontends.server.limits import default_cap, room
-from dpsql.frontends.server.login import Gate, Lobby, LoginFailed
+from dpsql.frontends.server.login import Gate, Lobby, LoginFailed, turn_away
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
 from dpsql.frontends.server.session import CANCEL_WINDOW, Session
 from dpsql.frontends.server.sqlstates import message, sqlstate
@@ -115,14 +119,14 @@ class Server:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.tls = _tls(config)
+        self.room = room(cap=config.memory_cap or default_cap(),
+                         session_memory=config.session_memory,
+                         max_connections=config.max_connections)
         self.users = Users(config.ledger)
         self.gate = Gate(self.users, failure_delay=config.failure_delay,
                          limit=config.lockout_failures, window=config.lockout_window)
         with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
             self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
-        self.room = room(cap=config.memory_cap or default_cap(),
-                         session_memory=config.session_memory,
-                         max_connections=config.max_connections)
         self.lobby = Lobby(config.max_pending)
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
         self._clients: dict[threading.Thread, Channel] = {}
@@ -173,7 +177,7 @@ class Server:
         full lobby turns it away at once with 53300 (see :class:`Lobby`)."""
         channel = Channel(sock, deadline=time.monotonic() + self.config.login_timeout)
         if not self.lobby.enter(channel, peer):
-            _turn_away(sock, f"too many connections are logging in (the limit is "
+            turn_away(sock, f"too many connections are logging in (the limit is "
                        f"{self.config.max_pending}, the owner's --max-pending): try again")
             return
         client = threading.Thread(target=self._serve, args=(channel, peer),
@@ -339,13 +343,3 @@ def _goodbye(channel: Channel, code: str, text: str) -> None:
     """Send a FATAL error and let the caller close (errors while sending are moot)."""
     with contextlib.suppress(Closed):
         channel.send_last(pg.encode_error(code, text, severity="FATAL"))
-
-
-def _turn_away(sock: socket.socket, text: str) -> None:
-    """Tell a connection FATAL 53300 without waiting for it (what its socket buffer takes),
-    and close it: no thread is spent on a connection the server has no room for."""
-    with contextlib.suppress(OSError):
-        sock.setblocking(False)
-        sock.send(pg.encode_error("53300", text, severity="FATAL"))
-    with contextlib.suppress(OSError):
-        sock.close()
