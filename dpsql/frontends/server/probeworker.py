@@ -97,6 +97,7 @@ class _Child:
         for pending in [self._ready, *list(self.pending.values())]:  # gone: wake them
             if not pending.done.is_set():
                 pending.answer(ERROR, GONE)
+        self.process.stdout.close()
         self.process.wait()
 
     def ask(self, request: int, sql: str) -> _Pending:
