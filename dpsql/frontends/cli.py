@@ -177,6 +177,16 @@ def _add_server_commands(sub) -> None:
     serve.add_argument("--port", type=int, default=5433, help="port to listen on")
     serve.add_argument("--tls-cert", metavar="PEM", help="TLS certificate (with --tls-key)")
     serve.add_argument("--tls-key", metavar="PEM", help="TLS private key")
+    serve.add_argument("--session-memory", metavar="SIZE", default="256MiB",
+                       help="memory each session's engine may use (default 256MiB)")
+    serve.add_argument("--session-threads", type=int, default=2, metavar="N",
+                       help="threads each session's engine runs a query on (default 2)")
+    serve.add_argument("--memory-cap", metavar="SIZE", help="memory the whole server may use; "
+                       "it takes only as many sessions as fit (default: 3/4 of the machine's)")
+    serve.add_argument("--max-connections", type=int, default=64, metavar="N",
+                       help="sessions at most (default 64; fewer if --memory-cap says so)")
+    serve.add_argument("--max-pending", type=int, default=128, metavar="N",
+                       help="connections still logging in at most (default 128)")
     users = sub.add_parser("users", help="the server's analysts: add, list, remove, "
                                          "reset-password",
                            description="Example: dpsql users add alice --ledger ledger.db "
@@ -469,13 +479,19 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from dpsql.frontends.server.admin import serve
+    from dpsql.frontends.server.limits import memory_size
     from dpsql.frontends.server.server import ServerConfig
 
     catalog = args.catalog_file or args.database or args.catalog
     if catalog is None:
         raise UsageError("serve needs a catalog: dpsql serve catalog.toml --ledger ledger.db")
+    cap = None if args.memory_cap is None else memory_size(args.memory_cap)
     return serve(ServerConfig(catalog=catalog, ledger=args.ledger, host=args.host,
-                              port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key))
+                              port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key,
+                              session_memory=memory_size(args.session_memory),
+                              session_threads=args.session_threads, memory_cap=cap,
+                              max_connections=args.max_connections,
+                              max_pending=args.max_pending))
 
 
 def _users(args: argparse.Namespace) -> int:

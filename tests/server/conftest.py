@@ -69,6 +69,8 @@ def start(folder: Path, **config) -> Served:
     catalog = config.pop("catalog", None) or write_catalog(folder)
     ledger = folder / "ledger.db"
     config.setdefault("failure_delay", 0.05)
+    config.setdefault("session_memory", 256)  # room for 64 sessions on any machine; tests
+    config.setdefault("memory_cap", 20 * 1024)  # of the limits give their own
     server = Server(ServerConfig(catalog=catalog, ledger=ledger, port=0, **config)).start()
     host, port = server.address
     return Served(server, host, port, ledger, folder)

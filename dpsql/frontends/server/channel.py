@@ -14,11 +14,14 @@ import contextlib
 import socket
 import ssl
 import struct
+import time
 
 from dpsql.frontends.server.protocol import MAX_MESSAGE, ProtocolError
 
 MAX_STARTUP = 10_000
 """The largest startup packet accepted (PostgreSQL allows 10,000 bytes too)."""
+LAST_WORDS = 1.0
+"""Seconds a client has to take a final message (a FATAL error) before the socket closes."""
 
 
 class Closed(Exception):
@@ -26,19 +29,48 @@ class Closed(Exception):
 
 
 class Channel:
-    """Reads framed messages and buffers replies until :meth:`flush`."""
+    """Reads framed messages and buffers replies until :meth:`flush`.
 
-    def __init__(self, sock: socket.socket) -> None:
+    Until :meth:`logged_in`, every read, write and the TLS handshake must end by one
+    ``deadline`` (a :func:`time.monotonic` time): a socket timeout alone restarts with each
+    byte received, so a client trickling a byte a second would hold its connection forever.
+    """
+
+    def __init__(self, sock: socket.socket, deadline: float | None = None) -> None:
         self.sock = sock
+        self.deadline = deadline
         self._out: list[bytes] = []
 
     @property
     def encrypted(self) -> bool:
         return isinstance(self.sock, ssl.SSLSocket)
 
+    def _arm(self) -> None:
+        """Give the next socket operation what is left before the deadline (if any)."""
+        if self.deadline is None:
+            return
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Closed("the login deadline passed")
+        self.sock.settimeout(left)
+
+    def logged_in(self) -> None:
+        """No deadline from now on: a logged-in client may stay idle."""
+        self.deadline = None
+        self.sock.settimeout(None)
+
+    def start_tls(self, context: ssl.SSLContext) -> None:
+        """The server's side of the TLS handshake, within the deadline."""
+        self._arm()
+        try:
+            self.sock = context.wrap_socket(self.sock, server_side=True)
+        except (OSError, ssl.SSLError) as error:
+            raise Closed(f"TLS handshake failed: {error}") from None
+
     def _exactly(self, n: int) -> bytes:
         chunks, left = [], n
         while left:
+            self._arm()
             try:
                 chunk = self.sock.recv(min(left, 65536))
             except (OSError, ssl.SSLError) as error:
@@ -72,16 +104,29 @@ class Channel:
         data, self._out = b"".join(self._out), []
         if not data:
             return
+        self._arm()
         try:
             self.sock.sendall(data)
         except (OSError, ssl.SSLError) as error:
             raise Closed(str(error)) from None
+
+    def send_last(self, data: bytes) -> None:
+        """Send a final message within :data:`LAST_WORDS` seconds, whatever the deadline
+        (a login refused after its failure delay is still told why)."""
+        self.deadline = time.monotonic() + LAST_WORDS
+        self.send(data)
+        self.flush()
 
     def stop_reading(self) -> None:
         """Make a pending or later read raise :class:`Closed` (from another thread); replies
         can still be sent. The plain socket's shutdown, under any TLS layer."""
         with contextlib.suppress(OSError):
             socket.socket.shutdown(self.sock, socket.SHUT_RD)
+
+    def stop(self) -> None:
+        """End the connection from another thread: a pending read or write fails at once."""
+        with contextlib.suppress(OSError):
+            socket.socket.shutdown(self.sock, socket.SHUT_RDWR)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):

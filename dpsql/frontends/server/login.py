@@ -8,8 +8,13 @@ after a growing delay and locked out past a limit (:mod:`.throttle`).
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import secrets
+import socket
+import threading
 import time
+from collections import Counter
 
 from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
@@ -69,6 +74,77 @@ class Gate:
         except AuthFailed:
             self.throttle.failed(user, address)
             raise
+
+
+class Lobby:
+    """The connections still logging in: at most ``limit`` at a time, whatever they send.
+
+    A full lobby makes room for a newcomer by ending the oldest connection of the client
+    host holding the most places, unless the newcomer comes from that host itself, which is
+    then turned away: a flood of silent connections from one host takes no more places than
+    there are, and never shuts out an analyst from another host. Hosts are addresses, or
+    /64 networks for IPv6 (one machine's share).
+
+    >>> lobby = Lobby(2)
+    >>> class Conn:
+    ...     def stop(self): print("stopped", self.name)
+    >>> a, b, c, d = (Conn() for _ in range(4))
+    >>> a.name, b.name = "a", "b"
+    >>> lobby.enter(a, "10.0.0.9"), lobby.enter(b, "10.0.0.9"), lobby.enter(c, "10.0.0.9")
+    (True, True, False)
+    >>> lobby.enter(d, "192.168.1.5")
+    stopped a
+    True
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._hosts: dict[object, str] = {}  # connection -> host, oldest first
+        self._lock = threading.Lock()
+
+    def enter(self, connection, address: str) -> bool:
+        """Take a place for ``connection`` (False: turn it away); may stop another."""
+        host = _host(address)
+        with self._lock:
+            if len(self._hosts) >= self.limit:
+                crowd, most = Counter(self._hosts.values()).most_common(1)[0]
+                if list(self._hosts.values()).count(host) >= most:
+                    return False
+                oldest = next(c for c, h in self._hosts.items() if h == crowd)
+                del self._hosts[oldest]
+                oldest.stop()
+            self._hosts[connection] = host
+        return True
+
+    def leave(self, connection) -> None:
+        """Give back ``connection``'s place (logged in, or gone; twice is harmless)."""
+        with self._lock:
+            self._hosts.pop(connection, None)
+
+    def __len__(self) -> int:
+        return len(self._hosts)
+
+
+def turn_away(sock: socket.socket, text: str) -> None:
+    """Tell a connection FATAL 53300 without waiting for it (what its socket buffer takes),
+    and close it: no thread is spent on a connection the server has no room for."""
+    with contextlib.suppress(OSError):
+        sock.setblocking(False)
+        sock.send(pg.encode_error("53300", text, severity="FATAL"))
+    with contextlib.suppress(OSError):
+        sock.close()
+
+
+def _host(address: str) -> str:
+    """The host a client address stands for: itself, or its /64 network for IPv6.
+
+    >>> _host("::ffff:10.1.2.3"), _host("2001:db8:1:2:a:b:c:d")
+    ('10.1.2.3', '2001:db8:1:2::/64')
+    """
+    ip = ipaddress.ip_address(address.split("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else ip)
 
 
 def _prove(exchange: Exchange, final_message: bytes, verifier: str | None) -> bytes:

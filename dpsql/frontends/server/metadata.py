@@ -10,6 +10,11 @@ functions (only named system relations may appear in FROM). Functions of Postgre
 catalog that DuckDB lacks are replaced by constants first (``version()``,
 ``pg_get_userbyid``, ``pg_table_is_visible``...). Any other statement goes to dpsql.
 
+A probe costs bounded work: it may call only the functions :mod:`.probecheck` lists, its
+answer is cut off past MAX_ROWS rows or MAX_BYTES bytes, it is interrupted after TIMEOUT
+seconds, and the database runs in a process of its own whose memory has a hard ceiling
+(PROBE_CEILING, :mod:`.probeworker`).
+
 >>> from dpsql.parse import parse
 >>> is_probe(parse("SELECT c.relname FROM pg_catalog.pg_class c", dialect="postgres"), set())
 True
@@ -19,15 +24,17 @@ False
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from dpsql.frontends.server import pgcatalog
+from dpsql.frontends.server import pgcatalog, probecheck
+from dpsql.frontends.server.probecheck import MAX_SERIES, function_name
+from dpsql.frontends.server.probechild import NO_MEMORY, TOO_LARGE, Limits
+from dpsql.frontends.server.probeworker import ProbeCursor, ProbeFailed, ProbeWorker
+from dpsql.frontends.server.sqlstates import SessionError
 
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
 SCHEMA = "public"
@@ -35,6 +42,17 @@ SCHEMA = "public"
 SERVER_VERSION = "15.0"
 TIMEOUT = 5.0
 """Seconds a probe may run before it is interrupted."""
+PROBE_MEMORY = 64
+"""MiB the metadata database may use (its ``memory_limit``), shared by every session."""
+PROBE_CEILING = 448
+"""MiB of data the probe process may hold in all (``RLIMIT_DATA``: DuckDB, Python, the
+threads' stacks), whatever DuckDB counts: its resident memory stays below this and its
+libraries' code."""
+MAX_ROWS = 100_000
+MAX_BYTES = 16 * 2**20
+"""The largest answer to a probe (rows, bytes): past either it is cut off with 54000."""
+PROBE_THREADS = 8
+"""Probes answered at once; more wait their turn (within the time limit)."""
 
 
 @dataclass(frozen=True)
@@ -129,11 +147,13 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
         return exp.Literal.string(SCHEMA)
     if isinstance(node, exp.Table) and isinstance(node.this, SERIES):
         node.set("db", None)  # DuckDB's generate_series is not in a schema
+    if isinstance(node, exp.GenerateSeries):
+        return _clamped(node)
     if isinstance(node, exp.Table):
         return pgcatalog.redirect(node)
     if isinstance(node, exp.Column):
         return pgcatalog.unqualify(node)
-    if isinstance(node, exp.Func) and (name := _name(node)) in CONSTANTS:
+    if isinstance(node, exp.Func) and (name := function_name(node)) in CONSTANTS:
         return CONSTANTS[name](who)
     if isinstance(node, exp.Cast) and (_type_name(node.to) or "").startswith("reg"):
         return _object_identifier(node)
@@ -169,8 +189,25 @@ def _object_identifier(cast: exp.Cast) -> exp.Expression:
     return cast.this
 
 
-def _name(node: exp.Func) -> str:
-    return (node.name if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+def _clamped(series: exp.GenerateSeries) -> exp.GenerateSeries:
+    """A series whose end is computed (``generate_series(1, array_upper(a, 1))``) counts at
+    most MAX_SERIES numbers: its end becomes LEAST(end, start + MAX_SERIES) (GREATEST and
+    minus when it counts down). :func:`probecheck.check` refused literal ends beyond it."""
+    start, end, step = series.args["start"], series.args["end"], series.args.get("step")
+    if isinstance(end, exp.Literal):
+        return series
+    down = isinstance(step, exp.Neg)
+    reach = (exp.Sub if down else exp.Add)(this=start.copy(),
+                                           expression=exp.Literal.number(MAX_SERIES))
+    series.set("end", (exp.Greatest if down else exp.Least)(this=end.copy(),
+                                                            expressions=[reach]))
+    return series
+
+
+def check(tree: exp.Expression) -> None:
+    """Refuse, before it runs, a probe that calls what catalog queries need not
+    (:mod:`.probecheck`); the functions replaced by constants are allowed."""
+    probecheck.check(tree, replaced=CONSTANTS)
 
 
 def rewrite(tree: exp.Expression, who: Identity) -> str:
@@ -195,45 +232,51 @@ def _output_name(node: exp.Expression) -> str | None:
     for cls, name in named.items():
         if isinstance(node, cls):
             return name
-    return _name(node) if isinstance(node, exp.Func) and _name(node) in CONSTANTS else None
+    if isinstance(node, exp.Func) and function_name(node) in CONSTANTS:
+        return function_name(node)
+    return None
 
 
 class MetadataDatabase:
-    """The empty tables of a catalog, in a locked-down in-memory DuckDB (see the module)."""
+    """The empty tables of a catalog, in a locked-down in-memory DuckDB of a process of its
+    own (:mod:`.probeworker`; see the module)."""
 
     def __init__(self, columns: Mapping[str, Mapping[str, str]]) -> None:
-        self.con = duckdb.connect(config={"threads": 1, "memory_limit": "256MB"})
-        self.con.execute(f"CREATE SCHEMA {SCHEMA}")
-        self.con.execute(f"USE {SCHEMA}")
+        statements = [f"CREATE SCHEMA {SCHEMA}", f"USE {SCHEMA}"]
         for table, types in columns.items():
             body = ", ".join(f"{_quote(c)} {t}" for c, t in types.items())
-            self.con.execute(f"CREATE TABLE {SCHEMA}.{_quote(table)} ({body})")
-        self.con.execute("SET enable_external_access = false")
-        self.con.execute("SET lock_configuration = true")
+            statements.append(f"CREATE TABLE {SCHEMA}.{_quote(table)} ({body})")
+        statements += ["SET enable_external_access = false", "SET lock_configuration = true"]
+        self.worker = ProbeWorker(statements, [f"USE {SCHEMA}"], Limits(
+            ceiling_mib=PROBE_CEILING, memory_limit_mib=PROBE_MEMORY, timeout=TIMEOUT,
+            max_rows=MAX_ROWS, max_bytes=MAX_BYTES, threads=PROBE_THREADS))
         self.tables = {t.lower() for t in columns}
 
-    def cursor(self) -> duckdb.DuckDBPyConnection:
+    def cursor(self) -> ProbeCursor:
         """A cursor for one session (interruptible on its own)."""
-        cursor = self.con.cursor()
-        cursor.execute(f"USE {SCHEMA}")
-        return cursor
+        return ProbeCursor(self.worker)
 
     def close(self) -> None:
-        self.con.close()
+        self.worker.close()
 
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def run_probe(cursor: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
-    """Run a rewritten probe; interrupted after TIMEOUT seconds."""
-    timer = threading.Timer(TIMEOUT, cursor.interrupt)
-    timer.start()
+def run_probe(cursor: ProbeCursor, sql: str) -> pa.Table:
+    """Run a rewritten probe: interrupted after TIMEOUT seconds, cut off past MAX_ROWS rows
+    or MAX_BYTES bytes or PROBE_CEILING MiB of memory (54000)."""
     try:
-        return cursor.sql(sql).to_arrow_table()
-    finally:
-        timer.cancel()
+        return cursor.run(sql)
+    except ProbeFailed as failed:
+        if failed.kind == TOO_LARGE:
+            raise SessionError("54000", f"the catalog query's answer {failed}: narrow it "
+                               "with WHERE or LIMIT") from None
+        if failed.kind == NO_MEMORY:
+            raise SessionError("54000", "the catalog query needed more memory than catalog "
+                               f"queries have ({PROBE_CEILING} MiB in all): narrow it") from None
+        raise
 
 
 def catalog_columns(tables: Iterable) -> dict[str, dict[str, str]]:

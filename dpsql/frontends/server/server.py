@@ -5,7 +5,11 @@ when the server has a certificate, else 'N'), then logs in with SCRAM-SHA-256 ag
 users in the ledger (:mod:`.login`: failures slowed, then locked out), then gets an
 analyst-role dpsql connection on the owner's catalog whose budget is its own. Clients from
 other hosts must use TLS. A CancelRequest carrying a session's process id and secret key
-interrupts that session's query (it spends nothing).
+interrupts that session's query (it spends nothing). Until it has logged in, a connection
+has one deadline for everything it sends and a place among a capped number of connections
+logging in (:mod:`.login`); the server takes as many sessions as fit under its memory cap
+(:mod:`.limits`), and answers tools' catalog probes in a process of their own
+(:mod:`.metadata`).
 
 An orderly stop (:meth:`Server.close`, SIGTERM for ``dpsql serve``) stops listening, lets
 every running statement finish and send its answer for ``stop_grace`` seconds (interrupting
@@ -18,6 +22,7 @@ the last connection has ended.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import logging
 import secrets
@@ -36,12 +41,17 @@ from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
-from dpsql.frontends.server.login import Gate, LoginFailed
+from dpsql.frontends.server.limits import default_cap, room
+from dpsql.frontends.server.login import Gate, Lobby, LoginFailed, turn_away
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
 from dpsql.frontends.server.session import CANCEL_WINDOW, Session
 from dpsql.frontends.server.sqlstates import message, sqlstate
 
 LOG = logging.getLogger("dpsql.server")
+ACCEPT_PAUSE = 0.05
+"""Seconds the accept loop waits after a failed accept, doubling while accepts keep failing
+(descriptors run out), up to MAX_ACCEPT_PAUSE."""
+MAX_ACCEPT_PAUSE = 1.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +74,15 @@ class ServerConfig:
     lockout_window: float = 900.0
     """...until the oldest of them is this many seconds old."""
     max_connections: int = 64
+    """Sessions at most; fewer when ``memory_cap`` has room for fewer (:mod:`.limits`)."""
+    session_memory: int = 256
+    """MiB each session's DuckDB engine may use (its ``memory_limit``)."""
+    session_threads: int = 2
+    """Threads each session's DuckDB engine runs a query on."""
+    memory_cap: int | None = None
+    """MiB the whole server may use; None: three quarters of the machine's memory."""
+    max_pending: int = 128
+    """Connections still logging in at most (see :class:`.login.Lobby`)."""
     stop_grace: float = 30.0
     """Seconds an orderly stop lets running statements finish before interrupting them."""
 
@@ -100,11 +119,15 @@ class Server:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.tls = _tls(config)
+        self.room = room(cap=config.memory_cap or default_cap(),
+                         session_memory=config.session_memory,
+                         max_connections=config.max_connections)
         self.users = Users(config.ledger)
         self.gate = Gate(self.users, failure_delay=config.failure_delay,
                          limit=config.lockout_failures, window=config.lockout_window)
         with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
             self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
+        self.lobby = Lobby(config.max_pending)
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
         self._clients: dict[threading.Thread, Channel] = {}
         self._lock = threading.Lock()
@@ -130,21 +153,49 @@ class Server:
         return self
 
     def _accept(self) -> None:
+        """Accept clients until :meth:`stop` closes the listener. A failed accept (out of
+        descriptors, a connection reset before it was taken) is passing: log it, pause,
+        and go on, so a flood that ran the server out of descriptors does not end it."""
         assert self._listener is not None
+        pause = ACCEPT_PAUSE
         while not self._stopped.is_set():
             try:
                 sock, peer = self._listener.accept()
-            except OSError:
-                return
-            channel = Channel(sock)
-            client = threading.Thread(target=self._serve, args=(channel, peer[0]),
-                                      daemon=True, name=f"dpsql-client-{peer[0]}")
-            with self._lock:
+            except OSError as error:
                 if self._stopped.is_set():
-                    channel.close()
                     return
-                self._clients[client] = channel
+                LOG.warning("cannot accept a connection (%s): trying again in %.2f s",
+                            error, pause)
+                self._stopped.wait(pause)
+                pause = min(2 * pause, MAX_ACCEPT_PAUSE)
+                continue
+            pause = ACCEPT_PAUSE
+            self._admit(sock, peer[0])
+
+    def _admit(self, sock: socket.socket, peer: str) -> None:
+        """Give a new connection its login deadline, a place in the lobby and a thread; a
+        full lobby turns it away at once with 53300 (see :class:`Lobby`)."""
+        channel = Channel(sock, deadline=time.monotonic() + self.config.login_timeout)
+        if not self.lobby.enter(channel, peer):
+            turn_away(sock, f"too many connections are logging in (the limit is "
+                       f"{self.config.max_pending}, the owner's --max-pending): try again")
+            return
+        client = threading.Thread(target=self._serve, args=(channel, peer),
+                                  daemon=True, name=f"dpsql-client-{peer}")
+        with self._lock:
+            if self._stopped.is_set():
+                self.lobby.leave(channel)
+                channel.close()
+                return
+            self._clients[client] = channel
+        try:
             client.start()
+        except RuntimeError:  # no thread to be had: the connection cannot be served
+            LOG.warning("cannot start a thread for a connection from %s", peer)
+            with self._lock:
+                self._clients.pop(client, None)
+            self.lobby.leave(channel)
+            channel.close()
 
     def stop(self) -> None:
         """Stop accepting; sessions end when their clients leave."""
@@ -181,7 +232,6 @@ class Server:
 
     def _serve(self, channel: Channel, peer: str) -> None:
         try:
-            channel.sock.settimeout(self.config.login_timeout)
             self._converse(channel, peer)
         except (Closed, TimeoutError):
             if self._stopped.is_set():
@@ -195,6 +245,7 @@ class Server:
             LOG.exception("internal error in a client connection")
             _goodbye(channel, "XX000", message(RuntimeError()))
         finally:
+            self.lobby.leave(channel)
             channel.close()
             with self._lock:
                 self._clients.pop(threading.current_thread(), None)
@@ -205,10 +256,11 @@ class Server:
             return
         user = startup.parameters.get("user", "")
         self.gate.login(channel, user, peer)
+        channel.logged_in()
+        self.lobby.leave(channel)
         session, pid, secret = self._open(user, startup.parameters, peer)
         try:
             self._welcome(channel, session, pid, secret)
-            channel.sock.settimeout(None)
             conversation = Conversation(channel, session)
             while conversation.handle(pg.decode(*channel.read_message())):
                 pass
@@ -231,9 +283,10 @@ class Server:
                 raise pg.ProtocolError("TLS negotiation requested twice")
             negotiated = True
             accept = self.tls is not None and isinstance(first, pg.SSLRequest)
-            channel.sock.sendall(b"S" if accept else b"N")
+            channel.send(b"S" if accept else b"N")
+            channel.flush()
             if accept:
-                channel.sock = self.tls.wrap_socket(channel.sock, server_side=True)
+                channel.start_tls(self.tls)
         if not channel.encrypted and not is_loopback(peer):
             raise LoginFailed("28000", "dpsql serve accepts connections from other hosts over "
                               "TLS only: connect with sslmode=require (the server needs "
@@ -243,15 +296,15 @@ class Server:
     def _open(self, user: str, parameters: dict[str, str],
               peer: str) -> tuple[Session, int, bytes]:
         with self._lock:
-            if len(self._sessions) >= self.config.max_connections:
-                raise LoginFailed("53300", "too many connections: the server's limit is "
-                                  f"{self.config.max_connections}")
+            if len(self._sessions) >= self.room.sessions:
+                raise LoginFailed("53300", f"too many connections: {self.room.why}")
             pid = secrets.randbelow(2**31 - 1) + 1
             while pid in self._sessions:
                 pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.token_bytes(4)
             self._sessions[pid] = (secret, None)  # reserved while the connection opens
-        engine = duckdb.connect()
+        engine = duckdb.connect(config={"memory_limit": f"{self.config.session_memory}MiB",
+                                        "threads": self.config.session_threads})
         engine.execute("SET enable_progress_bar = false")  # it would print on the server
         try:
             # The analyst's own budget, not the catalog's [budget] (which would replace it).
@@ -288,8 +341,5 @@ class Server:
 
 def _goodbye(channel: Channel, code: str, text: str) -> None:
     """Send a FATAL error and let the caller close (errors while sending are moot)."""
-    try:
-        channel.send(pg.encode_error(code, text, severity="FATAL"))
-        channel.flush()
-    except Closed:
-        pass
+    with contextlib.suppress(Closed):
+        channel.send_last(pg.encode_error(code, text, severity="FATAL"))

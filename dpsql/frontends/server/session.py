@@ -197,8 +197,11 @@ class Session:
                                notices=_notices(result))
 
     def _probe(self, tree) -> Answer:
+        metadata.check(tree)
         try:
             table = metadata.run_probe(self.probes, metadata.rewrite(tree, self.identity))
+        except SessionError:
+            raise
         except Exception as error:
             raise SessionError("0A000", "dpsql serve answers catalog queries from public "
                                "metadata only, and this one failed there: "
