@@ -34,7 +34,7 @@ from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import fragment
 from dpsql.catalog import Catalog, text_width
 from dpsql.errors import UnsupportedQueryError
-from dpsql.expr.size import PRINTED, measure
+from dpsql.expr.size import PRINTED, Measure, measure
 from dpsql.plan import TableRead
 
 KEY_READS = 2
@@ -48,13 +48,19 @@ def check_row_work(draft: Draft, ctx: Context) -> Draft:
     types = draft.table.columns
     parts = [("WHERE", draft.where)] + [(spec.name, spec.expr) for spec in draft.stats] + [
         (a.name, a.quantile.histogram.expr) for a in draft.aggregates if a.quantile]
-    costs = [(label, node, measure(node, types, limits).work) for label, node in parts
+    costs = [(label, node, _work(measure(node, types, limits))) for label, node in parts
              if node is not None]
     keys = sum(KEY_READS * _key_size(types.get(key.column, "")) for key in draft.keys)
     total = draft.relation_work + keys + sum(work for _, _, work in costs)
     if total > limits.max_row_work:
         _too_costly(total, max(costs, key=lambda c: c[2], default=None), limits.max_row_work)
     return replace(draft, row_work=total, reads=_reads(draft, ctx.catalog))
+
+
+def _work(measured: Measure) -> int:
+    """An expression's steps, and the aggregate's (or WHERE's) read of its value: a text
+    value is hashed or compared whole (COUNT(DISTINCT lower(s)))."""
+    return measured.work + ((measured.size or 0) if measured.text else 0)
 
 
 def _key_size(sql_type: str) -> int:

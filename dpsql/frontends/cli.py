@@ -187,6 +187,15 @@ def _add_server_commands(sub) -> None:
                        help="sessions at most (default 64; fewer if --memory-cap says so)")
     serve.add_argument("--max-pending", type=int, default=128, metavar="N",
                        help="connections still logging in at most (default 128)")
+    serve.add_argument("--session-disk", metavar="SIZE", default="1GiB",
+                       help="temporary files each session's engine may spill to "
+                            "(default 1GiB)")
+    serve.add_argument("--statement-timeout", type=float, default=300.0, metavar="SECONDS",
+                       help="a private query running longer is cancelled, and charged in "
+                            "full (default 300)")
+    serve.add_argument("--time-quantum", type=float, default=0.05, metavar="SECONDS",
+                       help="private answers and cancels keep to a grid of this many seconds, "
+                            "so the clock shows little of the data (default 0.05; 0: none)")
     users = sub.add_parser("users", help="the server's analysts: add, list, remove, "
                                          "reset-password",
                            description="Example: dpsql users add alice --ledger ledger.db "
@@ -491,7 +500,10 @@ def _serve(args: argparse.Namespace) -> int:
                               session_memory=memory_size(args.session_memory),
                               session_threads=args.session_threads, memory_cap=cap,
                               max_connections=args.max_connections,
-                              max_pending=args.max_pending))
+                              max_pending=args.max_pending,
+                              session_disk=memory_size(args.session_disk),
+                              statement_timeout=args.statement_timeout,
+                              time_quantum=args.time_quantum))
 
 
 def _users(args: argparse.Namespace) -> int:

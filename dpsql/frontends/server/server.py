@@ -44,6 +44,7 @@ from dpsql.frontends.server.conversation import Conversation
 from dpsql.frontends.server.limits import default_cap, room
 from dpsql.frontends.server.login import Gate, Lobby, LoginFailed, turn_away
 from dpsql.frontends.server.metadata import MetadataDatabase, catalog_columns
+from dpsql.frontends.server.pacing import TIME_QUANTUM, Pacer, on_grid
 from dpsql.frontends.server.session import CANCEL_WINDOW, Session
 from dpsql.frontends.server.sqlstates import message, sqlstate
 
@@ -85,6 +86,13 @@ class ServerConfig:
     """Connections still logging in at most (see :class:`.login.Lobby`)."""
     stop_grace: float = 30.0
     """Seconds an orderly stop lets running statements finish before interrupting them."""
+    statement_timeout: float = 300.0
+    """Seconds a private query may run; then it is cancelled, charged in full if its engine
+    had started (``dpsql.statements``)."""
+    time_quantum: float = TIME_QUANTUM
+    """Seconds of the grid private answers and cancels keep to (``.pacing``; 0: none)."""
+    session_disk: int = 1024
+    """MiB of temporary files each session's engine may spill to."""
 
 
 def _tls(config: ServerConfig) -> ssl.SSLContext | None:
@@ -303,14 +311,18 @@ class Server:
                 pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.token_bytes(4)
             self._sessions[pid] = (secret, None)  # reserved while the connection opens
-        engine = duckdb.connect(config={"memory_limit": f"{self.config.session_memory}MiB",
-                                        "threads": self.config.session_threads})
+        engine = duckdb.connect(config={
+            "memory_limit": f"{self.config.session_memory}MiB",
+            "threads": self.config.session_threads,
+            "max_temp_directory_size": f"{self.config.session_disk}MiB"})
         engine.execute("SET enable_progress_bar = false")  # it would print on the server
         try:
             # The analyst's own budget, not the catalog's [budget] (which would replace it).
             con = dpsql.connect(engine, catalog=self.config.catalog, ledger=self.config.ledger,
                                 analyst=user, role="analyst",
-                                budget=stored_budget(self.config.ledger, user))
+                                budget=stored_budget(self.config.ledger, user),
+                                statement_timeout=on_grid(self.config.statement_timeout,
+                                                          self.config.time_quantum))
         except dpsql.Error as error:
             engine.close()
             with self._lock:
@@ -318,7 +330,8 @@ class Server:
             raise LoginFailed(sqlstate(error), message(error)) from None
         session = Session(con, engine=engine, user=user, pid=pid, client=peer,
                           database=parameters.get("database", user), users=self.users,
-                          probes=self.metadata, startup=parameters)
+                          probes=self.metadata, startup=parameters,
+                          pacer=Pacer(self.config.time_quantum))
         with self._lock:
             self._sessions[pid] = (secret, session)
         return session, pid, secret

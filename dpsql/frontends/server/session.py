@@ -25,6 +25,7 @@ from dpsql.dbapi import bind, placeholders
 from dpsql.errors import Error, ExecutionError
 from dpsql.frontends.server import answers, metadata
 from dpsql.frontends.server.answers import NOTHING, TEXT, Answer, Column
+from dpsql.frontends.server.pacing import Pacer
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
 from dpsql.frontends.server.sqlstates import SessionError, sqlstate
 from dpsql.parse import parse
@@ -54,7 +55,8 @@ class Session:
 
     def __init__(self, con: Connection, *, engine: duckdb.DuckDBPyConnection, user: str,
                  database: str, pid: int, client: str, users: Users,
-                 probes: metadata.MetadataDatabase, startup: dict[str, str] | None = None) -> None:
+                 probes: metadata.MetadataDatabase, startup: dict[str, str] | None = None,
+                 pacer: Pacer | None = None) -> None:
         self.con, self.engine = con, engine
         self.user, self.client, self.users = user, client, users
         self.settings = Settings(startup)
@@ -66,6 +68,7 @@ class Session:
         """The number of the statement being answered (0: idle), for cancel requests."""
         self._count = 0
         self._binding: tuple[str, Sequence[Any] | None, str] = ("", None, "")
+        self.pacer = pacer or Pacer(0.0)
 
     def execute(self, sql: str, params: Sequence[Any] | None = None) -> Answer:
         """Answer one statement (audited); a refusal raises with its SQLSTATE."""
@@ -188,8 +191,9 @@ class Session:
         if tree is not None and metadata.is_probe(tree, self._catalog_tables):
             return self._probe(tree)
         before = self.users.last_charge()
-        result = self.con.sql(bound, epsilon=self.settings.epsilon, delta=self.settings.delta,
-                              dialect=DIALECT)
+        with self.pacer.paced():
+            result = self.con.sql(bound, epsilon=self.settings.epsilon,
+                                  delta=self.settings.delta, dialect=DIALECT)
         table = result.ci(self.settings.interval_level) if self.settings.intervals and \
             isinstance(result, Result) else result.arrow()
         return Answer.of_table(table, charged=self.users.charged_since(self.user, before,
@@ -236,14 +240,15 @@ class Session:
     def cancel(self) -> None:
         """Cancel the statement this session is answering, if any (from another thread): a
         private query is free if its engine had not started reading data, and charged in
-        full if it had (``Connection.cancel``); a catalog probe is interrupted.
+        full if it had (``Connection.cancel``), and the cancel acts at the session's next
+        grid point (``.pacing``); a catalog probe is interrupted at once.
 
         A probe can only be interrupted while it runs, so a cancel that arrives before it
         starts keeps interrupting until the statement ends.
         """
         target = self._running
         if target:
-            self.con.cancel()
+            self.pacer.defer(self.con.cancel)
             threading.Thread(target=self._interrupt_probe, args=(target,), daemon=True).start()
 
     def _interrupt_probe(self, target: int) -> None:
