@@ -299,13 +299,23 @@ def _within_years(value: exp.Expression, types: Mapping[str, str]) -> None:
             if _kind(choice, types) in TEMPORAL_TYPES:
                 _within_years(choice, types)
         return
-    if _kind(value, types) == "time":
+    _replace(value, in_years(value, _kind(value, types)))
+
+
+def in_years(value: exp.Expression, kind: str) -> exp.Expression:
+    """``value`` (of type class ``kind``: date, timestamp or time) where it lies within
+    ``YEARS`` (a TIME up to ``LAST_TIME``), else NULL: the same value in every engine.
+
+    >>> print(in_years(exp.column("tm"), "time").sql("duckdb"))
+    CASE WHEN tm <= CAST('23:59:59.999999' AS TIME) THEN tm END
+    """
+    if kind == "time":
         last = exp.Cast(this=exp.Literal.string(LAST_TIME), to=exp.DataType.build("TIME"))
         inside: exp.Expression = exp.LTE(this=value.copy(), expression=last)
     else:
         inside = exp.Between(this=exp.Year(this=value.copy()), low=number(YEARS[0]),
                              high=number(YEARS[1]))
-    _replace(value, exp.Case(ifs=[exp.If(this=inside, true=value.copy())]))
+    return exp.Case(ifs=[exp.If(this=inside, true=value.copy())])
 
 
 def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
