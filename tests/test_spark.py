@@ -439,6 +439,34 @@ def test_values_beyond_timestamps_and_doubles_answer_alike_on_both(backends, val
     assert answers[1] == answers[0]
 
 
+DATE_TEXTS = ["2020-01-01", "2020-1-1", "2021-02-29", "0000-01-01", "10000-01-01",
+              "2020-01-01 10:00:00", "2020-01-01T10:00", "2020-01-01 24:00:00",
+              "2020-01-01 23:59:60", "2020-01-01 10", "2020-01-01 10:00:00.1234567",
+              "2020-01-01 10:00:00+02", " 2020-01-01", "2020-01-01 ", "infinity", "-infinity",
+              "epoch", "2020", "2020-01", "+2020-01-01", "-2020-01-01", "2020-01-01 BC",
+              "2020/01/01", "2020-01-01  10:00:00", "2020-01-01 10:60:00", None]
+"""Spellings DuckDB and Spark read as different dates and timestamps, or one of them not
+at all (and a few they read alike)."""
+
+
+@pytest.mark.parametrize("target", ["DATE", "TIMESTAMP"])
+def test_text_is_read_as_the_same_date_on_both(backends, target):
+    """``TRY_CAST(text AS DATE)`` read 'infinity' and 'epoch' in DuckDB, '2020' and
+    '2020-01-01 BC' in Spark (and '… 10:00:00+02' as 10:00 in one, 08:00 in the other):
+    now ISO 8601's digits only, on every engine (``dpsql.expr.totality``, rule 6)."""
+    table = pa.table({"pid": pa.array(range(len(DATE_TEXTS)), pa.int64()), "s": DATE_TEXTS,
+                      "x": pa.array([0.0] * len(DATE_TEXTS))})
+    plan = make_plan(f"SELECT TRY_CAST(s AS {target}) AS v, COUNT(*) AS n FROM t GROUP BY v",
+                     {"pid": "BIGINT", "s": "VARCHAR", "x": "DOUBLE"})
+    answers = []
+    for backend in backends:
+        backend.load("t", table)
+        answers.append(as_numbers(backend.execute(CompiledQuery.of(plan), salt="text")))
+    assert answers[1] == answers[0]
+    dates = {row[0] for row in answers[0]} - {None}
+    assert len(dates) == {"DATE": 2, "TIMESTAMP": 3}[target]  # 2020-01-01 (10:00), 0000-01-01
+
+
 def test_a_double_as_text_is_written_differently_on_each_engine(backends):
     """Listed in docs/spark.md: DuckDB writes a DOUBLE as Python does (``inf``, ``1e+308``),
     Spark as Java does (``Infinity``, ``1.0E308``); both answer."""

@@ -289,3 +289,18 @@ def test_casts_to_time_of_anything_but_a_valid_literal_are_refused(fragment):
     with pytest.raises(dpsql.UnsupportedQueryError, match="TIME"):
         con.sql(f"SELECT COUNT(*) FROM x WHERE {fragment}", epsilon=1.0)
     assert con.budget.spent.epsilon == 0
+
+
+@pytest.mark.parametrize(("target", "read"), [("DATE", 1), ("TIMESTAMP", 3)])
+def test_text_is_a_date_only_in_iso_form(target, read):
+    """Rule 6 of ``dpsql.expr.totality``: DuckDB read 'infinity', 'epoch', '2020/01/01' and
+    '2020-01-01 24:00:00' as dates, which Spark reads as NULL (or not at all alike); only
+    ISO 8601's digits are read now, on every engine."""
+    texts = ["2020-01-01", "2020-01-01 10:00", "2020-01-01T10:00:00.5", "infinity", "epoch",
+             "2020/01/01", "2020-01-01 24:00:00", " 2020-01-01", "2021-02-29", "-infinity"]
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0)
+    con.register("texts", pa.table({"pid": list(range(len(texts))), "s": texts}),
+                 privacy_unit="pid")
+    ((count,),) = con.sql(f"SELECT COUNT(*) FROM texts WHERE TRY_CAST(s AS {target}) IS NOT NULL",
+                          epsilon=1e6).fetchall()
+    assert count == read

@@ -30,12 +30,16 @@ conditions). The rule, in the order it is applied:
    TIME** (compared with it, in its ``IN`` list or tuple, or another result of its
    COALESCE, CASE, IF, LEAST or GREATEST): Spark cannot bring TIME and an untyped NULL to
    one type and refuses ``tm = NULL`` (found by the seeded Spark fuzz).
-6. **Text is a number only when written as one.** ``TRY_CAST(text AS <number>)`` is NULL
-   unless the text is plain decimal notation (``PLAIN_NUMBERS``: spaces, a sign, digits,
-   for DECIMAL a point, for floats an exponent): engines read other spellings differently
-   (DuckDB reads ``'0x1F'``, ``'1_000'`` and ``'2.5'`` as the BIGINTs 31, 1000 and 3; Spark
-   gives NULL for each and reads ``'1d'`` as a DOUBLE), so a query would mean one thing on
-   DuckDB and another on Spark.
+6. **Text is a number or a date only when written as one.** ``TRY_CAST(text AS <number>)``
+   is NULL unless the text is plain decimal notation (``PLAIN_NUMBERS``: spaces, a sign,
+   digits, for DECIMAL a point, for floats an exponent): engines read other spellings
+   differently (DuckDB reads ``'0x1F'``, ``'1_000'`` and ``'2.5'`` as the BIGINTs 31, 1000
+   and 3; Spark gives NULL for each and reads ``'1d'`` as a DOUBLE), so a query would mean
+   one thing on DuckDB and another on Spark. Likewise ``TRY_CAST(text AS DATE)`` reads
+   ``YYYY-MM-DD`` only, and ``AS TIMESTAMP`` that, then maybe `` hh:mm[:ss[.ffffff]]``
+   (``PLAIN_DATES``): DuckDB reads ``'infinity'``, ``'epoch'`` and ``'2020/01/01'``, Spark
+   ``'2020'``, ``'+2020-01-01'`` and ``'2020-01-01 BC'``, DuckDB ``'2020-01-01 24:00:00'``
+   as the next midnight, Spark ``'… 10:00:00+02'`` as 08:00.
 7. **Rounding to decimals is binary.** ``ROUND(x, d)`` of a DOUBLE is
    ``ROUND(x · 10^d) / 10^d`` in doubles (``_round_in_binary``): DuckDB rounded x·10^d,
    Spark the decimal text of x, so ``ROUND(1.005, 2)`` was 1.0 in one and 1.01 in the other.
@@ -103,19 +107,25 @@ PLAIN_NUMBERS = {"integer": r"^ *[+-]?[0-9]+ *\z",
 """The text each kind of number target reads (rule 6), in the regular-expression syntax
 DuckDB (RE2) and Spark (Java) share: ASCII classes only, and backslash-z for the end of the
 text, since Java's ``$`` also matches before a final newline."""
+PLAIN_DATES = {"date": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z",
+               "timestamp": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                            r"([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,6})?)?)?\z"}
+"""The text dates and timestamps are read from (rule 6): digits in ISO 8601's order, in the
+forms that both engines read as the same value (or both as NULL: ``'2021-02-29'``)."""
 
 
 def error_free(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
     """``expr`` made total under the module's rule; ``types`` maps its columns to SQL types."""
     holder = exp.Paren(this=expr.copy())  # so that the root, too, can be replaced
     for step in (_typed_literals, _dates_as_timestamps, _dates_within_years, _numbers,
-                 _typed_nulls, _plain_numbers):
+                 _typed_nulls, _plain_text):
         step(holder, types)
     return guard_division(holder.this, copy=False)
 
 
-def _plain_numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
-    """Rule 6: ``TRY_CAST(text AS number)`` reads plain decimal notation only.
+def _plain_text(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Rule 6: ``TRY_CAST(text AS number)`` reads plain decimal notation only, ``AS DATE``
+    and ``AS TIMESTAMP`` ISO 8601's digits only.
 
     >>> import sqlglot
     >>> sql = error_free(sqlglot.parse_one("TRY_CAST(s AS INT) > 1"), {"s": "VARCHAR"})
@@ -128,11 +138,12 @@ def _plain_numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
         to = node.to
         kind = ("integer" if to.is_type(*exp.DataType.INTEGER_TYPES) else
                 "decimal" if to.is_type(exp.DataType.Type.DECIMAL) else
-                "float" if to.is_type(*exp.DataType.REAL_TYPES) else None)
-        if kind is None:
+                "float" if to.is_type(*exp.DataType.REAL_TYPES) else
+                sql_type(to.sql(dialect="duckdb")))
+        pattern = PLAIN_NUMBERS.get(kind) or PLAIN_DATES.get(kind)
+        if pattern is None:
             continue
-        plain = exp.RegexpLike(this=node.this.copy(),
-                               expression=exp.Literal.string(PLAIN_NUMBERS[kind]))
+        plain = exp.RegexpLike(this=node.this.copy(), expression=exp.Literal.string(pattern))
         _replace(node, exp.Case(ifs=[exp.If(this=plain, true=node.copy())]))
 
 

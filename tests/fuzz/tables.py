@@ -43,7 +43,8 @@ HUGE = 2**127
 DECIMAL_38_6 = Decimal("99999999999999999999999999999999.999999")
 ODD_STRINGS = ("", " ", "a", "A", "é", "'", "''", '"', "%", "_", "\\", "a|b", "NULL", "nan",
                "1e308", "-0", "2020-01-01", "2020-02-30", "25:00", "garbage", "🙂", "\u0301",
-               "x" * 5000, None)
+               "x" * 5000, "infinity", "-infinity", "epoch", "2020", "+2020-01-01",
+               "2020-01-01 24:00:00", "2020-01-01 10:00:00+02", None)
 DOUBLES = (None, math.nan, math.inf, -math.inf, 1e308, -1e308, 5e-324, -0.0, 2.0**53 + 2, 1e15)
 TIMESTAMP_DAYS = 106_751_991
 """The most days from 1970 whose midnight TIMESTAMP holds (in 64-bit microseconds)."""
