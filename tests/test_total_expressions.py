@@ -81,9 +81,10 @@ def test_post_processing_divides_by_noisy_zero_without_failing(con):
     assert row == [(None, None, None)]
 
 
-# The engine's own extremes: types a pyarrow table cannot hold (HUGEINT, DECIMAL(38, s)) and
-# dates and timestamps at DuckDB's limits. Each query must run on the hostile rows *and* on
-# an empty table: a failure on either and not the other is the oracle.
+# The engine's own extremes: types a pyarrow table cannot hold (HUGEINT, DECIMAL(38, s)),
+# dates and timestamps at DuckDB's limits and its ±infinity, and TIME '24:00:00'. Each query
+# must run on the hostile rows *and* on an empty table: a failure on either and not the
+# other is the oracle.
 EXTREME_ROWS = """
     (0, 170141183460469231731687303715884105727::HUGEINT,
      9999999999999999999999999999.9999999999::DECIMAL(38, 10), 18446744073709551615::UBIGINT,
@@ -97,7 +98,11 @@ EXTREME_ROWS = """
     (1, 170141183460469231731687303715884105727::HUGEINT,
      9999999999999999999999999999.9999999999::DECIMAL(38, 10), 18446744073709551615::UBIGINT,
      NULL, NULL, NULL, NULL),
-    (1, NULL, NULL, NULL, NULL, NULL, NULL, NULL)
+    (1, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+    (2, NULL, NULL, NULL, DATE 'infinity', TIMESTAMP '290309-12-22 (BC) 00:00:00', NULL, 'erin'),
+    (2, NULL, NULL, NULL, DATE '-infinity', NULL, TIME '24:00:00', 'frank'),
+    (3, NULL, NULL, NULL, NULL, TIMESTAMP 'infinity', NULL, 'gina'),
+    (3, NULL, NULL, NULL, DATE '10000-01-01', TIMESTAMP '-infinity', NULL, 'hal')
 """
 COLUMNS = "pid, h, m, u, d, ts, tm, name"
 
@@ -131,6 +136,14 @@ EXTREME_QUERIES = [
     "SELECT COUNT(*) FROM x WHERE date_trunc('month', d) > TIMESTAMP '2000-01-01 00:00:00'",
     "SELECT COUNT(*) FROM x WHERE COALESCE(d, ts) IS NOT NULL",
     "SELECT COUNT(*) FROM x WHERE GREATEST(d, ts) > '2000-01-01'",
+    # dates and timestamps are taken apart within years 1-9999 (date_trunc of DuckDB's least
+    # TIMESTAMP falls below it)
+    "SELECT COUNT(*) FROM x WHERE date_trunc('month', ts) IS NOT NULL",
+    "SELECT COUNT(*) FROM x WHERE date_trunc('week', COALESCE(ts, d)) < ts",
+    "SELECT COUNT(*) FROM x WHERE year(ts) + hour(d) + EXTRACT(minute FROM ts) > 0",
+    "SELECT COUNT(*) FROM x WHERE strftime(ts, '%Y') = '1' OR strftime(d, '%H') = '0'",
+    "SELECT COUNT(*) FROM x WHERE CAST(ts AS DATE) < d OR CONCAT(d, ts, tm) = ''",
+    "SELECT COUNT(*) FROM x WHERE CAST(tm AS VARCHAR) = '24:00:00'",
     # wide numbers compare and add up in DOUBLE
     "SELECT COUNT(*) FROM x WHERE m = 100000000000000000000000000000000",
     "SELECT COUNT(*) FROM x WHERE m > 12345678901234567890123456789.5",
@@ -149,6 +162,22 @@ EXTREME_QUERIES = [
 @pytest.mark.parametrize("sql", EXTREME_QUERIES)
 def test_queries_run_on_the_engines_extremes_and_on_no_rows(extreme, sql):
     extreme.sql(sql, epsilon=1.0).fetchall()
+
+
+@pytest.mark.parametrize(("predicate", "rows"), [
+    ("year(ts) IS NULL AND ts IS NOT NULL", 5),
+    ("(d < ts) IS NULL AND d IS NOT NULL AND ts IS NOT NULL", 4),
+    ("CAST(d AS VARCHAR) IS NULL AND d IS NOT NULL", 5),
+    ("CAST(tm AS VARCHAR) IS NULL AND tm IS NOT NULL", 1),
+    ("date_trunc('month', d) = TIMESTAMP '2020-02-01 00:00:00'", 1),
+])
+def test_dates_outside_years_1_to_9999_are_null_where_converted(predicate, rows):
+    """Rule 8 of ``dpsql.expr.totality``: a date or timestamp outside years 1-9999 (DuckDB's
+    ±infinity too) is NULL to date functions, casts and comparisons with the other type, as
+    Spark cannot take them apart or convert them; a TIME of 24:00:00 is NULL as text."""
+    con = extreme_connection(empty=False)
+    ((count,),) = con.sql(f"SELECT COUNT(*) FROM x WHERE {predicate}", epsilon=1e6).fetchall()
+    assert count == rows
 
 
 @pytest.mark.parametrize(("predicate", "message"), [
@@ -176,7 +205,7 @@ def test_text_literals_compare_as_the_dates_they_name():
     con = extreme_connection(empty=False)
     for sql, expected in [("SELECT COUNT(*) FROM x WHERE d = '2020-02-01'", 1),
                           ("SELECT COUNT(*) FROM x WHERE d < ts", 1),
-                          ("SELECT COUNT(*) FROM x WHERE tm >= '10:00:00'", 2)]:
+                          ("SELECT COUNT(*) FROM x WHERE tm >= '10:00:00'", 3)]:
         ((count,),) = con.sql(sql, epsilon=1e6).fetchall()
         assert count == expected, sql
 
@@ -260,3 +289,18 @@ def test_casts_to_time_of_anything_but_a_valid_literal_are_refused(fragment):
     with pytest.raises(dpsql.UnsupportedQueryError, match="TIME"):
         con.sql(f"SELECT COUNT(*) FROM x WHERE {fragment}", epsilon=1.0)
     assert con.budget.spent.epsilon == 0
+
+
+@pytest.mark.parametrize(("target", "read"), [("DATE", 1), ("TIMESTAMP", 3)])
+def test_text_is_a_date_only_in_iso_form(target, read):
+    """Rule 6 of ``dpsql.expr.totality``: DuckDB read 'infinity', 'epoch', '2020/01/01' and
+    '2020-01-01 24:00:00' as dates, which Spark reads as NULL (or not at all alike); only
+    ISO 8601's digits are read now, on every engine."""
+    texts = ["2020-01-01", "2020-01-01 10:00", "2020-01-01T10:00:00.5", "infinity", "epoch",
+             "2020/01/01", "2020-01-01 24:00:00", " 2020-01-01", "2021-02-29", "-infinity"]
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5), seed=0)
+    con.register("texts", pa.table({"pid": list(range(len(texts))), "s": texts}),
+                 privacy_unit="pid")
+    ((count,),) = con.sql(f"SELECT COUNT(*) FROM texts WHERE TRY_CAST(s AS {target}) IS NOT NULL",
+                          epsilon=1e6).fetchall()
+    assert count == read

@@ -297,6 +297,7 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - ``ArgMinNull`` (DuckDB's ARG_MIN_NULL) is Spark's MIN_BY, which also keeps a NULL.
     - A ROUND the rewrite marked ``ROUND_IN_RANGE`` is ``_rounded``.
     - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
+    - ``SIGN(NaN)`` is 0 in DuckDB and NaN in Spark: Spark's argument is ``NANVL(x, 0)``.
     - DuckDB's CONCAT reads NULL as '' and any value as text; sqlglot prints it for Spark as
       ``CONCAT(COALESCE(i, ''), …)``, which casts '' to ``i``'s type and raises on the rows
       where ``i`` is NULL, so each argument is made text first (CONCAT_WS, a subclass in
@@ -355,6 +356,9 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
         inside = exp.Between(this=value.copy(), low=exp.Literal.number(-FLOOR_RANGE),
                              high=exp.Literal.number(FLOOR_RANGE))
         return exp.Case(ifs=[exp.If(this=inside, true=node.copy())], default=value.copy())
+    if isinstance(node, exp.Sign):
+        return exp.Sign(this=exp.Anonymous(this="NANVL", expressions=[
+            node.this.copy(), exp.Literal.number(0)]))
     if isinstance(node, exp.DayOfWeekIso):
         shifted = exp.Mod(this=exp.paren(exp.Add(this=exp.DayOfWeek(this=node.this.copy()),
                                                  expression=exp.Literal.number(5))),

@@ -21,8 +21,8 @@ conditions). The rule, in the order it is applied:
    (where DuckDB sums in 128 bits) and its AVG adds in DOUBLE.
 3. **Dates never overflow timestamps.** Where a date meets a timestamp (comparisons, CASE,
    COALESCE, LEAST/GREATEST, ``date_trunc``, ``CAST(d AS TIMESTAMP)``) the date is
-   ``TRY_CAST`` to TIMESTAMP: DATE's range is wider, and a date beyond TIMESTAMP's becomes
-   NULL instead of an error.
+   ``TRY_CAST`` to TIMESTAMP, read within years 1–9999 (rule 8): DATE's range is wider than
+   TIMESTAMP's, and Spark's TRY_CAST, too, raises beyond it.
 4. **Division, ``//`` and ``%`` by zero give NULL** in every dialect.
 5. **A NULL given to a date function is a NULL TIMESTAMP**: DuckDB cannot choose among
    ``year``'s or ``date_trunc``'s overloads for an untyped NULL and refuses the query
@@ -30,15 +30,32 @@ conditions). The rule, in the order it is applied:
    TIME** (compared with it, in its ``IN`` list or tuple, or another result of its
    COALESCE, CASE, IF, LEAST or GREATEST): Spark cannot bring TIME and an untyped NULL to
    one type and refuses ``tm = NULL`` (found by the seeded Spark fuzz).
-6. **Text is a number only when written as one.** ``TRY_CAST(text AS <number>)`` is NULL
-   unless the text is plain decimal notation (``PLAIN_NUMBERS``: spaces, a sign, digits,
-   for DECIMAL a point, for floats an exponent): engines read other spellings differently
-   (DuckDB reads ``'0x1F'``, ``'1_000'`` and ``'2.5'`` as the BIGINTs 31, 1000 and 3; Spark
-   gives NULL for each and reads ``'1d'`` as a DOUBLE), so a query would mean one thing on
-   DuckDB and another on Spark.
+6. **Text is a number or a date only when written as one.** ``TRY_CAST(text AS <number>)``
+   is NULL unless the text is plain decimal notation (``PLAIN_NUMBERS``: spaces, a sign,
+   digits, for DECIMAL a point, for floats an exponent): engines read other spellings
+   differently (DuckDB reads ``'0x1F'``, ``'1_000'`` and ``'2.5'`` as the BIGINTs 31, 1000
+   and 3; Spark gives NULL for each and reads ``'1d'`` as a DOUBLE), so a query would mean
+   one thing on DuckDB and another on Spark. Likewise ``TRY_CAST(text AS DATE)`` reads
+   ``YYYY-MM-DD`` only, and ``AS TIMESTAMP`` that, then maybe `` hh:mm[:ss[.ffffff]]``
+   (``PLAIN_DATES``): DuckDB reads ``'infinity'``, ``'epoch'`` and ``'2020/01/01'``, Spark
+   ``'2020'``, ``'+2020-01-01'`` and ``'2020-01-01 BC'``, DuckDB ``'2020-01-01 24:00:00'``
+   as the next midnight, Spark ``'… 10:00:00+02'`` as 08:00.
 7. **Rounding to decimals is binary.** ``ROUND(x, d)`` of a DOUBLE is
    ``ROUND(x · 10^d) / 10^d`` in doubles (``_round_in_binary``): DuckDB rounded x·10^d,
    Spark the decimal text of x, so ``ROUND(1.005, 2)`` was 1.0 in one and 1.01 in the other.
+8. **Dates and timestamps are read within years 1–9999** where they are converted or taken
+   apart: as the argument of a date function (``year``, ``hour``, ``EXTRACT``,
+   ``date_trunc``, ``strftime``), as what a cast converts (to TIMESTAMP, DATE or text, so
+   also where rule 3 meets a date with a timestamp) and in CONCAT. Outside those years,
+   DuckDB's ``'infinity'`` and ``'-infinity'`` included, the value is NULL there
+   (``_within_years``). Spark raises on such values: its dates reach far beyond its
+   timestamps (a date converted to a timestamp overflows, ``TRY_CAST`` too), ``date_trunc``
+   of a timestamp near its least falls below it (DuckDB raises there as well), and DuckDB's
+   ``'infinity'`` date, handed over by Arrow, is the ordinary date 5881580-07-11 in Spark.
+   And the engines read the others differently: ``year`` of an infinite timestamp is NULL
+   in DuckDB and 294247 in Spark, the text of 10000-01-01 is ``10000-01-01`` in one and
+   ``+10000-01-01`` in the other. Likewise a TIME of 24:00:00 (DuckDB's end of the day,
+   which Spark stores but cannot print) is NULL as text.
 
 >>> import sqlglot
 >>> types = {"age": "INTEGER", "d": "DATE", "ts": "TIMESTAMP", "m": "DECIMAL(38,2)"}
@@ -47,7 +64,8 @@ Traceback (most recent call last):
 ...
 dpsql.errors.InternalError: the text literal '2020-1-5' reached the rewrite unchecked: ...
 >>> error_free(sqlglot.parse_one("d BETWEEN '2020-01-05' AND ts"), types).sql()
-"TRY_CAST(d AS TIMESTAMP) BETWEEN TRY_CAST(CAST('2020-01-05' AS DATE) AS TIMESTAMP) AND ts"
+"TRY_CAST(CASE WHEN YEAR(d) BETWEEN 1 AND 9999 THEN d END AS TIMESTAMP) BETWEEN \
+TRY_CAST(CAST('2020-01-05' AS DATE) AS TIMESTAMP) AND ts"
 >>> error_free(sqlglot.parse_one("m > 2.5 AND age * 1000000000000 > 5"), types).sql()
 'CAST(m AS DOUBLE) > CAST(2.5 AS DOUBLE) AND CAST(age AS DOUBLE) * CAST(1000000000000 AS \
 DOUBLE) > 5'
@@ -89,19 +107,25 @@ PLAIN_NUMBERS = {"integer": r"^ *[+-]?[0-9]+ *\z",
 """The text each kind of number target reads (rule 6), in the regular-expression syntax
 DuckDB (RE2) and Spark (Java) share: ASCII classes only, and backslash-z for the end of the
 text, since Java's ``$`` also matches before a final newline."""
+PLAIN_DATES = {"date": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z",
+               "timestamp": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
+                            r"([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,6})?)?)?\z"}
+"""The text dates and timestamps are read from (rule 6): digits in ISO 8601's order, in the
+forms that both engines read as the same value (or both as NULL: ``'2021-02-29'``)."""
 
 
 def error_free(expr: exp.Expression, types: Mapping[str, str]) -> exp.Expression:
     """``expr`` made total under the module's rule; ``types`` maps its columns to SQL types."""
     holder = exp.Paren(this=expr.copy())  # so that the root, too, can be replaced
-    for step in (_typed_literals, _dates_as_timestamps, _numbers, _typed_nulls,
-                 _plain_numbers):
+    for step in (_typed_literals, _dates_as_timestamps, _dates_within_years, _numbers,
+                 _typed_nulls, _plain_text):
         step(holder, types)
     return guard_division(holder.this, copy=False)
 
 
-def _plain_numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
-    """Rule 6: ``TRY_CAST(text AS number)`` reads plain decimal notation only.
+def _plain_text(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Rule 6: ``TRY_CAST(text AS number)`` reads plain decimal notation only, ``AS DATE``
+    and ``AS TIMESTAMP`` ISO 8601's digits only.
 
     >>> import sqlglot
     >>> sql = error_free(sqlglot.parse_one("TRY_CAST(s AS INT) > 1"), {"s": "VARCHAR"})
@@ -114,11 +138,12 @@ def _plain_numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:
         to = node.to
         kind = ("integer" if to.is_type(*exp.DataType.INTEGER_TYPES) else
                 "decimal" if to.is_type(exp.DataType.Type.DECIMAL) else
-                "float" if to.is_type(*exp.DataType.REAL_TYPES) else None)
-        if kind is None:
+                "float" if to.is_type(*exp.DataType.REAL_TYPES) else
+                sql_type(to.sql(dialect="duckdb")))
+        pattern = PLAIN_NUMBERS.get(kind) or PLAIN_DATES.get(kind)
+        if pattern is None:
             continue
-        plain = exp.RegexpLike(this=node.this.copy(),
-                               expression=exp.Literal.string(PLAIN_NUMBERS[kind]))
+        plain = exp.RegexpLike(this=node.this.copy(), expression=exp.Literal.string(pattern))
         _replace(node, exp.Case(ifs=[exp.If(this=plain, true=node.copy())]))
 
 
@@ -233,6 +258,75 @@ def _dates_as_timestamps(tree: exp.Expression, types: Mapping[str, str]) -> None
 
 def _as_timestamp(node: exp.Expression) -> exp.Expression:
     return exp.TryCast(this=node.copy(), to=exp.DataType.build("TIMESTAMP"))
+
+
+YEARS = (1, 9999)
+"""The years whose dates and timestamps every engine converts and takes apart alike (rule
+8): those of ISO 8601's four-digit years, which both engines print without a sign or era."""
+LAST_TIME = "23:59:59.999999"
+"""The last TIME of the day both engines print (DuckDB also stores 24:00:00)."""
+CHOICES = (exp.Paren, exp.Coalesce, exp.Least, exp.Greatest, exp.Case, exp.If, exp.Nullif)
+
+
+def _dates_within_years(tree: exp.Expression, types: Mapping[str, str]) -> None:
+    """Dates and timestamps that are converted or taken apart are read within ``YEARS``,
+    TIMEs printed as text up to ``LAST_TIME`` (rule 8).
+
+    >>> import sqlglot
+    >>> sql = error_free(sqlglot.parse_one("hour(COALESCE(d, e))"), {"d": "DATE", "e": "DATE"})
+    >>> print(sql.sql("duckdb"))
+    HOUR(COALESCE(CASE WHEN YEAR(d) BETWEEN 1 AND 9999 THEN d END, CASE WHEN YEAR(e) BETWEEN \
+1 AND 9999 THEN e END))
+    """
+    for node in _bottom_up(tree):
+        for value in _converted(node, types):
+            _within_years(value, types)
+
+
+def _converted(node: exp.Expression, types: Mapping[str, str]) -> list[exp.Expression]:
+    """The date, timestamp or time values that ``node`` converts or takes apart: a date
+    function's argument, a cast's operand (a TIME only to text), CONCAT's arguments."""
+    if isinstance(node, exp.Concat):
+        values = list(node.expressions)
+    elif isinstance(node, exp.Cast):
+        values = [node.this]
+    else:
+        slots, _ = SIGNATURES.get(type(node), ((), ""))
+        values = [node.args.get(slot) for slot, allowed in slots if allowed == DATES]
+    return [v for v in values if isinstance(v, exp.Expression) and
+            _kind(v, types) in TEMPORAL_TYPES]
+
+
+def _within_years(value: exp.Expression, types: Mapping[str, str]) -> None:
+    """Replace ``value`` by itself where it lies within ``YEARS`` (``LAST_TIME`` for a TIME)
+    and NULL elsewhere. A choice among values (COALESCE, CASE ...) has each of its values
+    guarded instead, so that nested choices are not written twice; typed literals (checked
+    at plan time), ``date_trunc`` and casts of guarded values lie within already."""
+    if isinstance(value, exp.TimestampTrunc) or (isinstance(value, exp.Cast) and (
+            value.this.is_string or _kind(value.this, types) in TEMPORAL_TYPES)):
+        return
+    if isinstance(value, CHOICES):
+        for choice in value_arguments(value):
+            if _kind(choice, types) in TEMPORAL_TYPES:
+                _within_years(choice, types)
+        return
+    _replace(value, in_years(value, _kind(value, types)))
+
+
+def in_years(value: exp.Expression, kind: str) -> exp.Expression:
+    """``value`` (of type class ``kind``: date, timestamp or time) where it lies within
+    ``YEARS`` (a TIME up to ``LAST_TIME``), else NULL: the same value in every engine.
+
+    >>> print(in_years(exp.column("tm"), "time").sql("duckdb"))
+    CASE WHEN tm <= CAST('23:59:59.999999' AS TIME) THEN tm END
+    """
+    if kind == "time":
+        last = exp.Cast(this=exp.Literal.string(LAST_TIME), to=exp.DataType.build("TIME"))
+        inside: exp.Expression = exp.LTE(this=value.copy(), expression=last)
+    else:
+        inside = exp.Between(this=exp.Year(this=value.copy()), low=number(YEARS[0]),
+                             high=number(YEARS[1]))
+    return exp.Case(ifs=[exp.If(this=inside, true=value.copy())])
 
 
 def _numbers(tree: exp.Expression, types: Mapping[str, str]) -> None:

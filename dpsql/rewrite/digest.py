@@ -11,8 +11,13 @@ bounded aggregates agree exactly), which rules out engine hash functions (DuckDB
 and Spark's murmur3 ``hash`` differ) and needs a text form of each value that both engines
 print alike:
 
-- integers, decimals, strings, booleans, dates and wall-clock timestamps: ``CAST(x AS
-  VARCHAR)``, which both engines print the same way;
+- integers, decimals, strings, booleans: ``CAST(x AS VARCHAR)``, which both engines print
+  the same way;
+- dates, wall-clock timestamps and times: the same, within years 1–9999 (a TIME before
+  24:00:00), and NULL beyond (``in_years``, rule 8 of ``dpsql.expr.totality``): DuckDB
+  prints ``infinity`` where Spark prints ``+5881580-07-11``, ``10000-01-01`` where Spark
+  prints ``+10000-01-01``, and Spark cannot print the TIME 24:00:00 at all. Such values
+  share a digest with a NULL key; ties are broken by the keys, as for floats;
 - floating-point values: not their text (DuckDB prints ``1e+20``, Java ``1.0E20``), but the
   integer ``FLOOR(x × 10⁶)`` of the value clamped to ±10¹², NaN as ``nan``. Values closer
   than 10⁻⁶ (or beyond ±10¹²) share a digest; ties are broken by the keys themselves, which
@@ -35,7 +40,8 @@ from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
 from dpsql.expr.nodes import as_bigint, as_double, hex_number, number
-from dpsql.expr.totality import wide_number
+from dpsql.expr.totality import TEMPORAL_TYPES, in_years, wide_number
+from dpsql.expr.types import sql_type as value_type
 
 SALT = "__dp_salt"
 """The name of the query parameter that carries the secret salt (in dpsql's namespace)."""
@@ -61,7 +67,10 @@ def canonical_text(node: exp.Expression, sql_type: str) -> exp.Expression:
     """Text of ``node`` that DuckDB and Spark compute identically (NULL stays NULL). Floats,
     and the wide numbers that row expressions read as DOUBLE (``wide_number``), are written
     as whole multiples of a resolution: the engines print doubles differently ('1e+20' in
-    DuckDB, '1.0E20' in Spark)."""
+    DuckDB, '1.0E20' in Spark). Dates, timestamps and times beyond years 1–9999 are NULL."""
+    kind = value_type(sql_type)
+    if kind in TEMPORAL_TYPES:
+        return as_text(in_years(node, kind))
     if not (sql_type.upper().startswith(FLOAT_TYPES) or wide_number(sql_type)):
         return as_text(node)
     clamped = exp.Least(this=exp.Greatest(this=as_double(node.copy()),

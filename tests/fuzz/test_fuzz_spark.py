@@ -8,12 +8,12 @@ statistics (sums are in integer quanta, so the order of addition does not matter
 same histogram weights. Every guarantee checked on DuckDB (``test_fuzz_queries``) then holds
 on Spark too, and a query that fails on one engine only is caught here.
 
-Restriction: the data holds only values both engines represent (``Database(spark=True)``,
-see ``tests.fuzz.tables``): dates and timestamps in years 1–9999 without ±infinity (Spark
-has no infinite dates, and Arrow hands it DuckDB's out-of-range ones unchecked), TIME
-below 24:00:00, and the HUGEINT column stored as DECIMAL(38, 0) on both engines, as Spark
-has no 128-bit integer. NaN, ±inf, ±1e308, 2⁶³ − 1, DECIMAL(38, 6) extremes, odd strings
-and everything else stay.
+The data (``Database(spark=True)``, see ``tests.fuzz.tables``) stores the HUGEINT column
+as DECIMAL(38, 0) on both engines, as Spark has no 128-bit integer. Everything else stays:
+DuckDB's ±infinity dates and timestamps, dates beyond TIMESTAMP's range and the ends of
+DuckDB's, TIME '24:00:00' (Arrow hands Spark each as the number it is: DuckDB's 'infinity'
+date is 5881580-07-11 there), NaN, ±inf, ±1e308, 2⁶³ − 1, DECIMAL(38, 6) extremes and odd
+strings.
 
 Spark runs each query in about a second, so this runs only with the ``slow`` tests.
 """
