@@ -690,3 +690,40 @@ def test_a_session_dpsql_starts_is_quiet(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout == "a\n"
     assert [line for line in done.stderr.splitlines() if line != JVM_NOTICE] == []
+
+
+def test_like_cannot_backtrack_on_spark(spark):
+    """Spark's own LIKE backtracks: ``%a%a%a%a%b`` on 1,024 a's takes minutes. The backend
+    writes LIKE as a regular expression that cannot (``dpsql.backends.like``): one person's
+    row costs what the work bound says, and the answers are DuckDB's."""
+    import time
+
+    con = {b: dpsql.connect(budget=BUDGET, seed=1, cache=False,
+                            **({"backend": "spark", "spark": spark} if b == "spark" else {}))
+           for b in ("duck", "spark")}
+    for c in con.values():
+        c.register("like_t", pa.table({"pid": list(range(7)), "s": ["a" * 1024, "b", "ab",
+                                                                   "a.b", "A", None, "a\nb"]}),
+                   privacy_unit="pid")
+    for pattern in ("%a%a%a%a%b", "a_b", "%.%", "a%", "%B", "a%b"):
+        for op in ("LIKE", "ILIKE", "NOT LIKE"):
+            sql = f"SELECT COUNT(*) AS n FROM like_t WHERE s {op} '{pattern}'"
+            started = time.perf_counter()
+            rows = [c.backend.execute(c.compile(sql), salt="like").to_pylist()
+                    for c in con.values()]
+            assert rows[0] == rows[1], sql
+            assert time.perf_counter() - started < 30, sql
+
+
+def test_a_cancelled_spark_query_is_charged_once_it_started(spark):
+    """Spark's job-group cancel, after the query was charged: the charge stays."""
+    import threading
+
+    con = dpsql.connect(backend="spark", spark=spark, budget=dpsql.Budget(epsilon=5.0),
+                        cache=False)
+    spark.range(0, 3_000_000_000).createOrReplaceTempView("many_people")
+    con.register("many", "many_people", privacy_unit="id")
+    threading.Timer(5.0, con.cancel).start()
+    with pytest.raises(dpsql.QueryCancelled, match="its full cost .* was charged"):
+        con.sql("SELECT COUNT(*) FROM many WHERE id % 7 = 3", epsilon=0.5)
+    assert con.budget.spent.epsilon == 0.5

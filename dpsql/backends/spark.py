@@ -33,6 +33,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
+from dpsql.backends.like import like_regex
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
 from dpsql.expr.nodes import (
     BIGINT_ROOM,
@@ -298,6 +299,10 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     - A ROUND the rewrite marked ``ROUND_IN_RANGE`` is ``_rounded``.
     - FLOOR and CEIL keep values outside ±2^62 as they are (``FLOOR_RANGE``).
     - ``SIGN(NaN)`` is 0 in DuckDB and NaN in Spark: Spark's argument is ``NANVL(x, 0)``.
+    - LIKE and ILIKE (a literal pattern: ``dpsql.expr.types``) are ``RLIKE`` of
+      ``like_regex``, which cannot backtrack: Spark's own LIKE is a backtracking regular
+      expression, text^k steps for k wildcards, where ``dpsql.expr.size`` bounds a row's
+      work assuming linear matching (ILIKE compares lower case, as Spark's own does).
     - DuckDB's CONCAT reads NULL as '' and any value as text; sqlglot prints it for Spark as
       ``CONCAT(COALESCE(i, ''), …)``, which casts '' to ``i``'s type and raises on the rows
       where ``i`` is NULL, so each argument is made text first (CONCAT_WS, a subclass in
@@ -359,6 +364,12 @@ def _duckdb_meaning(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.Sign):
         return exp.Sign(this=exp.Anonymous(this="NANVL", expressions=[
             node.this.copy(), exp.Literal.number(0)]))
+    if isinstance(node, exp.Like | exp.ILike) and isinstance(node.expression, exp.Literal):
+        text, pattern = node.this.copy(), node.expression.name
+        if isinstance(node, exp.ILike):
+            text, pattern = exp.Lower(this=text), pattern.lower()
+        match = exp.RegexpLike(this=text, expression=exp.Literal.string(like_regex(pattern)))
+        return exp.Not(this=exp.paren(match)) if node.args.get("negate") else match
     if isinstance(node, exp.DayOfWeekIso):
         shifted = exp.Mod(this=exp.paren(exp.Add(this=exp.DayOfWeek(this=node.this.copy()),
                                                  expression=exp.Literal.number(5))),
