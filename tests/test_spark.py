@@ -724,6 +724,6 @@ def test_a_cancelled_spark_query_is_charged_once_it_started(spark):
     spark.range(0, 3_000_000_000).createOrReplaceTempView("many_people")
     con.register("many", "many_people", privacy_unit="id")
     threading.Timer(5.0, con.cancel).start()
-    with pytest.raises(dpsql.QueryCancelled, match="its full cost .* was charged"):
+    with pytest.raises(dpsql.QueryCancelled, match=r"its full cost .* was charged"):
         con.sql("SELECT COUNT(*) FROM many WHERE id % 7 = 3", epsilon=0.5)
     assert con.budget.spent.epsilon == 0.5

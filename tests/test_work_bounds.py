@@ -210,3 +210,22 @@ def test_the_bound_of_a_compiled_query_covers_its_own_rewrite():
     plan = compile_query("SELECT s, COUNT(*) FROM t GROUP BY s", cat, epsilon=1,
                          delta=1e-6).plan
     assert plan.row_work >= 2 * 200
+
+
+def test_the_totality_rules_regular_expressions_cannot_backtrack():
+    """TRY_CAST(text AS a number or date) checks the text with a regular expression first
+    (totality rule 6), and Spark's engine backtracks: each must read a hostile text in
+    linear time (Python's ``re`` backtracks as Java's does; ``\\z`` is its ``\\Z``)."""
+    import re
+    import time
+
+    from dpsql.expr.totality import PLAIN_DATES, PLAIN_NUMBERS
+
+    hostile = ["1" * 4096 + "x", " " * 4096 + "x", "1." + "1" * 4096 + "e", "." * 4096,
+               "2020-01-01" + "0" * 4096, "1" * 4096 + " " * 4096 + "x"]
+    for pattern in (*PLAIN_NUMBERS.values(), *PLAIN_DATES.values()):
+        compiled = re.compile(pattern.replace("\\z", "\\Z"))
+        for text in hostile:
+            started = time.perf_counter()
+            compiled.match(text)
+            assert time.perf_counter() - started < 0.02, (pattern, text[:12])

@@ -102,11 +102,13 @@ INTEGER_CHOICES = (exp.Paren, exp.Coalesce, exp.Case, exp.If, exp.Nullif, exp.Le
 
 
 PLAIN_NUMBERS = {"integer": r"^ *[+-]?[0-9]+ *\z",
-                 "decimal": r"^ *[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+) *\z",
-                 "float": r"^ *[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)? *\z"}
+                 "decimal": r"^ *[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+) *\z",
+                 "float": r"^ *[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)([eE][+-]?[0-9]+)? *\z"}
 """The text each kind of number target reads (rule 6), in the regular-expression syntax
 DuckDB (RE2) and Spark (Java) share: ASCII classes only, and backslash-z for the end of the
-text, since Java's ``$`` also matches before a final newline."""
+text, since Java's ``$`` also matches before a final newline. Each reads its text one way
+only (no two of its parts can take the same digit): Java's engine backtracks, and
+``[0-9]+[.]?[0-9]*`` tried every split of a long run of digits, text² steps on one row."""
 PLAIN_DATES = {"date": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\z",
                "timestamp": r"^[0-9]{4}-[0-9]{2}-[0-9]{2}"
                             r"([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9]([.][0-9]{1,6})?)?)?\z"}
