@@ -105,8 +105,7 @@ class Explanation:
                  _number(c["l1_sensitivity"]), _number(c["l2_sensitivity"]),
                  _number(c["noise_std"])] for c in self.data["columns"]]
         return html_table(["column", "aggregate", "mechanism", "L1", "L2", "noise std"], rows,
-                          str(self).splitlines()[0] + "; " +
-                          _selection_lines(self.data["partition_selection"])[-1].strip())
+                          str(self).splitlines()[0] + "; " + str(self).splitlines()[-1].strip())
 
     def __str__(self) -> str:
         d = self.data
@@ -121,12 +120,12 @@ class Explanation:
                 std = "n/a" if col["noise_std"] is None else f"{col['noise_std']:.4g}"
                 lines.append(f"  {col['name']}: {col['aggregate']} L1={col['l1_sensitivity']:g} "
                              f"L2={col['l2_sensitivity']:.4g} std={std}")
-        lines.extend(_selection_lines(d["partition_selection"]))
         widths = [f"{t}.{c} ≤ {w}" for t, cols in d["row_work"]["text_widths"].items()
                   for c, w in cols.items()]
         lines.append(f"  work per row ≤ {d['row_work']['steps']:,} steps" + (
             f"; text read as at most its width in characters: {', '.join(widths)}"
             if widths else ""))
+        lines.extend(_selection_lines(d["partition_selection"]))
         return "\n".join(lines)
 
 

@@ -72,7 +72,10 @@ class Statements:
         self._lock = threading.Lock()
         self._depth = 0
         self._why: str | None = None
-        self._reading = False
+        self._reading = 0
+        """The number of the engine call running now (0: none), so that a cancel's
+        interrupts stop with the call they were for and never reach the next one."""
+        self._readings = 0
         self._timer: threading.Timer | None = None
 
     @contextmanager
@@ -110,7 +113,8 @@ class Statements:
             if self._why is not None:
                 raise QueryCancelled(NOTHING_SPENT)
             cost = charge()  # under the lock: a cancel sees the charge or none of it
-            self._reading = True
+            self._readings += 1
+            self._reading = self._readings
         try:
             yield
         except QueryCancelled:
@@ -124,7 +128,7 @@ class Statements:
             raise
         finally:
             with self._lock:
-                self._reading = False
+                self._reading = 0
 
     @contextmanager
     def asking(self, scope: object, key: str) -> Iterator[None]:
@@ -187,15 +191,18 @@ class Statements:
             if self._depth == 0:
                 return
             self._why = self._why or why
-            if not self._reading:
+            reading = self._reading
+            if not reading:
                 return
-        threading.Thread(target=self._interrupt_while_reading, daemon=True,
+        threading.Thread(target=self._interrupt_while_reading, args=(reading,), daemon=True,
                          name="dpsql-cancel").start()
 
-    def _interrupt_while_reading(self) -> None:
+    def _interrupt_while_reading(self, reading: int) -> None:
+        """Interrupt the engine call ``reading`` until it ends (an engine hears an interrupt
+        only while it runs); under the lock, so that no later call is reached."""
         while True:
             with self._lock:
-                if not self._reading:
+                if self._reading != reading:
                     return
-            self._interrupt()
+                self._interrupt()
             time.sleep(INTERRUPT_EVERY)

@@ -193,7 +193,7 @@ def test_no_text_value_outgrows_its_bound_on_hostile_data(engine, data):
     except (UnsupportedQueryError, sqlglot.errors.ParseError):
         return
     cut = read_within_widths(sqlglot.parse_one(
-        f"SELECT MAX(LENGTH({error_free(tree, TYPES).sql('duckdb')})) FROM t"),
+        f"SELECT MAX(LENGTH({error_free(tree, TYPES).sql('duckdb')})) FROM t", read="duckdb"),
         (TableRead("t", ("pid", "s", "label", "x"), tuple(WIDTHS.items())),))
     try:
         longest = engine.sql(cut.sql("duckdb")).fetchall()[0][0]
