@@ -146,10 +146,10 @@ def test_a_text_privacy_unit_is_used_only_whole():
 def test_explain_shows_the_work_per_row_and_the_widths():
     explained = _connection().explain("SELECT COUNT(*) FROM t WHERE lower(s) LIKE '%a%'")
     work = explained.to_dict()["row_work"]
-    assert work["text_widths"] == {"t": {"s": 200, "label": 1024}}
+    assert work["text_widths"] == {"t": {"s": 200}}  # label is not read
     assert work["steps"] == (1 + 200 + 600) + (1 + 600 * 4)  # lower, then LIKE of its text
     assert "work per row ≤ 3,202 steps; text read as at most its width in characters: " \
-        "t.s ≤ 200, t.label ≤ 1024" in str(explained)
+        "t.s ≤ 200" in str(explained)
 
 
 def test_the_rule_sizes_each_function_from_its_arguments():
@@ -200,6 +200,15 @@ def test_no_text_value_outgrows_its_bound_on_hostile_data(engine, data):
     except duckdb.OutOfMemoryException:
         pytest.fail(f"{sql}: needs more memory than the engine has, bound {bound}")
     assert longest is None or longest <= bound, sql
+
+
+def test_a_key_no_expression_reads_is_read_whole_and_one_that_is_read_is_cut():
+    """A group key only the bounded query reads (its keyed hash and grouping, a fixed number
+    of times, like any scan of the row) is left whole; read by an expression, it is cut."""
+    con = _connection()
+    assert con.compile("SELECT s, COUNT(*) FROM t GROUP BY s").plan.reads == ()
+    (read,) = con.compile("SELECT s, COUNT(*) FROM t WHERE s LIKE 'a%' GROUP BY s").plan.reads
+    assert read.widths == (("s", 200),)
 
 
 def test_the_bound_of_a_compiled_query_covers_its_own_rewrite():

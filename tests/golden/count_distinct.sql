@@ -15,7 +15,7 @@ WITH __dp_kept AS (
         SELECT
           "pid",
           CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+          "region",
           "x",
           "n"
         FROM t
@@ -75,7 +75,7 @@ LEFT JOIN (
           SELECT
             "pid",
             CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
+            "region",
             "x",
             "n"
           FROM t

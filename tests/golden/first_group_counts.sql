@@ -13,15 +13,7 @@ WITH __dp_codes AS (
   FROM (
     SELECT DISTINCT
       k
-    FROM (
-      SELECT
-        "pid",
-        CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-        CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-        "x",
-        "n"
-      FROM defaults
-    ) AS "defaults"
+    FROM defaults
     WHERE
       NOT pid IS NULL
   ) AS __dp_d
@@ -98,15 +90,7 @@ FROM (
                     pid AS __dp_unit,
                     k,
                     CASE WHEN ISNAN(x) THEN NULL ELSE x END AS __dp_v0
-                  FROM (
-                    SELECT
-                      "pid",
-                      CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-                      CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-                      "x",
-                      "n"
-                    FROM defaults
-                  ) AS "defaults"
+                  FROM defaults
                   WHERE
                     NOT pid IS NULL
                 ) AS __dp_r

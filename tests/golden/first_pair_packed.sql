@@ -19,15 +19,7 @@ FROM (
     FROM (
       SELECT DISTINCT
         k
-      FROM (
-        SELECT
-          "pid",
-          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-          "x",
-          "n"
-        FROM defaults
-      ) AS "defaults"
+      FROM defaults
       WHERE
         NOT pid IS NULL
     ) AS __dp_d
@@ -64,15 +56,7 @@ FROM (
             THEN NULL
             ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
           END AS __dp_v0
-        FROM (
-          SELECT
-            "pid",
-            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-            "x",
-            "n"
-          FROM defaults
-        ) AS "defaults"
+        FROM defaults
         WHERE
           NOT pid IS NULL
       ) AS __dp_r

@@ -31,15 +31,7 @@ FROM (
         THEN NULL
         ELSE CAST(ROUND(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280)) AS BIGINT)
       END AS __dp_v0
-    FROM (
-      SELECT
-        "pid",
-        CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-        CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-        "x",
-        "n"
-      FROM t
-    ) AS "t"
+    FROM t
     WHERE
       NOT pid IS NULL
   ) AS __dp_r

@@ -21,15 +21,7 @@ FROM (
         pid AS __dp_unit,
         region,
         CAST(CASE WHEN x IS NULL OR ISNAN(x) THEN NULL ELSE LEAST(GREATEST(x, 0), 10) END AS DOUBLE) AS __dp_v0
-      FROM (
-        SELECT
-          "pid",
-          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-          "x",
-          "n"
-        FROM t
-      ) AS "t"
+      FROM t
       WHERE
         NOT pid IS NULL
     ) AS __dp_r

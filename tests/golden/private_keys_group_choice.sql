@@ -18,15 +18,7 @@ FROM (
     FROM (
       SELECT DISTINCT
         k
-      FROM (
-        SELECT
-          "pid",
-          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-          "x",
-          "n"
-        FROM t
-      ) AS "t"
+      FROM t
       WHERE
         NOT pid IS NULL
     ) AS __dp_d
@@ -43,15 +35,7 @@ FROM (
         SELECT
           pid AS __dp_unit,
           k
-        FROM (
-          SELECT
-            "pid",
-            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-            "x",
-            "n"
-          FROM t
-        ) AS "t"
+        FROM t
         WHERE
           NOT pid IS NULL
       ) AS __dp_r

@@ -24,15 +24,7 @@ FROM (
         SELECT DISTINCT
           region,
           k
-        FROM (
-          SELECT
-            "pid",
-            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-            "x",
-            "n"
-          FROM wide
-        ) AS "wide"
+        FROM wide
         WHERE
           NOT pid IS NULL
       ) AS __dp_a
@@ -67,15 +59,7 @@ FROM (
           pid AS __dp_unit,
           region,
           k
-        FROM (
-          SELECT
-            "pid",
-            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-            "x",
-            "n"
-          FROM wide
-        ) AS "wide"
+        FROM wide
         WHERE
           NOT pid IS NULL
       ) AS __dp_r

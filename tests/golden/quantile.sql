@@ -14,15 +14,7 @@ WITH __dp_kept AS (
         pid AS __dp_unit,
         region,
         CASE WHEN x IS NULL OR ISNAN(x) THEN NULL ELSE 1 END AS __dp_h0_present
-      FROM (
-        SELECT
-          "pid",
-          CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-          CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-          "x",
-          "n"
-        FROM t
-      ) AS "t"
+      FROM t
       WHERE
         NOT pid IS NULL
     ) AS __dp_r
@@ -96,15 +88,7 @@ LEFT JOIN (
               CAST(x AS DOUBLE) - 0
             ) * 102.4, 0), 1023)) AS BIGINT)
           END AS __dp_bucket
-        FROM (
-          SELECT
-            "pid",
-            CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-            CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-            "x",
-            "n"
-          FROM t
-        ) AS "t"
+        FROM t
         WHERE
           NOT pid IS NULL
       ) AS __dp_hr

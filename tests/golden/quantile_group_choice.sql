@@ -13,15 +13,7 @@ WITH __dp_codes AS (
   FROM (
     SELECT DISTINCT
       k
-    FROM (
-      SELECT
-        "pid",
-        CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-        CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-        "x",
-        "n"
-      FROM t
-    ) AS "t"
+    FROM t
     WHERE
       NOT pid IS NULL
   ) AS __dp_d
@@ -102,15 +94,7 @@ WITH __dp_codes AS (
                         CAST(x AS DOUBLE) - 0
                       ) * 102.4, 0), 1023)) AS BIGINT)
                     END AS __dp_h0_bucket
-                  FROM (
-                    SELECT
-                      "pid",
-                      CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-                      CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-                      "x",
-                      "n"
-                    FROM t
-                  ) AS "t"
+                  FROM t
                   WHERE
                     NOT pid IS NULL
                 ) AS __dp_r

@@ -13,14 +13,6 @@ SELECT
     0
   ) AS DOUBLE) AS __dp_s1,
   CAST(COUNT(*) AS BIGINT) AS __dp_s2
-FROM (
-  SELECT
-    "pid",
-    CASE WHEN LENGTH("k") > 1024 THEN LEFT("k", 1024) ELSE "k" END AS "k",
-    CASE WHEN LENGTH("region") > 1024 THEN LEFT("region", 1024) ELSE "region" END AS "region",
-    "x",
-    "n"
-  FROM rows
-) AS "rows"
+FROM rows
 GROUP BY
   k
