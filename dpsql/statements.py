@@ -76,6 +76,9 @@ class Statements:
         """The number of the engine call running now (0: none), so that a cancel's
         interrupts stop with the call they were for and never reach the next one."""
         self._readings = 0
+        self._statements = 0
+        """The number of the outermost statement running now (a late timeout's cancel must
+        not reach the next one)."""
         self._timer: threading.Timer | None = None
 
     @contextmanager
@@ -85,7 +88,8 @@ class Statements:
             self._depth += 1
             if self._depth == 1:
                 self._why = None
-                self._timer = self._start_timer()
+                self._statements += 1
+                self._timer = self._start_timer(self._statements)
         try:
             yield
         finally:
@@ -95,12 +99,12 @@ class Statements:
                     self._timer.cancel()
                     self._timer = None
 
-    def _start_timer(self) -> threading.Timer | None:
+    def _start_timer(self, statement: int) -> threading.Timer | None:
         if self.timeout is None:
             return None
-        timer = threading.Timer(self.timeout, self.cancel,
-                                kwargs={"why": f"stopped by the statement timeout "
-                                               f"({self.timeout:g} s)"})
+        timer = threading.Timer(self.timeout, self.cancel, kwargs={
+            "why": f"stopped by the statement timeout ({self.timeout:g} s)",
+            "statement": statement})
         timer.daemon = True
         timer.start()
         return timer
@@ -185,10 +189,11 @@ class Statements:
             raise outcome["error"]
         return outcome["value"]
 
-    def cancel(self, why: str = "cancelled") -> None:
-        """Cancel the statement running now, if any (from any thread)."""
+    def cancel(self, why: str = "cancelled", *, statement: int | None = None) -> None:
+        """Cancel the statement running now, if any (from any thread); with ``statement``,
+        only if that one (its number) is still the one running."""
         with self._lock:
-            if self._depth == 0:
+            if self._depth == 0 or statement not in (None, self._statements):
                 return
             self._why = self._why or why
             reading = self._reading

@@ -72,14 +72,17 @@ URI_SCHEMES = ("s3://", "s3a://", "gs://", "abfss://", "hdfs://", "dbfs:/", "fil
 def catalog_type(spark_type: str) -> str:
     """A Spark ``simpleString`` type as the catalog spells it.
 
+    A ``varchar(n)`` or ``char(n)`` keeps its n: the schema's width is the column's most
+    characters (``dpsql.expr.size``; dpsql cuts longer values anyway).
+
     >>> catalog_type("int"), catalog_type("decimal(10,2)"), catalog_type("varchar(5)")
-    ('INTEGER', 'DECIMAL(10,2)', 'VARCHAR')
+    ('INTEGER', 'DECIMAL(10,2)', 'VARCHAR(5)')
     >>> catalog_type("array<int>")
     'ARRAY<INT>'
     """
     name = spark_type.lower()
     if name.startswith(("varchar", "char")):
-        return "VARCHAR"
+        return "VARCHAR" + name[name.find("("):] if "(" in name else "VARCHAR"
     return SCALAR_TYPES.get(name, spark_type.upper())
 
 

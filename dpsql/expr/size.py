@@ -245,20 +245,15 @@ def _like(node: exp.Expression, parts: Mapping[int, Measure]) -> int:
     return _arg(node, parts) * (len(pattern.this) + 1)
 
 
-def _length(node: exp.Expression, parts: Mapping[int, Measure]) -> int:
-    return _arg(node, parts)
-
-
 OWN_WORK: dict[type[exp.Expression], Callable[[exp.Expression, Mapping[int, Measure]], int]] = {
-    **{kind: _compare for kind in (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE,
-                                         exp.In, exp.Between, exp.NullSafeEQ,
-                                         exp.NullSafeNEQ)},
+    **{kind: _compare for kind in (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In,
+                                   exp.Between, exp.NullSafeEQ, exp.NullSafeNEQ)},
     exp.Like: _like,
     exp.ILike: lambda node, parts: _like(node, parts) + CASE_FACTOR * _arg(node, parts),
     exp.StrPosition: _search,
     exp.StartsWith: _search,
     exp.EndsWith: _search,
-    exp.Length: _length,
+    exp.Length: _arg,
     exp.Is: lambda node, parts: 0,
     **{kind: lambda node, parts: 0 for kind in CHOICES},
 }

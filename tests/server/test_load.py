@@ -98,11 +98,12 @@ def test_soak_16_clients_reconnecting_for_a_minute_at_most(tmp_path):
     assert max(memory[-3:]) < max(memory[:3]) + 64, f"MiB after each round: {memory}"
 
 
-HEAVY = ("SELECT specialty, COUNT(*) AS n, SUM(cost) AS c FROM visits WHERE strpos(lower("
-         "replace(replace(replace(concat(specialty, '/', region), 'a', 'aaaa'), 'e', 'eeee'), "
-         "'o', 'oooo')), 'aaaae') = 0 GROUP BY specialty")
+HEAVY = ("SELECT specialty, COUNT(*) AS n, SUM(cost) AS c FROM visits WHERE strpos("
+         "replace(replace(concat(specialty, '/', region), 'a', 'aaaa'), 'e', 'eeee'), 'ae') = 0 "
+         "GROUP BY specialty")
 """A GROUP BY of private keys (partition selection over every unit's groups) whose WHERE
-builds strings four times as long as its columns', per row."""
+builds strings sixteen times as long as its columns', per row: about the most work per row
+the default bound admits (122,954 of 131,072 steps; ``dpsql.expr.size``)."""
 BOMBS = (
     # the largest value the probe list admits: an aggregate's text copied into every row
     "SELECT max(length(x || c.proname)) FROM (SELECT string_agg(a.proname, ',') AS x FROM "
