@@ -727,3 +727,11 @@ def test_a_cancelled_spark_query_is_charged_once_it_started(spark):
     with pytest.raises(dpsql.QueryCancelled, match=r"its full cost .* was charged"):
         con.sql("SELECT COUNT(*) FROM many WHERE id % 7 = 3", epsilon=0.5)
     assert con.budget.spent.epsilon == 0.5
+
+
+def test_a_public_tables_text_is_measured_on_spark(spark):
+    """A public table's width is its longest value, read by the engine that holds it."""
+    con = dpsql.connect(backend="spark", spark=spark)
+    con.register_public("names", pa.table({"name": ["a", "twelve chars", None],
+                                           "n": [1, 2, 3]}))
+    assert con.catalog.get("names").columns["name"] == "VARCHAR(12)"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import glob
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -184,15 +184,13 @@ class DuckDBBackend:
         """The most characters of each text column of a public table (public data)."""
         if not columns:
             return {}
-        sql = "SELECT " + ", ".join(f"max(length({_quote(c)}))" for c in columns) + \
-            f" FROM {_quote(table)}"
         with self._lock:
             try:
-                found = self.con.execute(sql).fetchall()[0]
+                found = self.con.execute(widths_sql(_quote(table), columns)).fetchall()[0]
             except duckdb.Error as err:
                 raise CatalogError(f"cannot measure the text of public table {table}: "
                                    f"{err}") from None
-        return {c: max(1, int(w or 0)) for c, w in zip(columns, found, strict=True)}
+        return widths(columns, found)
 
     def close(self) -> None:
         self.closed = True
@@ -202,6 +200,18 @@ class DuckDBBackend:
         with self._lock:
             for name in list(self._created) + list(self._pinned):
                 self._forget(name)
+
+
+def widths_sql(table: str, columns: list[str], quote: Callable[[str], str] = _quote) -> str:
+    """SQL of the most characters of each of ``columns`` (LENGTH counts characters in
+    DuckDB and Spark alike); ``table`` and ``quote`` as the engine names them."""
+    return "SELECT " + ", ".join(f"MAX(LENGTH({quote(c)}))" for c in columns) + \
+        f" FROM {table}"
+
+
+def widths(columns: list[str], found: Any) -> dict[str, int]:
+    """Each column's width from ``widths_sql``'s row (1 for a table without text)."""
+    return {c: max(1, int(w or 0)) for c, w in zip(columns, found, strict=True)}
 
 
 def to_arrow(source: Any, name: str) -> pa.Table:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow
+from dpsql.backends.duckdb import FILE_READERS, execution_failed, to_arrow, widths, widths_sql
 from dpsql.backends.like import like_regex
 from dpsql.errors import CatalogError, InterfaceError, QueryCancelled
 from dpsql.expr.nodes import (
@@ -262,15 +262,14 @@ class SparkBackend:
         """The most characters of each text column of a public table (public data)."""
         if not columns:
             return {}
-        sql = "SELECT " + ", ".join(f"max(char_length({_quote(c)}))" for c in columns) + \
-            f" FROM {self.identifier(table)}"
         with self._lock:
             try:
-                found = self.spark.sql(sql).collect()[0]
+                found = self.spark.sql(widths_sql(self.identifier(table), columns,
+                                                  _quote)).collect()[0]
             except Exception as err:
                 raise CatalogError(f"cannot measure the text of public table {table}: "
                                    f"{_first_line(err)}") from None
-        return {c: max(1, int(w or 0)) for c, w in zip(columns, found, strict=True)}
+        return widths(columns, found)
 
     def close(self) -> None:
         self.closed = True

@@ -35,6 +35,29 @@ def write_catalog(folder: Path) -> Path:
     return path
 
 
+VISITS = """
+[tables.visits]
+source = "visits.parquet"
+privacy_unit = "patient_id"
+bounds = { cost = [0, 2000] }
+max_groups_per_unit = 3
+max_rows_per_group = 4
+"""
+
+
+def visits_catalog(folder: Path, rows: int, seed: int) -> Path:
+    """A catalog of ``rows`` synthetic visits written to Parquet in ``folder``: queries
+    over it run long enough for a cancel, a stop or a kill to land while they run."""
+    import pyarrow.parquet as pq
+
+    from dpsql.datasets import visits
+
+    pq.write_table(visits(rows, seed=seed), folder / "visits.parquet")
+    catalog = folder / "catalog.toml"
+    catalog.write_text(VISITS)
+    return catalog
+
+
 @dataclass
 class Served:
     server: Server

@@ -18,11 +18,9 @@ import threading
 import time
 
 import psycopg
-import pyarrow.parquet as pq
 import pytest
 
-from dpsql.datasets import visits
-from tests.server.conftest import start
+from tests.server.conftest import start, visits_catalog
 
 CONNECTIONS = 8
 CANCELS_EACH = 25
@@ -32,12 +30,7 @@ QUERY = ("SELECT specialty, COUNT(*) AS n, AVG(cost) AS c FROM visits WHERE cost
 
 @pytest.fixture(scope="module")
 def catalog(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("cancels")
-    pq.write_table(visits(400_000, seed=5), folder / "visits.parquet")
-    (folder / "big.toml").write_text(
-        '[tables.visits]\nsource = "visits.parquet"\nprivacy_unit = "patient_id"\n'
-        'bounds = { cost = [0, 2000] }\nmax_groups_per_unit = 3\nmax_rows_per_group = 4\n')
-    return folder / "big.toml"
+    return visits_catalog(tmp_path_factory.mktemp("cancels"), 400_000, seed=5)
 
 
 def _storm(served, user: str, worker: int, outcomes: list[tuple[str, float]]) -> None:

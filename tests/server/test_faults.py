@@ -15,7 +15,7 @@ from dpsql.accounting.users import Users
 from dpsql.accounting.values import Budget
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import make_verifier
-from tests.server.conftest import PASSWORD, Served, start
+from tests.server.conftest import PASSWORD, Served, start, visits_catalog
 from tests.server.processes import ServeProcess, integrity, ledger_counts
 from tests.server.wire import connect, error_fields, login, read_message
 
@@ -29,16 +29,7 @@ LONG = "SELECT specialty, MEDIAN(cost), PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER
 
 @pytest.fixture(scope="module")
 def big(tmp_path_factory):
-    import pyarrow.parquet as pq
-
-    from dpsql.datasets import visits
-
-    folder = tmp_path_factory.mktemp("faults")
-    pq.write_table(visits(2_000_000, seed=3), folder / "visits.parquet")
-    (folder / "catalog.toml").write_text(
-        '[tables.visits]\nsource = "visits.parquet"\nprivacy_unit = "patient_id"\n'
-        'bounds = { cost = [0, 2000] }\nmax_groups_per_unit = 3\nmax_rows_per_group = 4\n')
-    return folder
+    return visits_catalog(tmp_path_factory.mktemp("faults"), 2_000_000, seed=3).parent
 
 
 def add_user(ledger, name: str, epsilon: float = 20.0) -> str:

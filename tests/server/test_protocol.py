@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import Client
-from tests.server.conftest import PASSWORD, start
+from tests.server.conftest import PASSWORD, start, visits_catalog
 from tests.server.wire import read_message, startup
 
 
@@ -121,15 +121,7 @@ def test_cancel_interrupts_a_running_query_and_says_what_it_cost(tmp_path):
     """A cancel that lands before the engine starts spends nothing; one after is charged in
     full (when the query stopped tells how long it ran). Either way the client is told, and
     the budget agrees with what it was told."""
-    import pyarrow.parquet as pq
-
-    from dpsql.datasets import visits
-
-    pq.write_table(visits(2_000_000, seed=3), tmp_path / "visits.parquet")
-    (tmp_path / "big.toml").write_text(
-        '[tables.visits]\nsource = "visits.parquet"\nprivacy_unit = "patient_id"\n'
-        'bounds = { cost = [0, 2000] }\nmax_groups_per_unit = 3\nmax_rows_per_group = 4\n')
-    big = start(tmp_path, catalog=tmp_path / "big.toml")
+    big = start(tmp_path, catalog=visits_catalog(tmp_path, 2_000_000, seed=3))
     try:
         user = big.new_user()
         with big.connect(user) as con:
