@@ -26,7 +26,6 @@ import pyarrow as pa
 from dpsql.accounting.values import Cost
 from dpsql.canonical import text
 from dpsql.estimators import NoisyGroups
-from dpsql.plan import PrivacyPlan
 from dpsql.result import Result
 
 if TYPE_CHECKING:
@@ -103,8 +102,9 @@ def dump(result: Result) -> bytes:
     return sink.getvalue()
 
 
-def load(data: bytes, plan: PrivacyPlan) -> Result:
-    """Rebuild a cached answer; its cost is zero (it was paid for when first released)."""
+def load(data: bytes, compiled: CompiledQuery) -> Result:
+    """Rebuild a cached answer to ``compiled``; its cost is zero (it was paid for when first
+    released)."""
     parts = np.load(io.BytesIO(data))
     stats = _table(parts["stats"].tobytes())
     quantiles = _table(parts["quantiles"].tobytes())
@@ -113,5 +113,5 @@ def load(data: bytes, plan: PrivacyPlan) -> Result:
                          quantiles={n: quantiles.column(n).to_numpy()
                                     for n in quantiles.column_names})
     rows = _table(parts["rows"].tobytes()).column("rows").to_numpy()
-    return Result(table=_table(parts["table"].tobytes()), plan=plan, groups=groups, rows=rows,
-                  cost=Cost(0.0, 0.0), private=True)
+    return Result(table=_table(parts["table"].tobytes()), plan=compiled.plan, groups=groups,
+                  rows=rows, cost=Cost(0.0, 0.0), private=True, engine=compiled.bounded.engine)

@@ -2,8 +2,9 @@
 
 A compiled query carries everything that does not depend on the data: the frozen
 ``PrivacyPlan`` (what each person can change and which noise releases it), the bounded
-query that enforces the plan in any engine (its secret salt a query parameter, bound per
-run), its cost, and the mechanism events the accountant composes (its *privacy map*, in
+query that enforces the plan on the connection's engine (its strategy, ``Bounding``, chosen
+from the plan and the engine's traits; its secret salt a query parameter, bound per run),
+its cost, and the mechanism events the accountant composes (its *privacy map*, in
 OpenDP's words). Building one checks that the cost is exactly what the mechanisms spend.
 Nothing here reads data or spends budget; ``explain()`` is a printed ``CompiledQuery``.
 
@@ -38,17 +39,20 @@ from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze
 from dpsql.canonical import canonical, text
 from dpsql.catalog import Catalog
+from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import UnsupportedQueryError
 from dpsql.expr.totality import guard_division
-from dpsql.plan import NOISY_TABLE, ROW_ID, BoundedQuery, PrivacyPlan
-from dpsql.rewrite import rewrite
+from dpsql.plan import NOISY_TABLE, ROW_ID, Bounding, PrivacyPlan
+from dpsql.rewrite import BoundedQuery, rewrite
 from dpsql.rewrite.digest import SALT
 
-NOT_RELEASED = frozenset({("CompiledQuery", "sql"), ("PrivacyPlan", "sql")})
+NOT_RELEASED = frozenset({("CompiledQuery", "sql"), ("PrivacyPlan", "sql"),
+                          ("BoundedQuery", "engine")})
 """What ``CompiledQuery.release_digest`` leaves out, as (class, field): the analyst's text. All
 it means is in the other fields (the plan, the bounded query, the query after the noise), and
 nothing after compiling reads it (explain() shows it, the ledger records it), so the same
-question spelled differently is the same question."""
+question spelled differently is the same question. The engine's traits are in the bounded
+query's tree and its strategy (``Bounding``), which the digest keeps."""
 
 
 @dataclass(frozen=True)
@@ -65,9 +69,16 @@ class CompiledQuery:
         check_post_processing(self.plan)
 
     @classmethod
-    def of(cls, plan: PrivacyPlan) -> CompiledQuery:
-        """The compiled form of an analysed plan: its bounded query and its events."""
-        return cls(sql=plan.sql, plan=plan, bounded=rewrite(plan), events=privacy_events(plan))
+    def of(cls, plan: PrivacyPlan, engine: EngineTraits = DUCKDB) -> CompiledQuery:
+        """The compiled form of an analysed plan: its bounded query on ``engine`` and its
+        events."""
+        return cls(sql=plan.sql, plan=plan, bounded=rewrite(plan, engine),
+                   events=privacy_events(plan))
+
+    @property
+    def bounding(self) -> Bounding:
+        """The bounded query's strategy, its options and why it was chosen."""
+        return self.bounded.bounding
 
     @property
     def cost(self) -> Cost:
@@ -93,15 +104,16 @@ class CompiledQuery:
         """Whether the bounded query reads the salt parameter (it chooses groups by hash)."""
         return any(p.name == SALT for p in self.bounded.ast.find_all(exp.Placeholder))
 
-    def bounded_sql(self, dialect: str = "duckdb", *, pretty: bool = False) -> str:
-        """The bounded query as ``dialect`` SQL; the salt is the parameter ``SALT``."""
-        if dialect == "duckdb" and not pretty:
-            return self._duckdb_sql
+    def bounded_sql(self, dialect: str | None = None, *, pretty: bool = False) -> str:
+        """The bounded query as ``dialect`` SQL (by default its engine's); the salt is the
+        parameter ``SALT``."""
+        if dialect in (None, self.bounded.engine.name) and not pretty:
+            return self._engine_sql
         return self.bounded.sql(dialect, pretty=pretty)
 
     @functools.cached_property
-    def _duckdb_sql(self) -> str:
-        return self.bounded.sql("duckdb")
+    def _engine_sql(self) -> str:
+        return self.bounded.sql()
 
     def named(self, table: pa.Table) -> pa.Table:
         """An engine's result with the group keys under the plan's names. Engines name a
@@ -121,8 +133,10 @@ def compile_query(sql: str, catalog: Catalog, *, epsilon: float | None = None,
                   default_delta: float = 0.0, dialect: str = "duckdb",
                   public_values: Callable[[str, str], tuple[Any, ...]] | None = None,
                   quantile_ci: float | None = None,
-                  remaining: tuple[float, float] | None = None) -> CompiledQuery:
-    """Analyse ``sql`` against ``catalog`` and build its bounded query (no data read).
+                  remaining: tuple[float, float] | None = None,
+                  engine: EngineTraits = DUCKDB) -> CompiledQuery:
+    """Analyse ``sql`` against ``catalog`` and build its bounded query for ``engine`` (no
+    data read).
 
     ε and δ come from the call, else from the query's WITH DIFFERENTIAL_PRIVACY OPTIONS,
     else from the defaults; ``remaining`` replaces them with what is left after the bounds
@@ -132,7 +146,7 @@ def compile_query(sql: str, catalog: Catalog, *, epsilon: float | None = None,
     plan = analyze(sql, catalog, epsilon=epsilon, delta=delta, default_epsilon=default_epsilon,
                    default_delta=default_delta, dialect=dialect, quantile_ci=quantile_ci,
                    remaining=remaining, **options)
-    return CompiledQuery.of(plan)
+    return CompiledQuery.of(plan, engine)
 
 
 def check_post_processing(plan: PrivacyPlan) -> None:

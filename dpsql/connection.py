@@ -251,7 +251,7 @@ class Connection:
                 query, self.catalog, epsilon=epsilon, delta=delta,
                 default_epsilon=self.default_epsilon, default_delta=self.default_delta,
                 dialect=read, public_values=self._public_values, quantile_ci=quantile_ci,
-                remaining=remaining)
+                remaining=remaining, engine=self.backend.traits)
         return self._compiled[key]
 
     def _public_values(self, table: str, column: str) -> tuple[Any, ...]:
@@ -542,7 +542,7 @@ class Connection:
         question has one released value (``Ledger.cache_put``)."""
         data = dump(result)
         stored = self.answers.put(key, data)
-        return result if stored == data else load(stored, compiled.plan)
+        return result if stored == data else load(stored, compiled)
 
     def _release(self, compiled: CompiledQuery, exact: pa.Table,
                  sampler: Sampler | None) -> Result:
@@ -556,7 +556,7 @@ class Connection:
     def _cached(self, compiled: CompiledQuery, key: str) -> Result | None:
         """The answer given before to the same question (``key``)."""
         data = self.answers.get(key)
-        return None if data is None else load(data, compiled.plan)
+        return None if data is None else load(data, compiled)
 
     def evaluate(self, query: str, *, runs: int = 100, epsilon: float | None = None,
                  delta: float | None = None, level: float = 0.95,

@@ -92,6 +92,9 @@ class Explanation:
             },
             "row_work": {"steps": plan.row_work, "text_widths": {
                 read.table: dict(read.widths) for read in plan.reads}},
+            "bounding": {"strategy": compiled.bounding.strategy,
+                         "options": list(compiled.bounding.options),
+                         "why": compiled.bounding.why, "engine": compiled.bounded.engine.name},
             "rewritten_sql": compiled.bounded_sql(pretty=True),
         }
         return cls(data)
@@ -125,8 +128,21 @@ class Explanation:
         lines.append(f"  work per row ≤ {d['row_work']['steps']:,} steps" + (
             f"; text read as at most its width in characters: {', '.join(widths)}"
             if widths else ""))
+        lines.append(_bounding_line(d["bounding"]))
         lines.extend(_selection_lines(d["partition_selection"]))
         return "\n".join(lines)
+
+
+def _bounding_line(bounding: dict[str, Any]) -> str:
+    """The bounded query's strategy on its engine, its options, and why it was chosen.
+
+    >>> print(_bounding_line({"strategy": "first_pair", "options": ["g=1", "packed"],
+    ...                       "why": "one group per unit", "engine": "duckdb"}))
+      bounding on duckdb: first_pair (g=1, packed): one group per unit
+    """
+    options = f" ({', '.join(bounding['options'])})" if bounding["options"] else ""
+    return (f"  bounding on {bounding['engine']}: {bounding['strategy']}{options}: "
+            f"{bounding['why']}")
 
 
 def _selection_lines(sel: str | dict[str, Any]) -> list[str]:

@@ -1,8 +1,8 @@
 """Frozen objects passed between the pipeline stages.
 
-``analyze`` turns SQL into a :class:`PrivacyPlan`; ``rewrite`` turns the plan
-into a :class:`BoundedQuery`; ``release`` reads both. Every object is frozen and
-prints as readable text, usable as golden output in tests.
+``analyze`` turns SQL into a :class:`PrivacyPlan`; ``rewrite`` chooses its
+:class:`Bounding` and builds the bounded query that enforces it; ``release`` reads both.
+Every object is frozen and prints as readable text, usable as golden output in tests.
 
 >>> print(Contribution(max_groups_per_unit=4, max_rows_per_group=3, max_rows_per_unit=None))
 groups/unit=4 rows/group=3 rows/unit=unlimited
@@ -611,19 +611,51 @@ class PrivacyPlan:
         return "\n".join(lines)
 
 
-@dataclass(frozen=True)
-class BoundedQuery:
-    """SQL that enforces the plan's bounds and returns one row per group.
+Strategy = Literal["row_level", "all_pairs", "first_pair", "first_pairs_by_window",
+                   "heavy_units_by_hash", "kept_rows_ranked", "first_group_of_rows"]
+"""How the bounded query keeps each unit's contribution within the plan's limits: the
+closed set that ``dpsql.rewrite.choose`` picks from, one builder each (docs/architecture.md)."""
 
-    Columns: the group keys (by their key names), one column per statistic
-    name (the ``units`` statistic is the distinct-unit count after bounding), and one
-    list of (bucket, weight) structs per histogram name.
+STRATEGIES: tuple[Strategy, ...] = Strategy.__args__  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Bounding:
+    """The strategy of a bounded query, the options it was built with, and why it was chosen.
+
+    Chosen from the plan and the engine's traits alone (``dpsql.rewrite.choose``), never from
+    the data: which rows a unit keeps is decided by the same rule whatever the rows hold.
+
+    - ``groups_per_unit``: the g of a strategy that chooses groups per unit (else None).
+    - ``in_rows``: what a small CTE of groups would give each row (the group-choice codes,
+      a unit's count of values) is computed in the row, and pairs carry their keys — for
+      an engine that computes a CTE again at each reference.
+    - ``packed``: the first pair's bounded partials travel as the digits of few BIGINTs.
+    - ``compute_once``: the kept pairs or rows, read by several parts of the query, are
+      computed once (for an engine that reuses only a non-deterministic CTE).
+
+    >>> print(Bounding("first_pair", "one group per unit", groups_per_unit=1, packed=True))
+    first_pair (g=1, packed): one group per unit
     """
 
-    ast: exp.Expression
+    strategy: Strategy
+    why: str
+    groups_per_unit: int | None = None
+    in_rows: bool = False
+    packed: bool = False
+    compute_once: bool = False
 
-    def sql(self, dialect: str = "duckdb", *, pretty: bool = False) -> str:
-        return self.ast.sql(dialect=dialect, pretty=pretty)
+    def __post_init__(self) -> None:
+        if self.strategy not in STRATEGIES:
+            raise InternalError(f"unknown bounding strategy {self.strategy!r}")
+
+    @property
+    def options(self) -> tuple[str, ...]:
+        """The options that are set, as explain() prints them."""
+        g = () if self.groups_per_unit is None else (f"g={self.groups_per_unit}",)
+        flags = ("in_rows", "packed", "compute_once")
+        return (*g, *(flag for flag in flags if getattr(self, flag)))
 
     def __str__(self) -> str:
-        return self.sql(pretty=True)
+        options = f" ({', '.join(self.options)})" if self.options else ""
+        return f"{self.strategy}{options}: {self.why}"

@@ -222,7 +222,7 @@ def release(compiled: CompiledQuery, exact: pa.Table, sampler: Sampler | None, *
     private = sampler is not None and sampler.private
     return Result(table=table, plan=plan, groups=noisy, rows=rows,
                   cost=compiled.cost if sampler is not None else Cost(0.0, 0.0),
-                  private=private)
+                  private=private, engine=compiled.bounded.engine)
 
 
 def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:

@@ -25,6 +25,7 @@ import pyarrow as pa
 from dpsql import plot as charts
 from dpsql.accounting.values import Cost
 from dpsql.compile import CompiledQuery
+from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator
 from dpsql.explain import Explanation
@@ -39,7 +40,8 @@ if TYPE_CHECKING:
 class Result:
     """A released table: ``.df() .arrow() .pl() .fetchall() .ci(level) .explain() .plot()``.
 
-    ``private`` is False when noise came from a fixed ``seed`` (tests only).
+    ``private`` is False when noise came from a fixed ``seed`` (tests only); ``engine`` is
+    the engine whose bounded query it released (``explain()`` shows that query).
     """
 
     table: pa.Table
@@ -48,6 +50,7 @@ class Result:
     rows: np.ndarray
     cost: Cost
     private: bool = True
+    engine: EngineTraits = DUCKDB
 
     @property
     def columns(self) -> list[str]:
@@ -91,7 +94,7 @@ class Result:
         return [tuple(row[n] for n in names) for row in self.table.to_pylist()]
 
     def explain(self) -> Explanation:
-        return Explanation.of(CompiledQuery.of(self.plan))
+        return Explanation.of(CompiledQuery.of(self.plan, self.engine))
 
     def ci(self, level: float = 0.95) -> pa.Table:
         """Per-cell ``level`` confidence intervals: ``<col>_lower``/``<col>_upper``.

@@ -19,9 +19,9 @@ import pytest
 from scipy import stats
 from sqlglot import exp
 
-from dpsql.backends.spark import _inlined, _unshared
 from dpsql.compile import CompiledQuery
-from dpsql.rewrite import _first_group_of_rows
+from dpsql.engines import DUCKDB, SPARK
+from dpsql.rewrite.choose import first_group_of_rows
 from dpsql.rewrite.digest import integer_unit
 from tests.support import BACKEND, hostile_table, make_plan, run_bounded, with_null_keys
 
@@ -111,7 +111,7 @@ def test_each_kept_pair_keeps_its_own_keys_null_and_multi_column_ones_too(g):
 def test_counts_of_each_units_first_group_read_from_its_rows_are_its_first_pairs(counts,
                                                                                  public):
     """At one group per unit, counts alone find each unit's group by one aggregate over
-    its rows (``rewrite._counts_of_first_groups``); beside a SUM, the pairs are aggregated
+    its rows (strategy ``first_group_of_rows``); beside a SUM, the pairs are aggregated
     first and the first pair taken. Both keep the same group of each unit and the same
     clamped counts (one row; one value if the pair has one), whatever the keys (NULL among
     them), the filter, the public domain and the salt. COUNT(DISTINCT pid) alone takes the
@@ -124,7 +124,7 @@ def test_counts_of_each_units_first_group_read_from_its_rows_are_its_first_pairs
     rows = make_plan(f"SELECT k, flag, {counts} FROM t {where} GROUP BY k, flag", **limits)
     pairs = make_plan(f"SELECT k, flag, {counts}, SUM(x) FROM t {where} GROUP BY k, flag",
                       **limits)
-    assert _first_group_of_rows(rows) and not _first_group_of_rows(pairs)
+    assert first_group_of_rows(rows, DUCKDB) and not first_group_of_rows(pairs, DUCKDB)
     table = with_null_keys(hostile_table(seed=2))
 
     def cells(plan, salt: str) -> dict[tuple, dict]:
@@ -144,7 +144,7 @@ def test_counts_of_each_units_first_group_read_from_its_rows_are_its_first_pairs
 @pytest.mark.parametrize("g", [1, 2])
 def test_public_keys_choose_the_pairs_the_same_keys_private_would_in_the_domain(g):
     """With every key public text, the codes are the domain's groups and the join to them
-    drops the pairs outside it (``rewrite._domain_groups``); the pairs kept are the ones
+    drops the pairs outside it (``rewrite.pairs.domain_groups``); the pairs kept are the ones
     the private keys keep among the same groups: each unit's choice ranks its own groups
     alike, whichever groups the codes list. Rows outside the domain (another text, a NULL)
     are dropped before the choice, so they take no unit's place. Each unit adds its id to
@@ -205,10 +205,10 @@ def _codes(plan) -> exp.CTE:
     ("(SELECT pid, k, SUM(x) AS x FROM t GROUP BY pid, k) AS s", True),
 ])
 def test_the_rows_are_coded_once_whatever_they_are_read_from(g, source, stored):
-    """The codes and the pairs both read the rows (``rewrite._keep_first``): a query of one
-    table's rows reads it twice, a source with a join, an aggregate or DISTINCT is computed
-    once (the CTE ``__dp_records``). Either way the choice is the one the same rows make
-    as a table."""
+    """The codes and the pairs both read the rows (``first_pair``,
+    ``first_pairs_by_window``): a query of one table's rows reads it twice, a source
+    with a join, an aggregate or DISTINCT is computed once (the CTE ``__dp_records``).
+    Either way the choice is the one the same rows make as a table."""
     def per_pair(rows: list[tuple]) -> list[tuple]:
         sums: dict[tuple, float] = {}
         for u, k, x in rows:
@@ -247,7 +247,7 @@ def test_the_rows_are_coded_once_whatever_they_are_read_from(g, source, stored):
 ])
 def test_first_pairs_partials_read_out_of_their_packs_are_their_partials(sql, limits, packs):
     """At one group per unit DuckDB takes its first pair's partials packed into a few
-    BIGINTs (``rewrite._first_by_packed_min``); Spark's SQL takes each partial by itself
+    BIGINTs (``first_pair``, packed); Spark's SQL takes each partial by itself
     (``MIN_BY``) from pairs formed per (unit, keys). Run both in DuckDB: the same cells,
     with values at and beyond the bounds, NULL and NaN among them, a NULL key, a filter, a
     public domain, and two salts; with two packs, and a partial without a bound (a
@@ -256,7 +256,7 @@ def test_first_pairs_partials_read_out_of_their_packs_are_their_partials(sql, li
     packed = compiled.bounded_sql()
     assert f"__dp_pack{packs - 1}" in packed and f"__dp_pack{packs}" not in packed
     assert "MIN(__dp_first) % 4294967296" in packed
-    one_by_one = _inlined(_unshared(compiled.bounded.ast.copy())).sql("duckdb")
+    one_by_one = CompiledQuery.of(compiled.plan, SPARK).bounded.sql("duckdb")
     assert "__dp_pack" not in one_by_one
     BACKEND.load("t", with_null_keys(hostile_table(seed=4)))
 

@@ -24,12 +24,13 @@ from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.compile import CompiledQuery
 from dpsql.datasets import pums_path
+from dpsql.engines import DUCKDB
 from dpsql.errors import PrivacyError, UnsupportedQueryError
 from dpsql.mechanisms import Sampler
 from dpsql.mechanisms.exponential import ExponentialQuantile
 from dpsql.plan import WEIGHT_SCALE, epsilon_share
 from dpsql.release import bounded_quantiles, dense_histograms
-from dpsql.rewrite import _ranks_rows
+from dpsql.rewrite.choose import ranks_rows
 from tests.support import (
     BACKEND,
     hostile_table,
@@ -247,7 +248,7 @@ def test_statistics_beside_quantiles_keep_their_bounds(sql):
 ])
 def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits, counts):
     """Quantiles by private groups beside nothing but counts rank the rows
-    (``rewrite._quantiles_of_kept_rows``); beside a SUM, the rows join the kept pairs. Both
+    (strategy ``kept_rows_ranked``); beside a SUM, the rows join the kept pairs. Both
     plans keep the same pairs and give every value the same weight and every pair the same
     clamped counts: the same histograms and counts, whatever the keys (NULL among them),
     the filter and the salt."""
@@ -256,7 +257,7 @@ def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits, co
     ranked = make_plan(f"SELECT k, flag, {quantiles} FROM t {where} GROUP BY k, flag", **limits)
     paired = make_plan(f"SELECT k, flag, {quantiles}, SUM(x) FROM t {where} GROUP BY k, flag",
                        **limits)
-    assert _ranks_rows(ranked) and not _ranks_rows(paired)
+    assert ranks_rows(ranked, DUCKDB) and not ranks_rows(paired, DUCKDB)
     table = with_null_keys(hostile_table(seed=2))
 
     def cells(plan, salt: str) -> dict[tuple, dict]:

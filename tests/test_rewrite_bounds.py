@@ -16,6 +16,7 @@ import pytest
 from sqlglot import exp
 
 from dpsql.compile import CompiledQuery
+from dpsql.engines import DUCKDB
 from dpsql.expr.nodes import SUM_BOUND, ExactSum
 from tests.support import (
     BACKEND,
@@ -102,4 +103,4 @@ def test_every_bounded_exact_sum_adds_only_values_within_its_bound(sql, limits):
         fail = exp.Anonymous(this="error", expressions=[exp.Literal.string("over its bound")])
         value.replace(exp.Case(ifs=[exp.If(this=beyond, true=fail)], default=value.copy()))
     BACKEND.load("t", hostile_table())
-    BACKEND.run_sql(tree.sql("duckdb"), compiled.parameters("s"))
+    BACKEND.run_sql(tree.sql(DUCKDB.dialect), compiled.parameters("s"))

@@ -99,7 +99,7 @@ TYPED_DOMAINS = {
 @pytest.mark.parametrize("key", sorted(TYPED_DOMAINS))
 def test_public_dates_timestamps_booleans_and_big_integers_keep_their_domain(key):
     """A public domain of dates, timestamps, booleans or large integers is written as
-    literals of the column's type (``rewrite._domain_values``): the bounded query keeps
+    literals of the column's type (``rewrite.frame.domain_values``): the bounded query keeps
     exactly the rows of its values, as the same query without public keys over those rows
     alone. (A BIGINT written as a double would keep 2⁶⁰ + 2 with 2⁶⁰ + 1.)"""
     columns = {"pid": "BIGINT", "k": "VARCHAR", "x": "DOUBLE", "flag": "BIGINT", "d": "DATE",

@@ -27,7 +27,9 @@ import dpsql
 from dpsql.backends import DuckDBBackend
 from dpsql.compile import CompiledQuery, seeded_salt
 from dpsql.datasets import pums_path, visits
-from dpsql.plan import BoundedQuery
+from dpsql.engines import SPARK
+from dpsql.plan import Bounding
+from dpsql.rewrite import BoundedQuery
 from dpsql.rewrite.digest import SALT, keyed_hash
 from grammar_tests.cases import compile_case
 from tests.support import COLUMNS, LIMITS, QUERIES, hostile_table, make_plan
@@ -243,7 +245,7 @@ def test_bounded_exact_sums_in_limbs_are_exact_at_their_bounds(backends, bound):
 
     from sqlglot import exp
 
-    from dpsql.backends.spark import _exact_sum
+    from dpsql.engines.spark import exact_sum as in_limbs
     from dpsql.expr.nodes import ExactSum, exact_sum
 
     rng = random.Random(bound)
@@ -258,7 +260,7 @@ def test_bounded_exact_sums_in_limbs_are_exact_at_their_bounds(backends, bound):
     query = exp.select("g", exp.alias_(exact_sum(exp.column("x"), bound), "s")) \
         .from_(spark.identifier("limbs"), dialect="spark").group_by("g")
     total = query.find(ExactSum)
-    total.replace(_exact_sum(total))
+    total.replace(in_limbs(total))
     assert "SHIFTRIGHT" in query.sql("spark") or bound < 2**16
     got = {r["g"]: r["s"] for r in spark.run_sql(query.sql("spark")).to_pylist()}
     want = {g: (sum(v for v in vs if v is not None) if any(v is not None for v in vs)
@@ -267,11 +269,11 @@ def test_bounded_exact_sums_in_limbs_are_exact_at_their_bounds(backends, bound):
 
 
 def test_rounding_of_quanta_is_round_half_away_from_zero_on_both(backends):
-    """``_rounded`` (TRUNC and a half step, which Spark computes without BigDecimal) gives
+    """``rounded`` (TRUNC and a half step, which Spark computes without BigDecimal) gives
     what ROUND gives on both engines, at halves, just below them and at ±2⁵²."""
     from sqlglot import exp
 
-    from dpsql.backends.spark import _rounded
+    from dpsql.engines.spark import rounded
 
     tricky = [0.49999999999999994, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.0, -0.0, 1e-300,
               2.4999999999999996, 7.5, 2.0**52 - 0.5, -(2.0**52) + 0.5, 2.0**52, 123456.5,
@@ -280,7 +282,7 @@ def test_rounding_of_quanta_is_round_half_away_from_zero_on_both(backends):
     outs = []
     for backend in backends:
         backend.load("halves", values)
-        mine = _rounded(exp.column("v")).sql(backend.dialect)
+        mine = rounded(exp.column("v")).sql(backend.dialect)
         round_ = exp.Round(this=exp.column("v")).sql(backend.dialect)
         rows = backend.run_sql(f"SELECT CAST({mine} AS BIGINT) AS r, CAST({round_} AS BIGINT)"
                                f" AS want FROM {backend.identifier('halves')}").to_pylist()
@@ -292,28 +294,29 @@ def test_rounding_of_quanta_is_round_half_away_from_zero_on_both(backends):
 
 def test_a_group_choice_on_spark_hashes_codes_in_each_row_instead_of_joining(backends):
     """Spark inlines CTEs: the codes' join would aggregate the pairs again. With g > 1 the
-    Spark SQL computes each pair's code in its row (``INLINED_FORM``); g = 1 ranks the
+    Spark SQL computes each pair's code in its row (``Bounding.in_rows``); g = 1 ranks the
     groups, so it keeps the join. Equal answers on both engines are tested above."""
     spark = backends[1]
     for groups, joined in ((3, False), (1, True)):
         plan = make_plan("SELECT k, COUNT(*) FROM t GROUP BY k", max_groups_per_unit=groups,
                          max_rows_per_group=2)
-        sql = spark.render(CompiledQuery.of(plan).bounded)
+        sql = spark.render(CompiledQuery.of(plan, SPARK).bounded)
         assert ("__dp_codes" in sql) is joined and (" JOIN " in sql) is joined
 
 
 def test_the_kept_pairs_of_a_quantile_are_computed_once_on_spark(backends):
     """Spark inlines a CTE at each reference: a grouped quantile's kept pairs (the pairs
     aggregate and the group choice) were computed for the counts per group and again for
-    the histogram's join. Marked ``COMPUTE_ONCE``, they are one shuffle that the second
-    reference reuses (``ReusedExchange`` in the plan Spark ran). Equal answers on both
-    engines are tested above (``HOSTILE_QUERIES``' MEDIAN and QUANTILE_CONT by k)."""
+    the histogram's join. Computed once (``Bounding.compute_once``), they are one shuffle
+    that the second reference reuses (``ReusedExchange`` in the plan Spark ran). Equal
+    answers on both engines are tested above (``HOSTILE_QUERIES``' MEDIAN and
+    QUANTILE_CONT by k)."""
     spark = backends[1]
     spark.load("t", hostile_plus())
     for sql, once in (("SELECT k, MEDIAN(x) FROM t GROUP BY k", True),
                       ("SELECT k, COUNT(*) FROM t GROUP BY k", False)):
         plan = hostile_plan(sql, max_groups_per_unit=2, max_rows_per_group=3)
-        frame = spark.spark.sql(spark.render(CompiledQuery.of(plan).bounded),
+        frame = spark.spark.sql(spark.render(CompiledQuery.of(plan, SPARK).bounded),
                                 args={"__dp_salt": "once"})
         frame.collect()
         ran = frame._jdf.queryExecution().executedPlan().toString()
@@ -322,9 +325,9 @@ def test_the_kept_pairs_of_a_quantile_are_computed_once_on_spark(backends):
 
 def test_a_global_quantile_on_spark_counts_each_units_values_in_a_window(backends):
     """Without keys, each unit's number of values reaches its rows by a window over them
-    on Spark (the join's ``INLINED_FORM``), not by joining the per-unit counts; with keys
-    and a total-rows cap the join stays; with keys alone the kept rows are ranked in a
-    window (``rewrite._quantiles_of_kept_rows``) and nothing joins them. Equal answers on
+    on Spark (``Bounding.in_rows``), not by joining the per-unit counts; with keys and a
+    total-rows cap the join stays; with keys alone the kept rows are ranked in a window
+    (strategy ``kept_rows_ranked``) and nothing joins them. Equal answers on
     both engines: ``HOSTILE_QUERIES``' global PERCENTILE_CONT and grouped MEDIAN under
     every limit above."""
     spark = backends[1]
@@ -336,7 +339,7 @@ def test_a_global_quantile_on_spark_counts_each_units_values_in_a_window(backend
             ("SELECT k, MEDIAN(x) FROM t GROUP BY k",
              {"max_groups_per_unit": 2, "max_rows_per_unit": 4}, "join")):
         plan = hostile_plan(sql, max_rows_per_group=3, **limits)
-        text = spark.render(CompiledQuery.of(plan).bounded)
+        text = spark.render(CompiledQuery.of(plan, SPARK).bounded)
         assert ("COUNT(*) OVER (PARTITION BY __dp_unit)" in text) is (form == "window"), sql
         assert ("JOIN __dp_kept" in text) is (form == "join"), sql
         assert ("DENSE_RANK()" in text) is (form == "ranked"), sql
@@ -353,7 +356,8 @@ def test_day_of_week_means_what_it_means_in_duckdb(backends):
         backend.load("week", week)
         tree = parse_one("SELECT DAYOFWEEK(d) AS dow, ISODOW(d) AS iso FROM week ORDER BY d",
                          read="duckdb")
-        outs.append(backend.run_sql(backend.render(BoundedQuery(tree))).to_pylist())
+        written = BoundedQuery(tree, Bounding("row_level", "plain SQL"), backend.traits)
+        outs.append(backend.run_sql(backend.render(written)).to_pylist())
     assert outs[1] == outs[0]
     assert [r["dow"] for r in outs[0]] == [0, 1, 2, 3, 4, 5, 6]
     assert [r["iso"] for r in outs[0]] == [7, 1, 2, 3, 4, 5, 6]
@@ -628,7 +632,7 @@ def test_every_accepted_grammar_case_gives_the_same_bounded_aggregates(spark_con
     """The same plan, and with the same salt (seed) exactly the same noise-free aggregates."""
     duck_query, spark_query = (compile_case(con, case) for con in (duck_con, spark_con))
     assert str(spark_query.plan) == str(duck_query.plan)
-    assert spark_query.bounded_sql() == duck_query.bounded_sql()
+    assert spark_query.bounding.strategy == duck_query.bounding.strategy
     salt = seeded_salt(0)
     duck = canonical_rows(duck_con.backend.execute(duck_query, salt=salt))
     assert canonical_rows(spark_con.backend.execute(spark_query, salt=salt)) == duck
@@ -694,7 +698,7 @@ def test_a_session_dpsql_starts_is_quiet(tmp_path):
 
 def test_like_cannot_backtrack_on_spark(spark):
     """Spark's own LIKE backtracks: ``%a%a%a%a%b`` on 1,024 a's takes minutes. The backend
-    writes LIKE as a regular expression that cannot (``dpsql.backends.like``): one person's
+    writes LIKE as a regular expression that cannot (``dpsql.engines.like``): one person's
     row costs what the work bound says, and the answers are DuckDB's."""
     import time
 

@@ -16,13 +16,16 @@ from dpsql.backends.duckdb import DuckDBBackend
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
-    from dpsql.plan import BoundedQuery
+    from dpsql.engines import EngineTraits
+    from dpsql.rewrite import BoundedQuery
 
 
 class Backend(Protocol):
     """What the connection needs of an engine."""
 
     closed: bool
+    dialect: str
+    traits: EngineTraits
 
     def load(self, name: str, source: Any,
              options: Mapping[str, Any] | None = None) -> dict[str, str]:

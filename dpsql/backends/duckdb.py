@@ -25,11 +25,12 @@ import duckdb
 import pyarrow as pa
 
 from dpsql.backends import files
+from dpsql.engines import DUCKDB
 from dpsql.errors import CatalogError, ExecutionError, QueryCancelled
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
-    from dpsql.plan import BoundedQuery
+    from dpsql.rewrite import BoundedQuery
 
 FILE_READERS = {
     ".parquet": "read_parquet", ".pq": "read_parquet", ".csv": "read_csv_auto",
@@ -55,6 +56,7 @@ class DuckDBBackend:
     """Runs bounded queries on one DuckDB connection (thread-safe via a lock)."""
 
     dialect = "duckdb"
+    traits = DUCKDB
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:"):
         owns = not isinstance(database, duckdb.DuckDBPyConnection)

@@ -69,45 +69,39 @@ class ArgMinNull(exp.Expression, exp.AggFunc):
     _sql_names: ClassVar[list[str]] = ["ARG_MIN_NULL"]
 
 
-INLINED_FORM = "dpsql_inlined_form"
-"""The ``meta`` mark of a SELECT that reads a small CTE computed from its rows' own columns
-(one row per distinct group: the group-choice codes, and the groups' rank), holding an
-equivalent SELECT that computes what it needs in each row instead (the codes hashed per
-pair, the keys in place of their rank; a unit's count of values in a window in place of
-a join). DuckDB runs a CTE once and joins it cheaply; Spark inlines CTEs, so it would
-aggregate the pairs a second time for the join and shuffle them to it: the Spark backend
-writes the inlined form."""
+RoundInRange = type("Round", (exp.Round,), {
+    "__module__": __name__,
+    "__doc__": """ROUND of a DOUBLE that the rewrite clamped within ±2⁵² first.
 
-COMPUTE_ONCE = "dpsql_compute_once"
-"""The ``meta`` mark (True) of a CTE's query that several references read and that costs
-much to compute: the kept pairs (the (unit, group) aggregate and the group choice under
-them) when a quantile's histogram joins them beside the counts per group. DuckDB computes
-such a CTE once by itself; the Spark backend, whose optimizer inlines it at every
-reference, makes it non-deterministic so that it is computed once (``spark._materialized``)."""
+    Named ``Round`` so that it prints as ROUND where an engine's dialect has nothing better;
+    the Spark engine's dialect (``dpsql.engines.spark``) rounds it without BigDecimal,
+    which Spark's ROUND of a DOUBLE goes through.""",
+})
 
-ROUND_IN_RANGE = "dpsql_round_in_range"
-"""The ``meta`` mark of a ROUND of a DOUBLE that the rewrite clamped within ±2⁵² first
-(True): the Spark backend rounds it without BigDecimal (Spark's ROUND of a DOUBLE)."""
 
-HEX_NUMBER = "dpsql_hex_number"
-"""The ``meta`` mark of a ``hex_number`` cast, which the Spark backend writes with CONV."""
+class HexNumber(exp.Expression, exp.Func):
+    """The BIGINT written by the first ``digits`` hex digits of the text ``this``.
+
+    No engine spells it alike: DuckDB casts ``'0x' || SUBSTRING(text, 1, digits)`` to BIGINT,
+    Spark converts the digits with ``CONV(…, 16, 10)``; each engine's dialect writes it
+    (``dpsql.engines``). Printed by a plain dialect it reads ``HEX_NUMBER(text, digits)``,
+    which no engine runs: a tree must be printed by its engine's dialect.
+
+    >>> HexNumber(this=exp.column("x"), digits=exp.Literal.number(7)).sql()
+    'HEX_NUMBER(x, 7)'
+    """
+
+    arg_types: ClassVar[dict[str, bool]] = {"this": True, "digits": True}
+    _sql_names: ClassVar[list[str]] = ["HEX_NUMBER"]
 
 
 def hex_number(text: exp.Expression, digits: int) -> exp.Expression:
-    """The BIGINT written by the first ``digits`` hex digits of ``text``: ``CAST('0x' ||
-    SUBSTR(text, 1, digits) AS BIGINT)``, which DuckDB reads as hexadecimal. The cast is
-    marked (``HEX_NUMBER``) so that the Spark backend writes ``CAST(CONV(SUBSTR(text, 1,
-    digits), 16, 10) AS BIGINT)`` instead.
+    """``HexNumber`` of the first ``digits`` hex digits of ``text``.
 
-    >>> hex_number(exp.MD5(this=exp.column("x")), 7).sql("duckdb")
-    "CAST('0x' || SUBSTRING(MD5(x), 1, 7) AS BIGINT)"
+    >>> hex_number(exp.MD5(this=exp.column("x")), 7).sql()
+    'HEX_NUMBER(MD5(x), 7)'
     """
-    prefix = exp.Substring(this=text, start=exp.Literal.number(1),
-                           length=exp.Literal.number(digits))
-    cast = exp.Cast(this=exp.DPipe(this=exp.Literal.string("0x"), expression=prefix),
-                    to=exp.DataType.build("BIGINT"))
-    cast.meta[HEX_NUMBER] = True
-    return cast
+    return HexNumber(this=text, digits=exp.Literal.number(digits))
 
 
 def as_bigint(node: exp.Expression) -> exp.Expression:

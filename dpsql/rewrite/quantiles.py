@@ -45,7 +45,7 @@ from collections.abc import Callable, Mapping
 
 from sqlglot import exp
 
-from dpsql.expr.nodes import INLINED_FORM, as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import as_bigint, as_double, exact_sum, number
 from dpsql.plan import WEIGHT_SCALE, HistogramSpec, PrivacyPlan
 from dpsql.rewrite.expressions import missing, same_keys, same_pair, source
 from dpsql.rewrite.values import limit, raw_value
@@ -164,7 +164,7 @@ def per_value_weight(c: int, values: exp.Expression) -> exp.Expression:
 
 
 def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
-                 filters: exp.Expression | None) -> exp.Select:
+                 filters: exp.Expression | None, in_rows: bool = False) -> exp.Select:
     """Σ over the rows of kept (unit, group) pairs of the per-value weight, per (group, bucket).
 
     A unit's weight per value depends on how many values it has in the group, which the
@@ -172,20 +172,19 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     fraction of a window partitioned by unit in DuckDB, and sums the same: a unit with n
     values in a bucket adds n × its weight). Without keys every unit is kept, its one pair
     is itself (a total cap is its rows per group) and n is its count of rows with a bucket:
-    the join carries that count in each row as its ``INLINED_FORM``
-    (``_counted_in_window``), which the Spark backend writes.
+    with ``in_rows`` (``Bounding.in_rows``) that count is taken over the unit's rows in a
+    window instead (``_counted_in_window``).
     """
     keys = plan.key_names
     rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
-    joined = (_weighed(plan, spec, "__dp_v", group)
-              .from_(rows.subquery("__dp_q", copy=False), copy=False)
-              .join(exp.to_table(kept).as_("__dp_v"), on=same_pair(keys, "__dp_q", "__dp_v"),
-                    join_type="inner", copy=False)
-              .group_by(*group, copy=False))
-    if not keys:
-        joined.meta[INLINED_FORM] = _counted_in_window(plan, spec, rows, group)
-    return joined
+    if in_rows and not keys:
+        return _counted_in_window(plan, spec, rows, group)
+    return (_weighed(plan, spec, "__dp_v", group)
+            .from_(rows.subquery("__dp_q", copy=False), copy=False)
+            .join(exp.to_table(kept).as_("__dp_v"), on=same_pair(keys, "__dp_q", "__dp_v"),
+                  join_type="inner", copy=False)
+            .group_by(*group, copy=False))
 
 
 def kept_row_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str, group: str

@@ -24,7 +24,14 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import FLOAT_TYPES
-from dpsql.expr.nodes import BIGINT_ROOM, ROUND_IN_RANGE, as_bigint, as_double, exact_sum, number
+from dpsql.expr.nodes import (
+    BIGINT_ROOM,
+    RoundInRange,
+    as_bigint,
+    as_double,
+    exact_sum,
+    number,
+)
 from dpsql.plan import StatSpec
 from dpsql.rewrite.expressions import bounded, missing
 
@@ -61,10 +68,9 @@ def quanta(spec: StatSpec, types: Mapping[str, str],
     else:
         scaled = exp.Div(this=as_double(raw.copy()), expression=number(spec.value_quantum))
         # Clamping to integer bounds before rounding gives what rounding first would, and
-        # lets the Spark backend round without BigDecimal (``ROUND_IN_RANGE``).
-        rounded = exp.Round(this=limit(scaled, spec.lo_units, spec.hi_units))
-        rounded.meta[ROUND_IN_RANGE] = quanta_bound(spec) < 2**52
-        units = as_bigint(rounded)
+        # lets the Spark engine round without BigDecimal (``RoundInRange``).
+        round_ = RoundInRange if quanta_bound(spec) < 2**52 else exp.Round
+        units = as_bigint(round_(this=limit(scaled, spec.lo_units, spec.hi_units)))
     return exp.Case(ifs=[exp.If(this=missing(raw, is_float=is_float), true=exp.Null())],
                     default=units)
 

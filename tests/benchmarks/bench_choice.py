@@ -32,6 +32,7 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
+from dpsql.engines import DUCKDB
 from dpsql.rewrite import digest as digest_module
 from tests.benchmarks.bench_matrix import QUERIES, Dataset
 
@@ -168,7 +169,7 @@ def bounded_sql(con, query: str, salt: str) -> str:
     return compiled.bounded.ast.transform(
         lambda node: exp.Literal.string(salt)
         if isinstance(node, exp.Placeholder) and node.name == digest_module.SALT else node
-    ).sql("duckdb")
+    ).sql(DUCKDB.dialect)
 
 
 def kept_select(tree: exp.Expression) -> exp.Select:

@@ -406,7 +406,7 @@ def test_a_person_without_values_in_a_quantile_runs_on_both_engines(engines, sql
 @pytest.mark.spark
 def test_a_quantile_by_a_time_with_one_group_per_person_runs_on_spark(engines):
     """A grouped quantile's kept pairs are computed once on Spark by making their CTE
-    non-deterministic (``COMPUTE_ONCE``); with a TIME key among them Spark refused the
+    non-deterministic (``Bounding.compute_once``); with a TIME key among them Spark refused the
     query on every table (UNSUPPORTED_TIME_TYPE; found by the seeded Spark fuzz in CI, on
     an empty table). Such kept pairs are computed at each reference instead."""
     check_engines(*engines, small([], spark=True), NO_LIMITS,

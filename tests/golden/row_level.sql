@@ -1,4 +1,5 @@
 -- SELECT k, SUM(x), COUNT(*) FROM rows GROUP BY k
+-- bounding: row_level: every row is its own privacy unit: clamp its values and aggregate per group
 SELECT
   k,
   CAST(COUNT(*) AS BIGINT) AS __dp_s0,

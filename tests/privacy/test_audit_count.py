@@ -87,7 +87,7 @@ def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
 
 def test_group_by_count_at_the_default_limits_keeps_its_epsilon():
     """One group and one row per unit, dpsql's defaults: the counts come from one aggregate
-    per unit over its rows (``rewrite._counts_of_first_groups``), not from its pairs."""
+    per unit over its rows (strategy ``first_group_of_rows``), not from its pairs."""
     con = connection(table(True, "shared"), rows_per_group=1)
     plan = con.explain("SELECT k, COUNT(*), COUNT(DISTINCT pid) FROM t GROUP BY k",
                        epsilon=EPSILON, delta=1e-6).data["rewritten_sql"]

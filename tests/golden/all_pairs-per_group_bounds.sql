@@ -1,4 +1,5 @@
 -- SELECT region, SUM(x, contribution_bounds_per_group => (0, 20)) FROM t GROUP BY region
+-- bounding: all_pairs: no unit can be in more groups than the limit: every (unit, group) pair is kept
 SELECT
   region,
   CAST(COALESCE(SUM(__dp_s0), 0) AS DOUBLE) AS __dp_s0

@@ -1,4 +1,5 @@
 -- SELECT COUNT(*), AVG(x) FROM t
+-- bounding: all_pairs: no unit can be in more groups than the limit: every (unit, group) pair is kept
 SELECT
   CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,
   CAST(COALESCE(SUM(__dp_s1), 0) AS BIGINT) AS __dp_s1,

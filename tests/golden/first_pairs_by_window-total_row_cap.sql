@@ -1,4 +1,5 @@
 -- SELECT k, COUNT(*), SUM(x) FROM capped GROUP BY k
+-- bounding: first_pairs_by_window (g=3): several groups per unit, over an integer unit: each unit's first g pairs by a window ranking them in a salted order
 SELECT
   k,
   CAST(COALESCE(SUM(CAST(TRUNC(__dp_s0 * __dp_factor) AS BIGINT)), 0) AS BIGINT) AS __dp_s0,

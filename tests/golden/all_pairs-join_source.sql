@@ -1,4 +1,5 @@
 -- SELECT SUM(LEAST(GREATEST(l.w, 0), 5)) FROM t JOIN lookup l ON t.k = l.k
+-- bounding: all_pairs: no unit can be in more groups than the limit: every (unit, group) pair is kept
 SELECT
   CAST(COALESCE(SUM(__dp_s0), 0) AS DOUBLE) AS __dp_s0
 FROM (

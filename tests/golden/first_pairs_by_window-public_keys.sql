@@ -1,26 +1,50 @@
--- SELECT k, COUNT(*) FROM t GROUP BY k
+-- SELECT region, k, COUNT(*) FROM wide GROUP BY region, k
+-- bounding: first_pairs_by_window (g=2): several groups per unit, over an integer unit: each unit's first g pairs by a window ranking them in a salted order
 SELECT
+  region,
   k,
-  CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,
-  CAST(COUNT(*) AS BIGINT) AS __dp_s1
+  CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0
 FROM (
   WITH __dp_codes AS (
     SELECT
+      region,
       k,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
+      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(region AS TEXT), CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k0')), 1, 7) AS BIGINT) AS __dp_k0,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k1')), 1, 7) AS BIGINT) AS __dp_k1,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
-      ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
+      ROW_NUMBER() OVER (ORDER BY region, k) AS __dp_grank
     FROM (
-      SELECT DISTINCT
+      SELECT
+        region,
         k
-      FROM t
+      FROM (
+        SELECT DISTINCT
+          region,
+          k
+        FROM wide
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_a
       WHERE
-        NOT pid IS NULL
+        region IN (
+          SELECT
+            v
+          FROM (VALUES
+            ('east'),
+            ('west'),
+            ('north')) AS __dp_d(v)
+        )
+        AND k IN (
+          SELECT
+            v
+          FROM (VALUES
+            ('a'),
+            ('b')) AS __dp_d(v)
+        )
     ) AS __dp_d
   ), __dp_pairs AS (
     SELECT
@@ -34,13 +58,15 @@ FROM (
       FROM (
         SELECT
           pid AS __dp_unit,
+          region,
           k
-        FROM t
+        FROM wide
         WHERE
           NOT pid IS NULL
       ) AS __dp_r
       JOIN __dp_codes AS __dp_c
-        ON __dp_r.k IS NOT DISTINCT FROM __dp_c.k
+        ON __dp_r.region IS NOT DISTINCT FROM __dp_c.region
+        AND __dp_r.k IS NOT DISTINCT FROM __dp_c.k
     ) AS __dp_r
     GROUP BY
       __dp_unit,
@@ -48,6 +74,7 @@ FROM (
   )
   SELECT
     __dp_z.__dp_unit,
+    __dp_c.region,
     __dp_c.k,
     __dp_z.__dp_s0
   FROM (
@@ -117,4 +144,5 @@ FROM (
     ON __dp_z.__dp_grank = __dp_c.__dp_grank
 ) AS __dp_b
 GROUP BY
+  region,
   k

@@ -1,4 +1,5 @@
 -- SELECT region, COUNT(*), SUM(x) FROM t GROUP BY region
+-- bounding: all_pairs: no unit can be in more groups than the limit: every (unit, group) pair is kept
 SELECT
   region,
   CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,

@@ -1,4 +1,5 @@
 -- SELECT k, SUM(x), AVG(x) FROM defaults GROUP BY k
+-- bounding: first_pair (g=1, packed): one group per unit, over an integer unit: each unit's first pair in one aggregate over its pairs (ARG_MIN_NULL)
 SELECT
   k,
   CAST(COALESCE(SUM(__dp_s0), 0) AS BIGINT) AS __dp_s0,

@@ -1,4 +1,5 @@
 -- SELECT k, COUNT(*), COUNT(x), COUNT(DISTINCT pid) FROM defaults GROUP BY k
+-- bounding: first_group_of_rows (g=1): counts alone at one group per unit: each unit's first group from one aggregate over its rows
 WITH __dp_codes AS (
   SELECT
     k,

@@ -1,4 +1,5 @@
 -- SELECT k, COUNT(*), MEDIAN(x) FROM t GROUP BY k
+-- bounding: kept_rows_ranked (g=2): quantiles by private groups beside counts alone: each unit's rows in its first g groups, ranked in one window over the rows
 WITH __dp_codes AS (
   SELECT
     k,

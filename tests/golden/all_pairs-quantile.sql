@@ -1,4 +1,5 @@
 -- SELECT region, MEDIAN(x) FROM t GROUP BY region
+-- bounding: all_pairs: no unit can be in more groups than the limit: every (unit, group) pair is kept
 WITH __dp_kept AS (
   SELECT
     __dp_unit,

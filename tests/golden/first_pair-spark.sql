@@ -1,0 +1,148 @@
+-- SELECT k, SUM(x), AVG(x) FROM defaults GROUP BY k
+-- bounding: first_pair (g=1, in_rows): one group per unit, over an integer unit: each unit's first pair in one aggregate over its pairs (ARG_MIN_NULL)
+WITH __dp_codes AS (
+  SELECT
+    k,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'key', CAST(k AS STRING))), 1, 7), 16, 10) AS BIGINT) AS __dp_code,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k0')), 1, 7), 16, 10) AS BIGINT) AS __dp_k0,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k1')), 1, 7), 16, 10) AS BIGINT) AS __dp_k1,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k2')), 1, 7), 16, 10) AS BIGINT) AS __dp_k2,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k3')), 1, 7), 16, 10) AS BIGINT) AS __dp_k3,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k4')), 1, 7), 16, 10) AS BIGINT) AS __dp_k4,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k5')), 1, 7), 16, 10) AS BIGINT) AS __dp_k5,
+    ROW_NUMBER() OVER (ORDER BY k NULLS LAST) AS __dp_grank
+  FROM (
+    SELECT DISTINCT
+      k
+    FROM defaults
+    WHERE
+      NOT pid IS NULL
+  ) AS __dp_d
+), __dp_pairs AS (
+  SELECT
+    __dp_unit,
+    k,
+    LEAST(GREATEST(COUNT(__dp_v0), 0), 1) AS __dp_s0,
+    CAST(LEAST(
+      GREATEST(
+        2 * CASE
+          WHEN COUNT(__dp_v0) <= 1
+          THEN COALESCE(
+            (
+              CAST(SUM(CAST(__dp_v0 AS BIGINT) & 65535) AS DECIMAL(38, 0)) + CAST(SUM(SHIFTRIGHT(CAST(__dp_v0 AS BIGINT), 16)) AS DECIMAL(38, 0)) * 65536
+            ),
+            0
+          )
+          ELSE CAST(ROUND(
+            CAST(COALESCE(
+              (
+                CAST(SUM(CAST(__dp_v0 AS BIGINT) & 65535) AS DECIMAL(38, 0)) + CAST(SUM(SHIFTRIGHT(CAST(__dp_v0 AS BIGINT), 16)) AS DECIMAL(38, 0)) * 65536
+              ),
+              0
+            ) AS DOUBLE) * 1 / COUNT(__dp_v0)
+          ) AS BIGINT)
+        END - 1342177280 * LEAST(COUNT(__dp_v0), 1),
+        -1342177280
+      ),
+      1342177280
+    ) AS BIGINT) AS __dp_s1
+  FROM (
+    SELECT
+      pid AS __dp_unit,
+      k,
+      CASE
+        WHEN x IS NULL OR ISNAN(x)
+        THEN NULL
+        ELSE CAST(CAST(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280) AS BIGINT) + CASE
+          WHEN ABS(
+            LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280) - CAST(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280) AS BIGINT)
+          ) >= 0.5
+          THEN SIGN(LEAST(GREATEST(CAST(x AS DOUBLE) / 7.450580596923828e-09, 0), 1342177280))
+          ELSE 0
+        END AS BIGINT)
+      END AS __dp_v0
+    FROM defaults
+    WHERE
+      NOT pid IS NULL
+  ) AS __dp_r
+  GROUP BY
+    __dp_unit,
+    k
+)
+SELECT
+  k,
+  CAST(COALESCE(CAST(SUM(CAST(__dp_s0 AS BIGINT)) AS DECIMAL(38, 0)), 0) AS BIGINT) AS __dp_s0,
+  CAST(COALESCE(
+    (
+      CAST(SUM(CAST(__dp_s1 AS BIGINT) & 65535) AS DECIMAL(38, 0)) + CAST(SUM(SHIFTRIGHT(CAST(__dp_s1 AS BIGINT), 16)) AS DECIMAL(38, 0)) * 65536
+    ),
+    0
+  ) AS DOUBLE) AS __dp_s1,
+  CAST(COUNT(*) AS BIGINT) AS __dp_s2
+FROM (
+  SELECT
+    __dp_unit,
+    MIN_BY(k, __dp_first) AS k,
+    MIN_BY(__dp_s0, __dp_first) AS __dp_s0,
+    MIN_BY(__dp_s1, __dp_first) AS __dp_s1
+  FROM (
+    SELECT
+      *,
+      __dp_h * 4294967296 + __dp_grank % 4294967296 AS __dp_first
+    FROM (
+      SELECT
+        *,
+        (
+          __dp_a * __dp_code + __dp_b
+        ) % 2147483647 AS __dp_h
+      FROM (
+        SELECT
+          *,
+          (
+            (
+              __dp_a * __dp_a
+            ) % 2147483647 * __dp_k4 + __dp_k5
+          ) % 2147483647 AS __dp_b
+        FROM (
+          SELECT
+            *,
+            (
+              (
+                __dp_x * __dp_x
+              ) % 2147483647 * __dp_k2 + __dp_k3
+            ) % 2147483647 AS __dp_a
+          FROM (
+            SELECT
+              *,
+              (
+                (
+                  (
+                    CAST(__dp_unit AS BIGINT)
+                  ) % 2147483647 + 2147483647
+                ) % 2147483647 * __dp_k0 + __dp_k1
+              ) % 2147483647 AS __dp_x
+            FROM (
+              SELECT
+                __dp_p.*,
+                __dp_c.__dp_code,
+                __dp_c.__dp_k0,
+                __dp_c.__dp_k1,
+                __dp_c.__dp_k2,
+                __dp_c.__dp_k3,
+                __dp_c.__dp_k4,
+                __dp_c.__dp_k5,
+                __dp_c.__dp_grank
+              FROM __dp_pairs AS __dp_p
+              JOIN __dp_codes AS __dp_c
+                ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
+            ) AS __dp_s0
+          ) AS __dp_s1
+        ) AS __dp_s2
+      ) AS __dp_s3
+    ) AS __dp_o
+  ) AS __dp_k
+  GROUP BY
+    __dp_unit
+) AS __dp_b
+GROUP BY
+  k

@@ -1,0 +1,193 @@
+-- SELECT k, COUNT(*), MEDIAN(x) FROM t GROUP BY k
+-- bounding: kept_rows_ranked (g=2, compute_once): quantiles by private groups beside counts alone: each unit's rows in its first g groups, ranked in one window over the rows
+WITH __dp_codes AS (
+  SELECT
+    k,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'key', CAST(k AS STRING))), 1, 7), 16, 10) AS BIGINT) AS __dp_code,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k0')), 1, 7), 16, 10) AS BIGINT) AS __dp_k0,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k1')), 1, 7), 16, 10) AS BIGINT) AS __dp_k1,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k2')), 1, 7), 16, 10) AS BIGINT) AS __dp_k2,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k3')), 1, 7), 16, 10) AS BIGINT) AS __dp_k3,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k4')), 1, 7), 16, 10) AS BIGINT) AS __dp_k4,
+    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k5')), 1, 7), 16, 10) AS BIGINT) AS __dp_k5,
+    ROW_NUMBER() OVER (ORDER BY k NULLS LAST) AS __dp_grank
+  FROM (
+    SELECT DISTINCT
+      k
+    FROM t
+    WHERE
+      NOT pid IS NULL
+  ) AS __dp_d
+), __dp_kept AS (
+  SELECT
+    *
+  FROM (
+    SELECT
+      *
+    FROM (
+      SELECT
+        __dp_grank,
+        __dp_h0_bucket,
+        COUNT(__dp_h0_bucket) OVER (
+          PARTITION BY __dp_unit
+          ORDER BY __dp_first NULLS LAST
+          RANGE BETWEEN CURRENT ROW AND CURRENT ROW
+        ) AS __dp_h0_values,
+        COUNT(*) OVER (
+          PARTITION BY __dp_unit
+          ORDER BY __dp_first NULLS LAST
+          RANGE BETWEEN CURRENT ROW AND CURRENT ROW
+        ) AS __dp_s0,
+        ROW_NUMBER() OVER (PARTITION BY __dp_unit ORDER BY __dp_first NULLS LAST) = RANK() OVER (PARTITION BY __dp_unit ORDER BY __dp_first NULLS LAST) AS __dp_opens,
+        DENSE_RANK() OVER (PARTITION BY __dp_unit ORDER BY __dp_first NULLS LAST) AS __dp_rank
+      FROM (
+        SELECT
+          *,
+          __dp_h * 4294967296 + __dp_grank % 4294967296 AS __dp_first
+        FROM (
+          SELECT
+            *,
+            (
+              __dp_a * __dp_code + __dp_b
+            ) % 2147483647 AS __dp_h
+          FROM (
+            SELECT
+              *,
+              (
+                (
+                  __dp_a * __dp_a
+                ) % 2147483647 * __dp_k4 + __dp_k5
+              ) % 2147483647 AS __dp_b
+            FROM (
+              SELECT
+                *,
+                (
+                  (
+                    __dp_x * __dp_x
+                  ) % 2147483647 * __dp_k2 + __dp_k3
+                ) % 2147483647 AS __dp_a
+              FROM (
+                SELECT
+                  *,
+                  (
+                    (
+                      (
+                        CAST(__dp_unit AS BIGINT)
+                      ) % 2147483647 + 2147483647
+                    ) % 2147483647 * __dp_k0 + __dp_k1
+                  ) % 2147483647 AS __dp_x
+                FROM (
+                  SELECT
+                    __dp_r.*,
+                    __dp_c.__dp_grank,
+                    __dp_c.__dp_code,
+                    __dp_c.__dp_k0,
+                    __dp_c.__dp_k1,
+                    __dp_c.__dp_k2,
+                    __dp_c.__dp_k3,
+                    __dp_c.__dp_k4,
+                    __dp_c.__dp_k5
+                  FROM (
+                    SELECT
+                      pid AS __dp_unit,
+                      k,
+                      CASE
+                        WHEN x IS NULL OR ISNAN(x)
+                        THEN NULL
+                        ELSE CAST(CASE
+                          WHEN LEAST(GREATEST((
+                            CAST(x AS DOUBLE) - 0
+                          ) * 102.4, 0), 1023) BETWEEN -4.611686018427388E+18 AND 4.611686018427388e+18
+                          THEN FLOOR(LEAST(GREATEST((
+                            CAST(x AS DOUBLE) - 0
+                          ) * 102.4, 0), 1023))
+                          ELSE LEAST(GREATEST((
+                            CAST(x AS DOUBLE) - 0
+                          ) * 102.4, 0), 1023)
+                        END AS BIGINT)
+                      END AS __dp_h0_bucket
+                    FROM t
+                    WHERE
+                      NOT pid IS NULL
+                  ) AS __dp_r
+                  JOIN __dp_codes AS __dp_c
+                    ON __dp_r.k IS NOT DISTINCT FROM __dp_c.k
+                ) AS __dp_s0
+              ) AS __dp_s1
+            ) AS __dp_s2
+          ) AS __dp_s3
+        ) AS __dp_o
+      ) AS __dp_w
+    ) AS __dp_k
+    WHERE
+      __dp_rank BETWEEN 1 AND 2
+  ) AS __dp_m
+  WHERE
+    RAND() < 2
+)
+SELECT
+  __dp_s.*,
+  __dp_h0_t.__dp_h0
+FROM (
+  SELECT
+    k,
+    CAST(COALESCE(CAST(SUM(CAST(__dp_s0 AS BIGINT)) AS DECIMAL(38, 0)), 0) AS BIGINT) AS __dp_s0,
+    CAST(COUNT(*) AS BIGINT) AS __dp_s1
+  FROM (
+    SELECT
+      __dp_c.k,
+      __dp_z.__dp_s0
+    FROM (
+      SELECT
+        __dp_grank,
+        LEAST(GREATEST(__dp_s0, 0), 3) AS __dp_s0
+      FROM __dp_kept
+      WHERE
+        __dp_opens
+    ) AS __dp_z
+    JOIN __dp_codes AS __dp_c
+      ON __dp_z.__dp_grank = __dp_c.__dp_grank
+  ) AS __dp_b
+  GROUP BY
+    k
+) AS __dp_s
+LEFT JOIN (
+  SELECT
+    k,
+    COLLECT_LIST(STRUCT(__dp_bucket AS b, __dp_w AS w)) AS __dp_h0
+  FROM (
+    SELECT
+      __dp_c.k,
+      __dp_z.__dp_bucket,
+      __dp_z.__dp_w
+    FROM (
+      SELECT
+        __dp_q.__dp_grank AS __dp_grank,
+        __dp_q.__dp_bucket AS __dp_bucket,
+        CAST((
+          CAST(SUM(
+            CAST(LEAST(1048576, 3145728 DIV GREATEST(__dp_q.__dp_h0_values, 1)) AS BIGINT) & 65535
+          ) AS DECIMAL(38, 0)) + CAST(SUM(
+            SHIFTRIGHT(CAST(LEAST(1048576, 3145728 DIV GREATEST(__dp_q.__dp_h0_values, 1)) AS BIGINT), 16)
+          ) AS DECIMAL(38, 0)) * 65536
+        ) AS BIGINT) AS __dp_w
+      FROM (
+        SELECT
+          __dp_grank,
+          __dp_h0_bucket AS __dp_bucket,
+          __dp_h0_values
+        FROM __dp_kept
+        WHERE
+          NOT __dp_h0_bucket IS NULL
+      ) AS __dp_q
+      GROUP BY
+        __dp_q.__dp_grank,
+        __dp_q.__dp_bucket
+    ) AS __dp_z
+    JOIN __dp_codes AS __dp_c
+      ON __dp_z.__dp_grank = __dp_c.__dp_grank
+  ) AS __dp_hw
+  GROUP BY
+    k
+) AS __dp_h0_t
+  ON __dp_s.k IS NOT DISTINCT FROM __dp_h0_t.k
