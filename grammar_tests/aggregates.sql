@@ -6,61 +6,73 @@
 # title: COUNT of non-NULL values
 SELECT COUNT(cost) FROM visits;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(cost) L1=4 L2=4
 
 # title: COUNT of a constant
 SELECT COUNT(1) FROM visits;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(1) L1=4 L2=4
 
 # title: COUNT of a row-level expression
 SELECT COUNT(COALESCE(cost, age)) FROM visits;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(COALESCE(cost, age)) L1=4 L2=4
 
 # title: COUNT DISTINCT of the privacy unit counts people
 SELECT COUNT(DISTINCT patient_id) AS patients FROM visits;
 # result: [(412,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | patients=COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: COUNT DISTINCT of the qualified privacy unit
 SELECT COUNT(DISTINCT v.patient_id) FROM visits v;
 # result: [(412,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: COUNT DISTINCT of another table's privacy unit
 SELECT COUNT(DISTINCT pid) FROM pums;
 # result: [(1000,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(DISTINCT pid) L1=1 L2=1
 
 # title: SUM with catalog bounds
 SELECT SUM(cost) FROM visits;
 # result: [(220271.0,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(cost) in [0, 2000] L1=8000 L2=8000
 
 # title: AVG is a count and a centred sum
 SELECT AVG(cost) FROM visits;
 # result: [(208.59,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=public | AVG(cost) in [0, 2000] L1=4000 L2=4000
 
 # title: AVG with a lower bound above zero
 SELECT AVG(educ) FROM pums;
 # result: [(9.90013,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=2 groups/unit=1 rows/group=2 selection=public | AVG(educ) in [1, 16] L1=15 L2=15
 
 # title: SUM of a constant is a bounded count
 SELECT SUM(1) FROM visits;
 # result: [(1056.0,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(1) in [1, 1] L1=4 L2=4
 
 # title: every aggregate at once shares statistics
 SELECT COUNT(*), COUNT(cost), SUM(cost), AVG(cost), COUNT(DISTINCT patient_id) FROM visits;
 # result: [(1056, 1056, 220271.0, 208.59, 412)]
+# bounding: all_pairs
 # plan: laplace stats/unit=4 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4 | COUNT(cost) L1=4 L2=4 | SUM(cost) in [0, 2000] L1=8000 L2=8000 | AVG(cost) in [0, 2000] L1=4000 L2=4000 | COUNT(DISTINCT patient_id) L1=1 L2=1
 
 # title: the same aggregate twice is computed once
 SELECT COUNT(*) AS a, COUNT(*) AS b FROM visits;
 # result: [(1056, 1056)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | a=COUNT(*) L1=4 L2=4 | b=COUNT(*) L1=4 L2=4
 
 # title: MIN is refused
@@ -130,14 +142,17 @@ SELECT SUM(cost) OVER (ORDER BY visit_date) FROM visits;
 # title: COUNT(DISTINCT (unit)) with parentheses counts people
 SELECT COUNT(DISTINCT (patient_id)) FROM visits;
 # result: [(412,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(DISTINCT (patient_id)) L1=1 L2=1
 
 # title: SUM beside AVG of the same column reads the AVG's statistics
 SELECT region, SUM(cost) AS total, AVG(cost) AS mean FROM visits GROUP BY region;
 # result: [('east north central', 39095.6, 228.629), ('mid atlantic', 34476.6, 259.223), ('mountain', 20340.3, 201.389), ('new england', 13473.1, 198.135), ('pacific', 49396.6, 186.402), ('south atlantic', 29997.8, 189.859), ('west north central', 19125.0, 214.888), ('west south central', 14366.3, 202.343)]
+# bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4 | mean=AVG(cost) in [0, 2000] L1=12000 L2=6928.2
 
 # title: SUM beside AVG of other bounds draws its own statistic
 SELECT SUM(cost) AS total, AVG(LEAST(cost, 500)) AS mean FROM visits;
 # result: [(220271.0, 173.212)]
+# bounding: all_pairs
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | total=SUM(cost) in [0, 2000] L1=8000 L2=8000 | mean=AVG(LEAST(cost, 500)) in [0, 500] L1=1000 L2=1000

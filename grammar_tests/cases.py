@@ -10,7 +10,9 @@ A case, in the style of sqlglot's fixtures::
     # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 An accepted case may give ``# result:``, its exact answer with noise off on the test
-catalog (``bounded_rows``: every group kept, floats to 6 significant digits), and ends
+catalog (``bounded_rows``: every group kept, floats to 6 significant digits), and
+``# bounding:``, the strategy of its bounded query on DuckDB with its options (``bounding``;
+``dpsql.rewrite.choose`` says why), and ends
 with ``# plan:``, a one-line summary of ``explain().to_dict()``
 (see ``summarize``), and is also run once. The summary reads: noise kind; released
 statistics one unit can change; the effective contribution limits; partition selection
@@ -41,7 +43,7 @@ HERE = Path(__file__).parent
 DOCS = HERE.parent / "docs" / "sql.md"
 
 
-KEYS = ("title", "epsilon", "delta", "dialect", "note", "result", "plan", "error")
+KEYS = ("title", "epsilon", "delta", "dialect", "note", "result", "bounding", "plan", "error")
 
 
 @dataclass
@@ -63,7 +65,7 @@ def read_cases(path: Path) -> list[Case]:
             key, value = key.strip(), value.strip()
             where = f"{path.name}:{number}"
             assert key in KEYS and value, f"{where}: expected '# <{'|'.join(KEYS)}>: <value>'"
-            if key == "result":
+            if key in ("result", "bounding"):
                 case.expect[key] = value
             elif key in ("plan", "error"):
                 assert case.title and case.sql, f"{where}: {key} without a title and SQL"
@@ -139,6 +141,12 @@ def bounded_rows(con: dpsql.Connection, case: Case) -> str:
         rows = sorted(rows, key=repr)
     return repr([tuple(float(_number(v)) if isinstance(v, float) else v for v in row)
                  for row in rows])
+
+
+def bounding(compiled: CompiledQuery) -> str:
+    """The strategy of a compiled query and its options, as a ``# bounding:`` line reads."""
+    options = compiled.bounding.options
+    return compiled.bounding.strategy + (f" ({', '.join(options)})" if options else "")
 
 
 def generated_name_clashes(sql: str) -> list[str]:

@@ -3,46 +3,55 @@
 # title: COUNT(*) over the whole table
 SELECT COUNT(*) FROM visits;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: keywords and names in any letter case
 select Count(*) As n From VISITS Where Age > 30;
 # result: [(839,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
 
 # title: quoted identifiers
 SELECT "region", COUNT(*) AS "n" FROM "visits" GROUP BY "region";
 # result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
+# bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282
 
 # title: quoted output alias with a space
 SELECT COUNT(*) AS "number of visits" FROM visits;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | number of visits=COUNT(*) L1=4 L2=4
 
 # title: table alias qualifies columns
 SELECT v.region, COUNT(*) FROM visits v GROUP BY v.region;
 # result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
+# bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | COUNT(*) L1=12 L2=6.9282
 
 # title: table alias with AS in WHERE
 SELECT COUNT(*) FROM visits AS v WHERE v.cost > 100;
 # result: [(764,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: alias qualifier is case-insensitive
 SELECT COUNT(*) FROM visits v WHERE V.age > 3;
 # result: [(1034,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: columns qualified by the table name
 SELECT visits.region, SUM(visits.cost) AS total FROM visits GROUP BY visits.region;
 # result: [('east north central', 39095.6), ('mid atlantic', 34476.6), ('mountain', 20340.3), ('new england', 13473.1), ('pacific', 49396.6), ('south atlantic', 29997.8), ('west north central', 19125.0), ('west south central', 14366.3)]
+# bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4
 
 # title: quoted qualified column
 SELECT COUNT(*) FROM "visits" WHERE "visits"."age" >= 18;
 # result: [(971,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: comments and a query over several lines
@@ -52,6 +61,7 @@ FROM visits
 WHERE cost > 0
 GROUP BY specialty;
 # result: [('allergy and immunology', 17), ('anesthesiology', 3), ('cardiology', 46), ('cardiothoracic surgery', 2), ('colorectal surgery', 8), ('dermatology', 49), ('emergency medicine', 181), ('endocrinology', 25), ('gastroenterology', 21), ('general practice', 356), ('general surgery', 16), ('geriatrics', 11), ('gynecology', 43), ('hematology', 12), ('hepatology', 14), ('hyperbaric medicine', 6), ('infectious disease', 15), ('internal medicine', 94), ('medical genetics', 3), ('neonatology', 1), ('nephrology', 15), ('neurology', 15), ('neurosurgery', 9), ('nuclear medicine', 2), ('obstetrics', 32), ('occupational medicine', 8), ('oncology', 21), ('ophthalmology', 27), ('orthopedics', 48), ('otolaryngology', 7), ('palliative care', 7), ('pediatric oncology', 4), ('pediatrics', 70), ('physical therapy', 15), ('plastic surgery', 2), ('podiatry', 2), ('psychiatry', 9), ('psychology', 17), ('pulmonology', 23), ('radiology', 25), ('rheumatology', 9), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 5), ('tropical medicine', 2), ('urology', 8), ('vascular surgery', 2)]
+# bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*) L1=12 L2=6.9282
 
 # title: DELETE is refused

@@ -19,6 +19,7 @@ from grammar_tests.cases import (
     WITH_RESULT,
     Case,
     bounded_rows,
+    bounding,
     compile_case,
     generated_name_clashes,
     normalise,
@@ -36,6 +37,7 @@ def test_accepted(case: Case, con: dpsql.Connection) -> None:
     options = {"epsilon": case.epsilon, "delta": case.delta, "dialect": case.dialect}
     info = con.explain(case.sql, **options).to_dict()
     assert summarize(info) == case.expect["plan"]
+    assert bounding(compile_case(con, case)) == case.expect["bounding"]
     result = con.sql(case.sql, **options)
     assert result.columns == [c["name"] for c in info["columns"]]
     assert all(len(row) == len(result.columns) for row in result.fetchall())

@@ -3,101 +3,121 @@
 # title: equality on a string
 SELECT COUNT(*) FROM visits WHERE region = 'pacific';
 # result: [(265,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: inequality operators
 SELECT COUNT(*) FROM visits WHERE age <> 40 AND age != 41 AND cost < 900 AND cost <= 800;
 # result: [(997,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: AND OR NOT with parentheses
 SELECT COUNT(*) FROM visits WHERE NOT (age > 80 OR (cost >= 1000 AND region = 'mountain'));
 # result: [(996,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: IN list
 SELECT COUNT(*) FROM visits WHERE specialty IN ('cardiology', 'oncology', 'neurology');
 # result: [(83,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: NOT IN list
 SELECT COUNT(*) FROM visits WHERE region NOT IN ('pacific', 'mountain');
 # result: [(690,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: tuple IN list
 SELECT COUNT(*) FROM visits WHERE (region, age) IN (('pacific', 30), ('mountain', 40));
 # result: [(0,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: BETWEEN
 SELECT COUNT(*) FROM visits WHERE age BETWEEN 18 AND 65;
 # result: [(723,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: NOT BETWEEN
 SELECT COUNT(*) FROM visits WHERE cost NOT BETWEEN 100 AND 200;
 # result: [(892,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: IS NULL and IS NOT NULL
 SELECT COUNT(*) FROM visits WHERE cost IS NOT NULL OR age IS NULL;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: LIKE and NOT LIKE
 SELECT COUNT(*) FROM visits WHERE specialty LIKE 'p%' AND specialty NOT LIKE '%surgery';
 # result: [(145,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: ILIKE
 SELECT COUNT(*) FROM visits WHERE specialty ILIKE '%CARDIO%';
 # result: [(48,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: arithmetic in a predicate
 SELECT COUNT(*) FROM visits WHERE cost * 2 - age + 1 > 500;
 # result: [(374,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: LEAST GREATEST and ABS in a predicate
 SELECT COUNT(*) FROM visits WHERE LEAST(cost, 1000) > 200 AND GREATEST(age, 18) < 65 AND ABS(age - 50) < 10;
 # result: [(142,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: COALESCE in a predicate
 SELECT COUNT(*) FROM visits WHERE COALESCE(cost, 0) > 100;
 # result: [(764,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: LOWER and UPPER in a predicate
 SELECT COUNT(*) FROM visits WHERE LOWER(region) = 'pacific' OR UPPER(specialty) = 'ONCOLOGY';
 # result: [(277,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: date column compared with a string
 SELECT COUNT(*) FROM visits WHERE visit_date >= '2023-01-01';
 # result: [(701,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: negative literal
 SELECT COUNT(*) FROM pums WHERE income > -1;
 # result: [(1582,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(*) L1=2 L2=2
 
 # title: filter on the privacy unit
 SELECT COUNT(*) FROM visits WHERE patient_id < 100;
 # result: [(282,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: constant predicate
 SELECT COUNT(*) FROM visits WHERE TRUE;
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: WHERE and GROUP BY together
 SELECT region, AVG(cost) FROM visits WHERE age >= 65 GROUP BY region;
 # result: [('east north central', 188.996), ('mid atlantic', 182.141), ('mountain', 321.322), ('new england', 166.55), ('pacific', 208.533), ('south atlantic', 170.568), ('west north central', 352.038), ('west south central', 163.652)]
+# bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=6 groups/unit=3 rows/group=4 selection=public | region | AVG(cost) in [0, 2000] L1=12000 L2=6928.2
 
 # title: regular expression in WHERE
@@ -119,6 +139,7 @@ SELECT COUNT(*) FROM visits WHERE random() < 0.5;
 # title: IN subquery over a public table
 SELECT COUNT(*) FROM visits WHERE region IN (SELECT region FROM regions);
 # result: [(1056,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(*) L1=4 L2=4
 
 # title: EXISTS subquery
@@ -168,11 +189,13 @@ SELECT COUNT(*) FROM visits WHERE LOWER(age) = 'a';
 # title: arithmetic that would overflow integers runs in DOUBLE and cannot fail
 SELECT COUNT(age * 100000000) FROM visits WHERE patient_id = 3;
 # result: [(4,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | COUNT(age * 100000000) L1=4 L2=4
 
 # title: huge multiplier inside a clamp cannot fail on any row
 SELECT SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) FROM visits WHERE age > 50;
 # result: [(479.0,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | SUM(LEAST(GREATEST(age * 1000000000000000000, 0), 1)) in [1, 1] L1=4 L2=4
 
 # title: LIKE with a pattern read from the rows is refused

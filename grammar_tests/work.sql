@@ -7,10 +7,12 @@
 # title: a text function and a search within the bounds
 SELECT COUNT(*) AS n FROM visits WHERE lower(specialty) LIKE '%card%';
 # result: [(48,)]
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
 
 # title: one replace that grows a text tenfold
 SELECT COUNT(*) AS n FROM visits WHERE length(replace(specialty, 'o', 'oooooooooo')) > 20;
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
 
 # title: replace nested until a text may outgrow max_text_value
@@ -23,10 +25,12 @@ SELECT COUNT(*) FROM visits WHERE CASE WHEN patient_id = 7 AND specialty = 'onco
 
 # title: concatenation adds the widths
 SELECT COUNT(*) AS n FROM visits WHERE length(specialty || region || specialty) > 30;
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
 
 # title: a LIKE pattern with several wildcards costs text × pattern steps
 SELECT COUNT(*) AS n FROM visits WHERE specialty LIKE '%a%o%o%y%';
+# bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4
 
 # title: many searches of one text add up past max_row_work
