@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import inspect
 import warnings
@@ -21,10 +20,9 @@ from typing import Any
 
 import duckdb
 import pyarrow as pa
-from sqlglot import exp
 
-from dpsql import autobounds, listing, suggest
-from dpsql.accounting import Accountant, Budget, Cost
+from dpsql import listing, owner, suggest
+from dpsql.accounting import Accountant, Budget, BudgetKeeper, Cost
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
@@ -52,7 +50,6 @@ from dpsql.errors import (
     ProgrammingError,
     QueryCancelled,
     RoleError,
-    UnsupportedQueryError,
 )
 from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.exact import real_number
@@ -134,17 +131,11 @@ class Connection:
                 f"budget={budget!r}: pass dpsql.Budget(epsilon=..., delta=...), e.g. "
                 "dpsql.connect(budget=dpsql.Budget(epsilon=1.0, delta=1e-6))")
         self.analyst = analyst
-        self.budget: Accountant | Ledger
+        self.budget: BudgetKeeper
         self.answers: AnswerStore | None
-        if ledger is None:
-            if dataset_budgets:
-                raise PrivacyError("dataset_budgets are kept in a ledger file: pass ledger=...")
-            self.budget = Accountant(budget or DEFAULT_BUDGET)
-            self.answers = MemoryCache() if cache else None
-        else:
-            self.budget = Ledger(ledger, budget=budget, analyst=analyst,
-                                 dataset_budgets=dataset_budgets, reset_budget=reset_budget)
-            self.answers = LedgerCache(self.budget) if cache else None
+        self.budget, self.answers = _keepers(budget, ledger=ledger, analyst=analyst,
+                                             dataset_budgets=dataset_budgets,
+                                             reset_budget=reset_budget, cache=cache)
         self.seed = seed
         self._sources: dict[str, str] = {}
         self._sizes: dict[str, int] = {}
@@ -305,7 +296,7 @@ class Connection:
                                          quantile_ci=quantile_ci, remaining=remaining)
                 break
             except BoundsNeeded as need:
-                remaining = self._estimate_first(need)
+                remaining = owner.estimate_first(self, need)
         if seed is not None or self.answers is None:
             return self._run(compiled, query, seed)
         key = self._answer_key(compiled)
@@ -339,169 +330,6 @@ class Connection:
             return None
         kind, table = found
         return self.tables() if kind == "tables" else self.describe(table)
-
-    def _estimate_first(self, need: BoundsNeeded) -> tuple[float, float]:
-        """Estimate the ``"auto"`` bounds a query needs from its own budget; the (ε, δ) left.
-
-        The whole query's cost is checked against the budget first, so a query that could
-        not be paid in full spends nothing on its bounds.
-        """
-        each_e, each_d, rest_e, rest_d = autobounds.split(
-            need.epsilon, need.delta, len(need.columns) + len(need.limits))
-        self.budget.check(need.epsilon, need.delta)
-        for table, column in need.columns:
-            self._estimate_bounds(self.catalog.get(table), column, epsilon=each_e,
-                                  delta=each_d)
-        for table, _ in need.limits:
-            self.estimate_limits(table, epsilon=each_e, delta=each_d)
-        return rest_e, rest_d
-
-    def estimate_limits(self, table: str, *, epsilon: float, delta: float) -> int:
-        """Estimate a ``max_rows_per_unit="auto"`` (the only limit that may be ``"auto"``:
-        the others depend on each query's GROUP BY): the 95% quantile of rows per person
-        from a private histogram (``dpsql.suggest``), 1 if no bin is released. A private
-        query, charged like any other; the limit then replaces ``"auto"`` in this
-        connection's catalog (and, with no per-group limit declared, caps rows per group
-        too). Queries that need it call this with a share of their own budget. Returns it.
-        """
-        info = self.catalog.get(table)
-        if "max_rows_per_unit" not in info.auto_limits:
-            raise CatalogError(f'{info.name}.max_rows_per_unit is not declared "auto" (or is '
-                               "already estimated: see catalog.get(table).max_rows_per_unit)")
-        # The histogram has one row per person whatever their rows: it needs no row limit.
-        self.catalog.add(dataclasses.replace(info, auto_limits=()))
-        try:
-            rows = self.sql(suggest.contribution_sql(info, "max_rows_per_unit"),
-                            epsilon=epsilon, delta=delta).fetchall()
-        except BaseException:
-            self.catalog.add(info)
-            raise
-        limit = suggest.limit_from_bins(rows, coverage=suggest.COVERAGE) or 1
-        self.catalog.add(dataclasses.replace(info, max_rows_per_unit=limit, auto_limits=()))
-        warnings.warn(f"{info.name}.max_rows_per_unit estimated as {limit} with "
-                      f"epsilon={epsilon:g}, delta={delta:g} (\"auto\")", PrivacyWarning,
-                      stacklevel=3)
-        return limit
-
-    def suggest_bounds(self, table: str, *, epsilon: float, delta: float,
-                       group_by: str | None = None,
-                       coverage: float = suggest.COVERAGE) -> suggest.BoundsSuggestion:
-        """Propose value bounds and contribution limits for ``table`` from its data,
-        privately (``dpsql.suggest``): private histograms charged like any query, the
-        budget split evenly over them. ``group_by`` names the column queries will group
-        by, for its group limits. The catalog is not changed: register the table again
-        with ``**suggestion.options()``, or paste ``suggestion.toml()`` into its entry.
-
-        >>> import dpsql
-        >>> from dpsql.datasets import pums_path
-        >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=2.0, delta=1e-6), seed=1)
-        >>> con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid")
-        >>> s = con.suggest_bounds("pums", epsilon=1.0, delta=1e-6)
-        >>> s.bounds["age"], s.max_rows_per_unit
-        ((0.0, 128.0), 4)
-        """
-        info = self.catalog.get(table)
-        if group_by is not None and group_by.lower() not in set(info.columns) - {
-                info.privacy_unit}:
-            raise CatalogError(f"group_by={group_by!r} is not a column of {info.name} other "
-                               "than its privacy unit")
-        if not 0 < coverage < 1:
-            raise ProgrammingError(f"coverage={coverage!r}: need 0 < coverage < 1, e.g. 0.95")
-        group = group_by.lower() if group_by else None
-        columns = suggest.numeric_columns(info, group)
-        limits = [] if info.privacy_unit is None else ["max_rows_per_unit"] + (
-            [] if group is None else ["max_groups_per_unit", "max_rows_per_group"])
-        released, cost = self._released(
-            [autobounds.histogram_sql(info, c) for c in columns] +
-            [suggest.contribution_sql(info, limit, [group] if group else [])
-             for limit in limits],
-            epsilon, delta)
-        bounds = {c: autobounds.bounds_from_bins(rows) for c, rows in
-                  zip(columns, released[:len(columns)], strict=True)}
-        found = {limit: suggest.limit_from_bins(rows, coverage=coverage)
-                 for limit, rows in zip(limits, released[len(columns):], strict=True)}
-        return suggest.BoundsSuggestion(info.name, bounds, group_by=group, cost=cost, **found)
-
-    def _released(self, queries: list[str], epsilon: float, delta: float
-                  ) -> tuple[list[list[tuple]], Cost]:
-        """Run private helper queries with (ε, δ) split evenly over them (checked against
-        the budget before the first runs): each one's rows, and what they spent together."""
-        each_e, each_d = suggest.shares(epsilon, delta, max(len(queries), 1))
-        self.budget.check(epsilon, delta)
-        results = [self.sql(sql, epsilon=each_e, delta=each_d) for sql in queries]
-        return ([r.fetchall() for r in results],
-                Cost(sum(r.cost.epsilon for r in results), sum(r.cost.delta for r in results)))
-
-    def bounding_report(self, query: str, *, epsilon: float, delta: float,
-                        dialect: str | None = None) -> suggest.BoundingReport:
-        """What the query's contribution limits and clamps cut, estimated privately: for
-        each limit, the share of people whose rows it drops (from private histograms of
-        contributions, as ``suggest_bounds`` draws them, over the rows the query's WHERE
-        keeps) and the limit that would keep 95% of them whole; for each clamp of a summed
-        or averaged column, the share of values outside it; a warning with the fix when
-        either surely cuts 5% or more (``suggest.WARN_SHARE``).
-        A paid release of its own (``epsilon``, ``delta`` split over the histograms), on
-        request: answering a query does not run it. One private table, no joins.
-        """
-        plan = self.compile(query, dialect=dialect).plan
-        if len(plan.private_tables) != 1 or not isinstance(plan.relation, str) or \
-                plan.privacy_unit is None:
-            raise UnsupportedQueryError(
-                "bounding_report covers queries over one private table with a privacy unit "
-                "(no joins or subqueries): ask suggest_bounds for each table instead")
-        info = self.catalog.get(plan.private_tables[0])
-        keys = [k.column for k in plan.keys if isinstance(k.column, str)]
-        declared = {"max_rows_per_unit": plan.contribution.max_rows_per_unit,
-                    "max_groups_per_unit": plan.contribution.max_groups_per_unit if keys else None,
-                    "max_rows_per_group": plan.contribution.max_rows_per_group}
-        limits = [(name, limit) for name, limit in declared.items() if limit]
-        clamped = sorted({spec.expr.name.lower() for spec in plan.stats
-                          if spec.kind in ("sum", "centered_sum") and not spec.per_group
-                          and isinstance(spec.expr, exp.Column)
-                          and spec.expr.name.lower() in info.bounds})
-        released, cost = self._released(
-            [suggest.contribution_sql(info, name, keys, plan.where) for name, _ in limits] +
-            [autobounds.histogram_sql(info, column, plan.where) for column in clamped],
-            epsilon, delta)
-        checks = [suggest.LimitCheck(name, limit, suggest.share_above(rows, limit),
-                                     suggest.limit_from_bins(rows, coverage=suggest.COVERAGE))
-                  for (name, limit), rows in zip(limits, released[:len(limits)], strict=True)]
-        checks += [suggest.ClampCheck(column, info.bounds[column],
-                                      suggest.share_outside(rows, *info.bounds[column]),
-                                      autobounds.bounds_from_bins(rows))
-                   for column, rows in zip(clamped, released[len(limits):], strict=True)]
-        return suggest.BoundingReport(query, tuple(checks), cost)
-
-    def estimate_bounds(self, table: str, column: str, *, epsilon: float,
-                        delta: float) -> tuple[float, float]:
-        """Estimate the bounds of a column declared ``bounds="auto"`` (``dpsql.autobounds``).
-
-        A private query, charged like any other; the bounds then replace ``"auto"`` in this
-        connection's catalog, and queries use them for free. Queries that need them call
-        this with a share of their own budget; call it to choose the share yourself.
-        Returns (lo, hi).
-        """
-        info = self.catalog.get(table)
-        if column.lower() not in info.auto_bounds:
-            raise CatalogError(f'{info.name}.{column} is not declared bounds="auto" (or its '
-                               "bounds are already estimated: see catalog.get(table).bounds)")
-        return self._estimate_bounds(info, column.lower(), epsilon=epsilon, delta=delta)
-
-    def _estimate_bounds(self, info: TableInfo, name: str, *, epsilon: float,
-                         delta: float) -> tuple[float, float]:
-        """``estimate_bounds`` for any numeric column: also those a query in the BigQuery
-        syntax leaves to the engine, as ZetaSQL does (``SUM(x)`` with no bounds)."""
-        rows = self.sql(autobounds.histogram_sql(info, name), epsilon=epsilon,
-                        delta=delta).fetchall()
-        lo, hi = autobounds.bounds_from_bins(rows)
-        self.catalog.add(dataclasses.replace(
-            info, bounds={**info.bounds, name: (lo, hi)},
-            auto_bounds=tuple(c for c in info.auto_bounds if c != name)))
-        why = "bounds=\"auto\"" if name in info.auto_bounds else "none declared"
-        warnings.warn(f"{info.name}.{name}: bounds estimated as [{lo:g}, {hi:g}] with "
-                      f"epsilon={epsilon:g}, delta={delta:g} ({why})", PrivacyWarning,
-                      stacklevel=4)
-        return lo, hi
 
     def _usable(self, seed: int | None) -> int | None:
         """The seed of this query (the connection's if none given), on an open connection."""
@@ -568,6 +396,34 @@ class Connection:
         return evaluate_utility(self, query, runs=runs, epsilon=epsilon, delta=delta,
                                 level=level, quantile_ci=quantile_ci)
 
+    def suggest_bounds(self, table: str, *, epsilon: float, delta: float,
+                       group_by: str | None = None,
+                       coverage: float = suggest.COVERAGE) -> suggest.BoundsSuggestion:
+        """Propose value bounds and contribution limits for ``table`` from its data,
+        privately, for ``group_by`` queries if given; the catalog is not changed. A paid
+        release (``dpsql.owner.suggest_bounds``)."""
+        return owner.suggest_bounds(self, table, epsilon=epsilon, delta=delta,
+                                    group_by=group_by, coverage=coverage)
+
+    def bounding_report(self, query: str, *, epsilon: float, delta: float,
+                        dialect: str | None = None) -> suggest.BoundingReport:
+        """What the query's contribution limits and clamps cut, estimated privately, with
+        the fix when they surely cut 5% or more. A paid release
+        (``dpsql.owner.bounding_report``)."""
+        return owner.bounding_report(self, query, epsilon=epsilon, delta=delta,
+                                     dialect=dialect)
+
+    def estimate_bounds(self, table: str, column: str, *, epsilon: float,
+                        delta: float) -> tuple[float, float]:
+        """Estimate the bounds of a column declared ``bounds="auto"``; they then stand in
+        the catalog. A paid release (``dpsql.owner.estimate_bounds``). Returns (lo, hi)."""
+        return owner.estimate_bounds(self, table, column, epsilon=epsilon, delta=delta)
+
+    def estimate_limits(self, table: str, *, epsilon: float, delta: float) -> int:
+        """Estimate a ``max_rows_per_unit="auto"``; it then stands in the catalog. A paid
+        release (``dpsql.owner.estimate_limits``). Returns it."""
+        return owner.estimate_limits(self, table, epsilon=epsilon, delta=delta)
+
     def report(self):
         """Spending under every composition method, GDP µ and its tightness (no data read)."""
         return self.budget.report()
@@ -625,14 +481,27 @@ class Connection:
     def close(self) -> None:
         self.backend.close()
         self._noisy.close()
-        if isinstance(self.budget, Ledger):
-            self.budget.close()
+        self.budget.close()
 
     def __enter__(self) -> Connection:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _keepers(budget: Budget | None, *, ledger: str | Path | None, analyst: str,
+             dataset_budgets: Mapping[str, Budget] | None, reset_budget: bool,
+             cache: bool) -> tuple[BudgetKeeper, AnswerStore | None]:
+    """The keeper of the budget and the store of answers beside it (None: no cache): both
+    in memory, or both in the ledger file, where other processes share them."""
+    if ledger is None:
+        if dataset_budgets:
+            raise PrivacyError("dataset_budgets are kept in a ledger file: pass ledger=...")
+        return Accountant(budget or DEFAULT_BUDGET), MemoryCache() if cache else None
+    kept = Ledger(ledger, budget=budget, analyst=analyst, dataset_budgets=dataset_budgets,
+                  reset_budget=reset_budget)
+    return kept, LedgerCache(kept) if cache else None
 
 
 def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -> Backend:

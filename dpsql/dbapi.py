@@ -34,7 +34,7 @@ import datetime as dt
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 from sqlglot import exp
@@ -44,7 +44,7 @@ from dpsql.errors import InterfaceError, ProgrammingError
 from dpsql.parse import parse
 
 if TYPE_CHECKING:
-    from dpsql.connection import Connection
+    from dpsql.listing import Listing
     from dpsql.result import Result
 
 apilevel = "2.0"
@@ -262,14 +262,25 @@ def _type_code(field: pa.Field) -> str:
     return str(field.type)
 
 
+class Answerer(Protocol):
+    """What a cursor needs of its connection (``dpsql.connection.Connection``): the
+    dialect queries are written in, and answers."""
+
+    dialect: str
+
+    def sql(self, query: str, *, epsilon: float | None = None, delta: float | None = None,
+            seed: int | None = None, dialect: str | None = None) -> Result | Listing:
+        """The noisy answer to ``query`` (or the catalog's listing), charged."""
+
+
 class Cursor:
     """A PEP 249 cursor; ``execute`` also takes dpsql's ``epsilon``/``delta``/``seed``."""
 
     arraysize = 1
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Answerer) -> None:
         self.connection = connection
-        self._result: Result | None = None
+        self._result: Result | Listing | None = None
         self._rows: list[tuple] = []
         self._position = 0
         self._closed = False
@@ -349,8 +360,9 @@ class Cursor:
             yield row
 
     @property
-    def result(self) -> Result:
-        """The dpsql Result of the last query (with ``.ci()``, ``.explain()``)."""
+    def result(self) -> Result | Listing:
+        """The dpsql Result of the last query (with ``.ci()``, ``.explain()``; a Listing
+        for ``SHOW TABLES`` and ``DESCRIBE``)."""
         self._need_result()
         return self._result
 

@@ -12,7 +12,7 @@ Groups that partition selection hid count as not released.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -23,7 +23,22 @@ from dpsql.render import html_table
 from dpsql.result import Result
 
 if TYPE_CHECKING:
-    from dpsql.connection import Connection
+    from dpsql.backends import Backend
+
+
+class Owned(Protocol):
+    """What an evaluation needs of a connection (``dpsql.connection.Connection``): the
+    owner's role, its compiler and its engine."""
+
+    backend: Backend
+
+    def require_owner(self, what: str) -> None:
+        """Raise RoleError unless the connection is a data owner's."""
+
+    def compile(self, query: str, *, epsilon: float | None = None,
+                delta: float | None = None, quantile_ci: float | None = None
+                ) -> CompiledQuery:
+        """``query`` compiled against the catalog; no data read."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +75,7 @@ class UtilityReport:
         return "\n".join(lines)
 
 
-def truth(con: Connection, compiled: CompiledQuery, seed: int) -> Result:
+def truth(con: Owned, compiled: CompiledQuery, seed: int) -> Result:
     """The bounded answer without noise, for the same (seeded) choice of groups per unit.
     Owner role only."""
     con.require_owner("the noise-free answer")
@@ -68,7 +83,7 @@ def truth(con: Connection, compiled: CompiledQuery, seed: int) -> Result:
     return release(compiled, exact, None, engine=NoisyEngine())
 
 
-def evaluate_utility(con: Connection, query: str, *, runs: int, epsilon: float | None,
+def evaluate_utility(con: Owned, query: str, *, runs: int, epsilon: float | None,
                      delta: float | None, level: float,
                      quantile_ci: float | None = None) -> UtilityReport:
     """See the module docstring. Owner role only."""

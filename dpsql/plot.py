@@ -26,7 +26,7 @@ matplotlib is imported only when a plot is drawn (``pip install 'dpsql[plot]'``)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +37,20 @@ from dpsql.errors import MissingDependencyError, ProgrammingError
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from dpsql.result import Result
+    from dpsql.plan import PrivacyPlan
+
+
+class Released(Protocol):
+    """What a chart reads of a released table (``dpsql.result.Result``, which draws itself
+    with :func:`plot`): its cells, its plan, its intervals, and whether it is private."""
+
+    table: pa.Table
+    plan: PrivacyPlan
+    private: bool
+
+    def ci(self, level: float = 0.95) -> pa.Table: ...
+
+    def __len__(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +78,7 @@ class Bars:
         return ax
 
 
-def bars(result: Result, y: str | None = None, *, x: str | None = None,
+def bars(result: Released, y: str | None = None, *, x: str | None = None,
          level: float = 0.95) -> Bars:
     """The bars :func:`plot` draws for ``result`` (see the module docstring)."""
     columns = [c.name for c in result.plan.columns]
@@ -91,7 +104,7 @@ def bars(result: Result, y: str | None = None, *, x: str | None = None,
                 xlabel=", ".join(keys), ylabel=y, title=f"{y} by {', '.join(keys)}, {title}")
 
 
-def plot(result: Result, y: str | None = None, *, x: str | None = None,
+def plot(result: Released, y: str | None = None, *, x: str | None = None,
          level: float = 0.95, ax: Axes | None = None, **bar_options: Any) -> Axes:
     """Draw ``result`` as bars with ``level`` confidence intervals; return the Axes."""
     chart = bars(result, y, x=x, level=level)
@@ -105,7 +118,7 @@ def plot(result: Result, y: str | None = None, *, x: str | None = None,
     return chart.draw(ax, **bar_options)
 
 
-def _check(result: Result, columns: list[str], values: list[str], *, y: str | None,
+def _check(result: Released, columns: list[str], values: list[str], *, y: str | None,
            x: str | None) -> None:
     """Refuse, saying why, when there is nothing to plot or ``y``/``x`` name no fit column."""
     if not values:
@@ -123,7 +136,7 @@ def _check(result: Result, columns: list[str], values: list[str], *, y: str | No
                          "choose one of: " + ", ".join(values))
 
 
-def _value_columns(result: Result) -> list[str]:
+def _value_columns(result: Released) -> list[str]:
     """Numeric output columns computed from aggregates, in output order."""
     schema = result.table.schema
     return [c.name for c in result.plan.columns
@@ -134,7 +147,7 @@ def _numeric(kind: pa.DataType) -> bool:
     return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
 
 
-def _uses_aggregates(result: Result, name: str) -> bool:
+def _uses_aggregates(result: Released, name: str) -> bool:
     """Whether output column ``name`` is (arithmetic over) an aggregate, not a key or constant."""
     plan = result.plan
     index = [c.name for c in plan.columns].index(name)
@@ -145,7 +158,7 @@ def _uses_aggregates(result: Result, name: str) -> bool:
     return any(c.name in released for c in expression.find_all(exp.Column))
 
 
-def _intervals(result: Result, level: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def _intervals(result: Released, level: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Each value column's interval ends; NaN where there is none (see Result.ci).
 
     ci() appends ``<col>_lower, <col>_upper`` per bare aggregate, in column order: they
@@ -165,7 +178,7 @@ def _intervals(result: Result, level: float) -> dict[str, tuple[np.ndarray, np.n
     return found
 
 
-def _column(result: Result, name: str) -> np.ndarray:
+def _column(result: Released, name: str) -> np.ndarray:
     return _floats_of(result.table.column(name))
 
 
@@ -174,6 +187,6 @@ def _floats_of(column: pa.ChunkedArray) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in column.to_pylist()])
 
 
-def _title(result: Result, level: float) -> str:
+def _title(result: Released, level: float) -> str:
     seeded = "" if result.private else " · SEEDED, NOT PRIVATE"
     return f"{level:.0%} CI (noise only){seeded}"

@@ -43,6 +43,21 @@ def test_repeated_query_returns_the_same_answer_for_free():
     assert again.cost.epsilon == 0 and con.budget.spent.epsilon == 0.5
 
 
+def test_a_question_computes_its_answer_key_once(monkeypatch):
+    """The key hashes the whole release plan as canonical JSON, the costliest step of an
+    answer from the cache: the lookup, the per-question lock and the stored answer share
+    one computation."""
+    import dpsql.connection
+
+    keys = []
+    monkeypatch.setattr(dpsql.connection, "answer_key",
+                        lambda **parts: keys.append(answer_key(**parts)) or keys[-1])
+    con = connection()
+    con.sql(QUERY, epsilon=0.5)
+    con.sql(QUERY, epsilon=0.5)
+    assert len(keys) == 2 and keys[0] == keys[1]
+
+
 def test_different_parameters_are_different_questions():
     con = connection()
     con.sql(QUERY, epsilon=0.5)

@@ -41,5 +41,8 @@ class BudgetKeeper(Protocol):
     def report(self) -> Any:
         """Spending under every composition method."""
 
+    def close(self) -> None:
+        """Let go of what keeps the spends (the ledger's file); the spends stay spent."""
+
 
 __all__ = ["Accountant", "Budget", "BudgetKeeper", "Charge", "Cost"]

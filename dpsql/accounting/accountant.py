@@ -136,6 +136,9 @@ class Accountant:
         total = math.inf if self.total.epsilon is None else self.total.epsilon
         return build_report(events, costs, total, self.total.delta)
 
+    def close(self) -> None:
+        """Nothing to let go of: the spends live in memory (``BudgetKeeper.close``)."""
+
     def __repr__(self) -> str:
         return f"Accountant(total={self.total}, spent={self.spent}, remaining={self.remaining})"
 

@@ -1,4 +1,5 @@
-"""What the command line and its shell share: exit codes, error lines, running a query.
+"""What the command line, its shell and the server share: exit codes, error lines, running a
+query, splitting a script into statements.
 
 Kept light: the CLI's start-up time counts (no dataclasses, no typing at run time).
 """
@@ -119,3 +120,55 @@ def _query_progress(engine) -> float:
         return engine.query_progress()
     except duckdb.Error:  # between statements: progress unknown
         return -1.0
+
+
+def split_statements(text: str) -> tuple[list[str], str]:
+    """The complete statements of ``text`` (without their ``;``) and the unfinished rest.
+
+    Quotes (``'...'``, ``"..."``, doubled to escape) and comments (``-- ...``,
+    ``/* ... */``) may contain ``;``. Statements holding only comments or spaces
+    are dropped, so ``;;`` is harmless; the rest is ``""`` unless it holds code or
+    an unfinished quote or comment.
+
+    >>> split_statements("SELECT ';' AS x; SELECT 2 -- a comment; not an end\\n")
+    (["SELECT ';' AS x"], ' SELECT 2 -- a comment; not an end\\n')
+    >>> split_statements("/* ; */ ;; SELECT 1;")
+    (['SELECT 1'], '')
+    >>> split_statements("SELECT 1; -- done\\n")
+    (['SELECT 1'], '')
+    >>> split_statements("SELECT 'a;")
+    ([], "SELECT 'a;")
+    """
+    statements: list[str] = []
+    start, i, code = 0, 0, False
+    while i < len(text):
+        closer = _closer(text, i)
+        if closer is not None:
+            end = text.find(closer, i + 1 if closer in "'\"" else i + 2)
+            if end < 0:
+                break
+            code = code or closer in "'\""
+            i = end + len(closer)
+            continue
+        if text[i] == ";":
+            if code:
+                statements.append(text[start:i].strip())
+            start, code = i + 1, False
+        elif not text[i].isspace():
+            code = True
+        i += 1
+    else:
+        if not code:  # only spaces and finished comments since the last ';'
+            return statements, ""
+    return statements, text[start:]
+
+
+def _closer(text: str, i: int) -> str | None:
+    """What ends the quote or comment opening at ``text[i]``, if one opens there."""
+    if text[i] in "'\"":
+        return text[i]
+    if text.startswith("--", i):
+        return "\n"
+    if text.startswith("/*", i):
+        return "*/"
+    return None

@@ -6,12 +6,8 @@ A line starting with ``.`` between statements is a dot-command (``.help`` lists
 them). On a terminal the shell keeps a history in ``~/.dpsql_history`` (stdlib
 readline), reports errors and goes on; reading a piped script, it stops at the
 first error and exits with that error's code (see ``dpsql.frontends.cli.EXIT_CODES``), so
-no later statement spends budget.
-
->>> split_statements("SELECT ';' AS x; SELECT 2 -- a comment; not an end\\n")
-(["SELECT ';' AS x"], ' SELECT 2 -- a comment; not an end\\n')
->>> split_statements("/* ; */ ;; SELECT 1;")
-(['SELECT 1'], '')
+no later statement spends budget. Statements are split as the server splits a simple
+query (``dpsql.frontends.common.split_statements``).
 """
 
 from __future__ import annotations
@@ -26,7 +22,14 @@ from typing import TYPE_CHECKING, TextIO
 from sqlglot import exp
 
 from dpsql.errors import Error
-from dpsql.frontends.common import EXIT_CODES, UsageError, answer, describe, interrupted
+from dpsql.frontends.common import (
+    EXIT_CODES,
+    UsageError,
+    answer,
+    describe,
+    interrupted,
+    split_statements,
+)
 from dpsql.listing import column_notes
 
 if TYPE_CHECKING:
@@ -49,54 +52,6 @@ COMMANDS = {
     ".quit": "leave the shell (also .exit or Ctrl-D)",
 }
 QUIT = (".quit", ".exit")
-
-
-def split_statements(text: str) -> tuple[list[str], str]:
-    """The complete statements of ``text`` (without their ``;``) and the unfinished rest.
-
-    Quotes (``'...'``, ``"..."``, doubled to escape) and comments (``-- ...``,
-    ``/* ... */``) may contain ``;``. Statements holding only comments or spaces
-    are dropped, so ``;;`` is harmless; the rest is ``""`` unless it holds code or
-    an unfinished quote or comment.
-
-    >>> split_statements("SELECT 1; -- done\\n")
-    (['SELECT 1'], '')
-    >>> split_statements("SELECT 'a;")
-    ([], "SELECT 'a;")
-    """
-    statements: list[str] = []
-    start, i, code = 0, 0, False
-    while i < len(text):
-        closer = _closer(text, i)
-        if closer is not None:
-            end = text.find(closer, i + 1 if closer in "'\"" else i + 2)
-            if end < 0:
-                break
-            code = code or closer in "'\""
-            i = end + len(closer)
-            continue
-        if text[i] == ";":
-            if code:
-                statements.append(text[start:i].strip())
-            start, code = i + 1, False
-        elif not text[i].isspace():
-            code = True
-        i += 1
-    else:
-        if not code:  # only spaces and finished comments since the last ';'
-            return statements, ""
-    return statements, text[start:]
-
-
-def _closer(text: str, i: int) -> str | None:
-    """What ends the quote or comment opening at ``text[i]``, if one opens there."""
-    if text[i] in "'\"":
-        return text[i]
-    if text.startswith("--", i):
-        return "\n"
-    if text.startswith("/*", i):
-        return "*/"
-    return None
 
 
 class Session:

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dpsql.errors import Error
+from dpsql.frontends.common import split_statements
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.answers import Answer, Column
 from dpsql.frontends.server.channel import Channel
 from dpsql.frontends.server.session import Session
 from dpsql.frontends.server.sqlstates import SessionError, message, sqlstate
 from dpsql.frontends.server.types import TEXT, ParameterError, decode_parameter
-from dpsql.frontends.shell import split_statements
 
 LOG = logging.getLogger("dpsql.server")
 MAX_PREPARED = 1000

@@ -1,0 +1,234 @@
+"""The bounds and limits a catalog needs, learned from the data privately: the data owner's
+tools (``suggest_bounds``, ``bounding_report``) and the estimates of what a catalog declares
+``"auto"`` (``estimate_bounds``, ``estimate_limits``).
+
+Each runs ordinary private queries on a connection — the histograms of ``dpsql.suggest``
+and ``dpsql.autobounds`` —, charged like any other: these are releases, paid from the
+budget, never peeks. The connection's methods of the same names call these functions;
+they live apart from ``Connection`` because they are clients of it (they ask it questions)
+rather than part of how it answers one. ``con.evaluate`` (noise-free, owner only) is in
+``dpsql.evaluate``.
+
+An analyst's query over a column declared ``bounds="auto"`` pays for its estimate from its
+own budget (``estimate_first``): the estimate then stands in the connection's catalog, and
+later queries use it for free.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import TYPE_CHECKING, Any, Protocol
+
+from sqlglot import exp
+
+from dpsql import autobounds, suggest
+from dpsql.accounting.values import Cost
+from dpsql.errors import (
+    BoundsNeeded,
+    CatalogError,
+    PrivacyWarning,
+    ProgrammingError,
+    UnsupportedQueryError,
+)
+
+if TYPE_CHECKING:
+    from dpsql.accounting import BudgetKeeper
+    from dpsql.catalog import Catalog, TableInfo
+    from dpsql.compile import CompiledQuery
+    from dpsql.plan import PrivacyPlan
+
+
+class Asker(Protocol):
+    """What these tools need of a connection (``dpsql.connection.Connection``): its catalog
+    and budget, and its two ways of asking."""
+
+    catalog: Catalog
+    budget: BudgetKeeper
+
+    def sql(self, query: str, *, epsilon: float | None = None,
+            delta: float | None = None) -> Any:
+        """The noisy answer to ``query`` (a ``Result``), charged."""
+
+    def compile(self, query: str, *, dialect: str | None = None) -> CompiledQuery:
+        """``query`` compiled against the catalog; no data read."""
+
+
+def suggest_bounds(con: Asker, table: str, *, epsilon: float, delta: float,
+                   group_by: str | None = None,
+                   coverage: float = suggest.COVERAGE) -> suggest.BoundsSuggestion:
+    """Propose value bounds and contribution limits for ``table`` from its data,
+    privately (``dpsql.suggest``): private histograms charged like any query, the
+    budget split evenly over them. ``group_by`` names the column queries will group
+    by, for its group limits. The catalog is not changed: register the table again
+    with ``**suggestion.options()``, or paste ``suggestion.toml()`` into its entry.
+
+    >>> import dpsql
+    >>> from dpsql.datasets import pums_path
+    >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=2.0, delta=1e-6), seed=1)
+    >>> con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid")
+    >>> s = suggest_bounds(con, "pums", epsilon=1.0, delta=1e-6)
+    >>> s.bounds["age"], s.max_rows_per_unit
+    ((0.0, 128.0), 4)
+    """
+    info = con.catalog.get(table)
+    if group_by is not None and group_by.lower() not in set(info.columns) - {
+            info.privacy_unit}:
+        raise CatalogError(f"group_by={group_by!r} is not a column of {info.name} other "
+                           "than its privacy unit")
+    if not 0 < coverage < 1:
+        raise ProgrammingError(f"coverage={coverage!r}: need 0 < coverage < 1, e.g. 0.95")
+    group = group_by.lower() if group_by else None
+    columns = suggest.numeric_columns(info, group)
+    limits = [] if info.privacy_unit is None else ["max_rows_per_unit"] + (
+        [] if group is None else ["max_groups_per_unit", "max_rows_per_group"])
+    answers, cost = released(
+        con, [autobounds.histogram_sql(info, c) for c in columns] +
+        [suggest.contribution_sql(info, limit, [group] if group else []) for limit in limits],
+        epsilon, delta)
+    bounds = {c: autobounds.bounds_from_bins(rows) for c, rows in
+              zip(columns, answers[:len(columns)], strict=True)}
+    found = {limit: suggest.limit_from_bins(rows, coverage=coverage)
+             for limit, rows in zip(limits, answers[len(columns):], strict=True)}
+    return suggest.BoundsSuggestion(info.name, bounds, group_by=group, cost=cost, **found)
+
+
+def bounding_report(con: Asker, query: str, *, epsilon: float, delta: float,
+                    dialect: str | None = None) -> suggest.BoundingReport:
+    """What the query's contribution limits and clamps cut, estimated privately: for
+    each limit, the share of people whose rows it drops (from private histograms of
+    contributions, as ``suggest_bounds`` draws them, over the rows the query's WHERE
+    keeps) and the limit that would keep 95% of them whole; for each clamp of a summed
+    or averaged column, the share of values outside it; a warning with the fix when
+    either surely cuts 5% or more (``suggest.WARN_SHARE``).
+    A paid release of its own (``epsilon``, ``delta`` split over the histograms), on
+    request: answering a query does not run it. One private table, no joins.
+    """
+    plan = con.compile(query, dialect=dialect).plan
+    if len(plan.private_tables) != 1 or not isinstance(plan.relation, str) or \
+            plan.privacy_unit is None:
+        raise UnsupportedQueryError(
+            "bounding_report covers queries over one private table with a privacy unit "
+            "(no joins or subqueries): ask suggest_bounds for each table instead")
+    info = con.catalog.get(plan.private_tables[0])
+    keys = [k.column for k in plan.keys if isinstance(k.column, str)]
+    limits, clamped = _declared_limits(plan, keys), _clamped_columns(plan, info)
+    answers, cost = released(
+        con, [suggest.contribution_sql(info, name, keys, plan.where) for name, _ in limits] +
+        [autobounds.histogram_sql(info, column, plan.where) for column in clamped],
+        epsilon, delta)
+    checks = [suggest.LimitCheck(name, limit, suggest.share_above(rows, limit),
+                                 suggest.limit_from_bins(rows, coverage=suggest.COVERAGE))
+              for (name, limit), rows in zip(limits, answers[:len(limits)], strict=True)]
+    checks += [suggest.ClampCheck(column, info.bounds[column],
+                                  suggest.share_outside(rows, *info.bounds[column]),
+                                  autobounds.bounds_from_bins(rows))
+               for column, rows in zip(clamped, answers[len(limits):], strict=True)]
+    return suggest.BoundingReport(query, tuple(checks), cost)
+
+
+def _declared_limits(plan: PrivacyPlan, keys: list[str]) -> list[tuple[str, int]]:
+    """The contribution limits the query applies, by name (the per-group ones only for a
+    grouped query)."""
+    limits = plan.contribution
+    declared = {"max_rows_per_unit": limits.max_rows_per_unit,
+                "max_groups_per_unit": limits.max_groups_per_unit if keys else None,
+                "max_rows_per_group": limits.max_rows_per_group}
+    return [(name, limit) for name, limit in declared.items() if limit]
+
+
+def _clamped_columns(plan: PrivacyPlan, info: TableInfo) -> list[str]:
+    """The table's columns the query sums or averages, clamped to their declared bounds."""
+    return sorted({spec.expr.name.lower() for spec in plan.stats
+                   if spec.kind in ("sum", "centered_sum") and not spec.per_group
+                   and isinstance(spec.expr, exp.Column)
+                   and spec.expr.name.lower() in info.bounds})
+
+
+def released(con: Asker, queries: list[str], epsilon: float, delta: float
+             ) -> tuple[list[list[tuple]], Cost]:
+    """Run private helper queries with (ε, δ) split evenly over them (checked against
+    the budget before the first runs): each one's rows, and what they spent together."""
+    each_e, each_d = suggest.shares(epsilon, delta, max(len(queries), 1))
+    con.budget.check(epsilon, delta)
+    results = [con.sql(sql, epsilon=each_e, delta=each_d) for sql in queries]
+    return ([r.fetchall() for r in results],
+            Cost(sum(r.cost.epsilon for r in results), sum(r.cost.delta for r in results)))
+
+
+def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[float, float]:
+    """Estimate the ``"auto"`` bounds a query needs from its own budget; the (ε, δ) left.
+
+    The whole query's cost is checked against the budget first, so a query that could
+    not be paid in full spends nothing on its bounds.
+    """
+    each_e, each_d, rest_e, rest_d = autobounds.split(
+        need.epsilon, need.delta, len(need.columns) + len(need.limits))
+    con.budget.check(need.epsilon, need.delta)
+    for table, column in need.columns:
+        estimate_column_bounds(con, con.catalog.get(table), column, epsilon=each_e,
+                               delta=each_d)
+    for table, _ in need.limits:
+        estimate_limits(con, table, epsilon=each_e, delta=each_d)
+    return rest_e, rest_d
+
+
+def estimate_bounds(con: Asker, table: str, column: str, *, epsilon: float,
+                    delta: float) -> tuple[float, float]:
+    """Estimate the bounds of a column declared ``bounds="auto"`` (``dpsql.autobounds``).
+
+    A private query, charged like any other; the bounds then replace ``"auto"`` in this
+    connection's catalog, and queries use them for free. Queries that need them call
+    this with a share of their own budget; call it to choose the share yourself.
+    Returns (lo, hi).
+    """
+    info = con.catalog.get(table)
+    if column.lower() not in info.auto_bounds:
+        raise CatalogError(f'{info.name}.{column} is not declared bounds="auto" (or its '
+                           "bounds are already estimated: see catalog.get(table).bounds)")
+    return estimate_column_bounds(con, info, column.lower(), epsilon=epsilon, delta=delta)
+
+
+def estimate_column_bounds(con: Asker, info: TableInfo, name: str, *, epsilon: float,
+                           delta: float) -> tuple[float, float]:
+    """``estimate_bounds`` for any numeric column: also those a query in the BigQuery
+    syntax leaves to the engine, as ZetaSQL does (``SUM(x)`` with no bounds)."""
+    rows = con.sql(autobounds.histogram_sql(info, name), epsilon=epsilon,
+                   delta=delta).fetchall()
+    lo, hi = autobounds.bounds_from_bins(rows)
+    con.catalog.add(dataclasses.replace(
+        info, bounds={**info.bounds, name: (lo, hi)},
+        auto_bounds=tuple(c for c in info.auto_bounds if c != name)))
+    why = "bounds=\"auto\"" if name in info.auto_bounds else "none declared"
+    warnings.warn(f"{info.name}.{name}: bounds estimated as [{lo:g}, {hi:g}] with "
+                  f"epsilon={epsilon:g}, delta={delta:g} ({why})", PrivacyWarning,
+                  stacklevel=4)
+    return lo, hi
+
+
+def estimate_limits(con: Asker, table: str, *, epsilon: float, delta: float) -> int:
+    """Estimate a ``max_rows_per_unit="auto"`` (the only limit that may be ``"auto"``:
+    the others depend on each query's GROUP BY): the 95% quantile of rows per person
+    from a private histogram (``dpsql.suggest``), 1 if no bin is released. A private
+    query, charged like any other; the limit then replaces ``"auto"`` in this
+    connection's catalog (and, with no per-group limit declared, caps rows per group
+    too). Queries that need it call this with a share of their own budget. Returns it.
+    """
+    info = con.catalog.get(table)
+    if "max_rows_per_unit" not in info.auto_limits:
+        raise CatalogError(f'{info.name}.max_rows_per_unit is not declared "auto" (or is '
+                           "already estimated: see catalog.get(table).max_rows_per_unit)")
+    # The histogram has one row per person whatever their rows: it needs no row limit.
+    con.catalog.add(dataclasses.replace(info, auto_limits=()))
+    try:
+        rows = con.sql(suggest.contribution_sql(info, "max_rows_per_unit"),
+                       epsilon=epsilon, delta=delta).fetchall()
+    except BaseException:
+        con.catalog.add(info)
+        raise
+    limit = suggest.limit_from_bins(rows, coverage=suggest.COVERAGE) or 1
+    con.catalog.add(dataclasses.replace(info, max_rows_per_unit=limit, auto_limits=()))
+    warnings.warn(f"{info.name}.max_rows_per_unit estimated as {limit} with "
+                  f"epsilon={epsilon:g}, delta={delta:g} (\"auto\")", PrivacyWarning,
+                  stacklevel=3)
+    return limit
