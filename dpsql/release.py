@@ -3,11 +3,17 @@
 ``release(compiled, exact, sampler)``: the engine's groups in an order that depends on the
 keys alone (``release_groups``), partition selection and noise (``add_noise``, the only
 place noise is drawn and quantiles are sampled), then the query's SELECT/HAVING/ORDER
-BY/LIMIT over the noisy table (``post_process``). Order matters for privacy: the connection
-charges the budget *before* calling ``release``. Everything after the noise (AVG's ratio,
-selection on a noisy unit count, a quantile's bucket midpoint, HAVING, ORDER BY, LIMIT,
-arithmetic) reads only noisy values and public parameters. ``sampler=None`` releases the
-noise-free answer instead: a data owner's evaluation tool, never an analyst's.
+BY/LIMIT over the noisy table (``post_process``).
+
+Order matters for privacy. The connection checks the budget and charges it, in one step,
+*before* the engine computes ``exact``, so before ``release`` runs: when a query stops
+tells how long it ran, which may depend on the data, so a cancel or a failure in the
+engine or in ``release`` leaves the charge. The answer is stored for the question only
+after ``release`` returns (docs/architecture.md, "One query, in order"). Everything after
+the noise (AVG's ratio, selection on a noisy unit count, a quantile's bucket midpoint,
+HAVING, ORDER BY, LIMIT, arithmetic) reads only noisy values and public parameters.
+``sampler=None`` releases the noise-free answer instead: a data owner's evaluation tool,
+never an analyst's.
 """
 
 from __future__ import annotations

@@ -196,3 +196,33 @@ def test_the_circle_check_sees_type_only_circles(tmp_path, file, lines):
     _append(root / "dpsql" / file, lines)
     module = "dpsql." + file.removesuffix(".py").replace("/", ".")
     assert module in _circles_in(root)
+
+
+LONGEST_FUNCTION = 60
+"""Lines a function of ``dpsql/`` may span, ``def`` to its last line, docstring included
+(STYLE.md: small passes). A longer one is split into named steps that read top to bottom."""
+STILL_LONG: set[tuple[str, str]] = set()
+"""(file, function) allowed over the limit while it is being split: none."""
+
+
+def test_no_function_in_dpsql_is_longer_than_sixty_lines():
+    import ast  # here, not above: this test stands apart from the import-graph ones
+
+    long, pending = [], dict.fromkeys(STILL_LONG, 0)
+    for path in sorted((ROOT / "dpsql").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(), name)):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            lines = node.end_lineno - node.lineno + 1
+            if (name, node.name) in pending:
+                pending[(name, node.name)] = max(pending[(name, node.name)], lines)
+            elif lines > LONGEST_FUNCTION:
+                long.append(f"{name}:{node.lineno} {node.name}() is {lines} lines")
+    assert not long, (
+        f"functions over {LONGEST_FUNCTION} lines: {'; '.join(long)}. Split each into named "
+        "steps (a helper per clause, check or pass), or move a long derivation to docs/")
+    done = sorted(f"{name} {function}()" for (name, function), lines in pending.items()
+                  if lines <= LONGEST_FUNCTION)
+    assert not done, (f"{', '.join(done)}: no longer over {LONGEST_FUNCTION} lines (or gone); "
+                      "delete its entry from STILL_LONG in tests/test_architecture.py")

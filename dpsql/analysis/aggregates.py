@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import NamedTuple
 
@@ -343,44 +343,90 @@ def _estimable(info: TableInfo, draft: Draft) -> tuple[str, ...]:
 
 
 def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
-    """Replace aggregates by statistic references and build the output query."""
+    """Replace aggregates by statistic references and build the output query.
+
+    The clauses are read in a fixed order — SELECT, HAVING, QUALIFY, ORDER BY, then
+    LIMIT/OFFSET — which numbers the statistics and aggregates: the same query always gets
+    the same names."""
     select = draft.select
+    collector = _collector(draft, ctx)
+    to_noisy = _ToNoisy.of(collector, draft)
+    items, columns = _output_items(select, collector, to_noisy)
+    output = _post_clauses(exp.select(*items, ROW_ID).from_(NOISY_TABLE), select, to_noisy)
+    _check_releases_aggregates(select, collector, draft)
+    aggregates = collector.finish()
+    return replace(draft, stats=tuple(collector.stats.values()), aggregates=aggregates,
+                   output=output, columns=tuple(columns))
+
+
+def _collector(draft: Draft, ctx: Context) -> _Collector:
+    """A collector that knows the registered private tables' columns (for its hints) and
+    which of them dpsql may estimate bounds for (``_estimable``)."""
     tables = draft.private_tables or ((draft.table.name,) if draft.table else ())
-    collector = _Collector(draft, frozenset(
+    return _Collector(draft, frozenset(
         column for name in tables if name in ctx.catalog
         for column in ctx.catalog.get(name).columns), {
         column: ctx.catalog.get(name).name for name in tables if name in ctx.catalog
         for column in _estimable(ctx.catalog.get(name), draft)})
-    keys = {k.name for k in draft.keys}
-    aliases = {e.alias.lower() for e in select.expressions if e.alias}
-    windowed = {e.alias.lower() for e in select.expressions if e.alias and e.find(exp.Window)}
 
-    def to_noisy(node: exp.Expression, context: str, allow_aliases: bool,
+
+@dataclass(frozen=True)
+class _ToNoisy:
+    """Rewrites a post-noise expression to read the noisy statistics: each aggregate becomes
+    its aggregate's column of ``__dp_noisy``; a column must be a group key (or, where
+    ``allow_aliases``, a SELECT alias), as the private rows are gone after the noise."""
+
+    collector: _Collector
+    draft: Draft
+    keys: frozenset[str]
+    aliases: frozenset[str]
+    windowed: frozenset[str]  # SELECT aliases of window functions' results
+
+    @classmethod
+    def of(cls, collector: _Collector, draft: Draft) -> _ToNoisy:
+        expressions = draft.select.expressions
+        return cls(collector, draft, frozenset(k.name for k in draft.keys),
+                   frozenset(e.alias.lower() for e in expressions if e.alias),
+                   frozenset(e.alias.lower() for e in expressions
+                             if e.alias and e.find(exp.Window)))
+
+    def __call__(self, node: exp.Expression, context: str, *, allow_aliases: bool,
                  windows: bool = True) -> exp.Expression:
         check_post_expression(node, context, windows=windows)
+        return sums_as_double(node.transform(
+            lambda n: self._swap(n, context, allow_aliases, windows), copy=True))
 
-        def swap(n: exp.Expression) -> exp.Expression:
-            if isinstance(n.parent, exp.Window) and n.arg_key == "this":
-                return n  # a window's own function runs after the noise; its arguments swap
-            if is_aggregate(n):
-                return exp.column(collector.aggregate(n))
-            if isinstance(n, exp.Column):
-                name = n.name.lower()
-                if name not in keys and not (allow_aliases and name in aliases):
-                    if n.find_ancestor(exp.Window) is not None:
-                        refuse(n.find_ancestor(exp.Window), "window function",
-                               "windows over aggregates and group keys", "A window function "
-                               "runs after the noise, on released values only: aggregate "
-                               f"first, e.g. SUM(SUM({n.name})) OVER (...) with GROUP BY")
-                    _refuse_raw_column(n, context, draft.table.privacy_unit)
-                if not windows and name in windowed and name not in keys:
-                    refuse(n, context, "group keys and aggregates", f"{n.name} is a window "
-                           "function's result, computed after this clause: filter on it "
-                           "with QUALIFY")
-            return n
+    def _swap(self, n: exp.Expression, context: str, allow_aliases: bool,
+              windows: bool) -> exp.Expression:
+        if isinstance(n.parent, exp.Window) and n.arg_key == "this":
+            return n  # a window's own function runs after the noise; its arguments swap
+        if is_aggregate(n):
+            return exp.column(self.collector.aggregate(n))
+        if isinstance(n, exp.Column):
+            self._check_column(n, context, allow_aliases, windows)
+        return n
 
-        return sums_as_double(node.transform(swap, copy=True))
+    def _check_column(self, n: exp.Column, context: str, allow_aliases: bool,
+                      windows: bool) -> None:
+        """A column after the noise: a group key, an allowed alias, never a private value."""
+        name = n.name.lower()
+        if name not in self.keys and not (allow_aliases and name in self.aliases):
+            if n.find_ancestor(exp.Window) is not None:
+                refuse(n.find_ancestor(exp.Window), "window function",
+                       "windows over aggregates and group keys", "A window function "
+                       "runs after the noise, on released values only: aggregate "
+                       f"first, e.g. SUM(SUM({n.name})) OVER (...) with GROUP BY")
+            _refuse_raw_column(n, context, self.draft.table.privacy_unit)
+        if not windows and name in self.windowed and name not in self.keys:
+            refuse(n, context, "group keys and aggregates", f"{n.name} is a window "
+                   "function's result, computed after this clause: filter on it "
+                   "with QUALIFY")
 
+
+def _output_items(select: exp.Select, collector: _Collector, to_noisy: _ToNoisy
+                  ) -> tuple[list[exp.Expression], list[OutputColumn]]:
+    """The SELECT list over the noisy statistics, and its output columns: each one's name
+    and, when it is an aggregate alone (or a numeric cast of one), that aggregate."""
     items, columns = [], []
     for item in select.expressions:
         inner = item.this if isinstance(item, exp.Alias) else item
@@ -391,7 +437,11 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         items.append(exp.alias_(noisy, name, quoted=not _PLAIN_NAME.match(name))
                      if name != getattr(noisy, "name", None) else noisy)
         columns.append(OutputColumn(name=name, aggregate=bare))
-    output = exp.select(*items, ROW_ID).from_(NOISY_TABLE)
+    return items, columns
+
+
+def _post_clauses(output: exp.Select, select: exp.Select, to_noisy: _ToNoisy) -> exp.Select:
+    """HAVING, QUALIFY, ORDER BY, LIMIT and OFFSET, moved onto the query after the noise."""
     having = select.args.get("having")
     if having is not None:
         output = output.where(to_noisy(having.this, "HAVING", allow_aliases=True,
@@ -411,14 +461,17 @@ def collect_aggregates(draft: Draft, ctx: Context) -> Draft:
         if select.args.get(clause) is not None:
             _check_literal_count(select.args[clause], clause.upper())
             output.set(clause, select.args[clause].copy())
+    return output
+
+
+def _check_releases_aggregates(select: exp.Select, collector: _Collector,
+                               draft: Draft) -> None:
+    """A query must release aggregates, or private group keys alone: never private rows."""
     if not collector.aggregates and not any(not k.public for k in draft.keys):
         refuse(select, "SELECT", "at least one aggregate, or private GROUP BY keys alone",
                "Private rows cannot be listed; aggregate them, e.g. COUNT(*)" + (
                    ". Window functions run after the noise, over released aggregates: e.g. "
                    "SUM(COUNT(*)) OVER () with GROUP BY" if select.find(exp.Window) else ""))
-    aggregates = collector.finish()
-    return replace(draft, stats=tuple(collector.stats.values()), aggregates=aggregates,
-                   output=output, columns=tuple(columns))
 
 
 def _uncast(node: exp.Expression) -> exp.Expression:

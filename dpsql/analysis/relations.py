@@ -673,6 +673,26 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
                "Row-level tables cannot be joined: a join could repeat a person's row; "
                "declare a privacy_unit column instead")
     columns = {names[(a, c)]: t for a, s in sources for c, t in s.columns.items()}
+    private = _joined_private(sources, joins, conditions, order)
+    renamed, qualified = _checked_conditions(sources, joins, conditions, names, columns,
+                                             written)
+    relation = _joined_relation(sources, joins, qualified, names, order)
+    bounds, keys = _joined_bounds_and_keys(sources, names)
+    tables = tuple(dict.fromkeys(t for _, s in sources for t in s.tables))
+    work = sum(s.work for _, s in sources) + sum(
+        measure(on, columns, first.limits).work for on in renamed)
+    return Source(columns=columns, unit=names[(first_alias, first.unit)],
+                  relation=relation.subquery(_fresh(), copy=False), tables=tables,
+                  private=private, bounds=bounds, public_keys=keys, limits=first.limits,
+                  work=work), names
+
+
+def _joined_private(sources: list[tuple[str, Source]], joins: list[exp.Join],
+                    conditions: list[exp.Expression], order: list[int]
+                    ) -> tuple[TableInfo, ...]:
+    """The private tables of the join, the leading one's first, each other side checked
+    (``_check_private``) against the INNER joins' conditions."""
+    first_alias, first = sources[order[0]]
     filters = [c for join, on in zip(joins, conditions, strict=True)
                if not join.args.get("side") for c in _conjuncts(on)]
     private = list(first.private)
@@ -680,7 +700,17 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
         alias, source = sources[k]
         join = joins[k - 1] if k else None
         private += _check_private(join, alias, source, first_alias, first, filters)
-    qualified, conditions_renamed = [], []
+    return tuple(private)
+
+
+def _checked_conditions(sources: list[tuple[str, Source]], joins: list[exp.Join],
+                        conditions: list[exp.Expression],
+                        names: dict[tuple[str | None, str], str], columns: Mapping[str, str],
+                        written: Mapping[str, exp.Expression]
+                        ) -> tuple[list[exp.Expression], list[exp.Expression]]:
+    """Each join's condition over the joined names (checked: known columns, a boolean, an
+    IN lookup comparing like with like), and its error-free form over qualified names."""
+    renamed, qualified = [], []
     for join, on, (alias, _) in zip(joins, conditions, sources[1:], strict=True):
         on = _unqualify(on, names)
         _check_known(on, columns)
@@ -690,8 +720,17 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
                    "numbers")
         if type_class(on, columns) not in ("boolean", "null"):
             refuse(join.args.get("on") or join, "JOIN ... ON", "a condition")
-        conditions_renamed.append(on)
+        renamed.append(on)
         qualified.append(_unqualify(error_free(on, columns), _qualified(names)))
+    return renamed, qualified
+
+
+def _joined_relation(sources: list[tuple[str, Source]], joins: list[exp.Join],
+                     qualified: list[exp.Expression], names: dict[tuple[str | None, str], str],
+                     order: list[int]) -> exp.Select:
+    """Every side's columns under their joined names, from the leading private table: the
+    joins as written when it comes first, else INNER joins on all conditions together."""
+    first_alias, first = sources[order[0]]
     relation = exp.select(*(exp.alias_(exp.column(c, table=a, quoted=True), names[(a, c)],
                                        quoted=True)
                             for a, s in sources for c in s.columns))
@@ -700,9 +739,15 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
         for join, on, (alias, source) in zip(joins, qualified, sources[1:], strict=True):
             relation = relation.join(_aliased(source.relation, alias), on=on,
                                      join_type=join.args.get("side") or "inner", copy=False)
-    else:
-        relation = _inner_joins(relation, [sources[k] for k in order[1:]],
-                                [c for on in qualified for c in _conjuncts(on)], first_alias)
+        return relation
+    return _inner_joins(relation, [sources[k] for k in order[1:]],
+                        [c for on in qualified for c in _conjuncts(on)], first_alias)
+
+
+def _joined_bounds_and_keys(
+        sources: list[tuple[str, Source]], names: dict[tuple[str | None, str], str]
+) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[Any, ...] | str]]:
+    """Each side's column bounds and public key domains, under the joined names."""
     bounds, keys = {}, {}
     for alias, source in sources:
         for column in source.columns:
@@ -711,13 +756,7 @@ def _join(select: exp.Select, sources: list[tuple[str, Source]], joins: list[exp
                 bounds[name] = source.bounds[column]
             if column in source.public_keys:
                 keys[name] = source.public_keys[column]
-    tables = tuple(dict.fromkeys(t for _, s in sources for t in s.tables))
-    work = sum(s.work for _, s in sources) + sum(
-        measure(on, columns, first.limits).work for on in conditions_renamed)
-    return Source(columns=columns, unit=names[(first_alias, first.unit)],
-                  relation=relation.subquery(_fresh(), copy=False), tables=tables,
-                  private=tuple(private), bounds=bounds, public_keys=keys, limits=first.limits,
-                  work=work), names
+    return bounds, keys
 
 
 def _joined_names(sources: list[tuple[str, Source]]) -> dict[tuple[str | None, str], str]:

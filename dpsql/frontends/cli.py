@@ -168,6 +168,13 @@ def parser() -> argparse.ArgumentParser:
 
 def _add_server_commands(sub) -> None:
     """``serve``, ``users`` and ``audit``: the PostgreSQL-protocol server (docs/server.md)."""
+    _add_serve(sub)
+    _add_users(sub)
+    _add_audit(sub)
+
+
+def _add_serve(sub) -> None:
+    """``serve``: the options of the server and of each analyst's session."""
     serve = sub.add_parser("serve", help="serve analysts over the PostgreSQL protocol",
                            description="Example: dpsql serve catalog.toml --ledger ledger.db "
                                        "--port 5433")
@@ -196,6 +203,11 @@ def _add_server_commands(sub) -> None:
     serve.add_argument("--time-quantum", type=float, default=0.05, metavar="SECONDS",
                        help="private answers and cancels keep to a grid of this many seconds, "
                             "so the clock shows little of the data (default 0.05; 0: none)")
+    _add_server_ledger(serve)
+
+
+def _add_users(sub) -> None:
+    """``users``: add, list, remove or reset-password an analyst (each its own action)."""
     users = sub.add_parser("users", help="the server's analysts: add, list, remove, "
                                          "reset-password",
                            description="Example: dpsql users add alice --ledger ledger.db "
@@ -224,13 +236,21 @@ def _add_server_commands(sub) -> None:
                                help="a ρ-zCDP budget instead: the analyst's total ρ")
             action.add_argument("--delta", type=float, default=1e-6, metavar="D",
                                 help="the analyst's total δ budget (default 1e-6)")
+
+
+def _add_audit(sub) -> None:
+    """``audit``: who asked what, and its cost."""
     audit = sub.add_parser("audit", help="the server's audit log: who asked what, and its cost",
                            description="Example: dpsql audit --ledger ledger.db --last 20")
     audit.add_argument("--user", metavar="NAME", help="only this analyst's statements")
     audit.add_argument("--last", type=int, metavar="N", help="only the last N statements")
-    for command in (serve, audit):
-        command.add_argument("--ledger", metavar="FILE", required=True,
-                             help="the ledger file holding users, budgets and the audit log")
+    _add_server_ledger(audit)
+
+
+def _add_server_ledger(command: argparse.ArgumentParser) -> None:
+    """The ledger ``serve`` and ``audit`` share: users, budgets and the audit log."""
+    command.add_argument("--ledger", metavar="FILE", required=True,
+                         help="the ledger file holding users, budgets and the audit log")
 
 
 def _add_query_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:

@@ -2,8 +2,8 @@
 
 The query runs in a worker thread while the main thread waits, so Ctrl-C is
 noticed at once and ``cancel`` cancels the query (``Connection.cancel``: free before
-its engine starts, charged after); the KeyboardInterrupt then propagates once the worker
-has stopped, with a note of what the query cost.
+its engine starts, charged in full once it has); the KeyboardInterrupt then propagates
+once the worker has stopped, with a note of what the query cost.
 
 The progress line appears only when the stream is a terminal and the query has
 run for ``delay`` seconds; it shows a spinner, the elapsed time and, when

@@ -249,11 +249,9 @@ def best_selection(noise: Noise, epsilon: float, delta: float, max_groups_per_un
     - *truncated geometric*: keep it with probability :func:`truncated_geometric_probability`
       at (``epsilon``, ``delta``, ``max_groups_per_unit``).
 
-    Criterion: with ``sizes`` (a reference list of group sizes, e.g. the sizes expected for
-    this table, or the one-per-size range 1..N), the larger expected number of released
-    groups Σ P(release | n); without it, the smaller n₅₀, the number of units at which a
-    group is released with probability ≥ 1/2 (:func:`units_for_release`).  Ties go to the
-    threshold, which needs no extra mechanism.
+    The one releasing more groups wins (:func:`_geometric_releases_more` says how that is
+    measured, with or without reference group ``sizes``); ties go to the threshold, which
+    needs no extra mechanism.
 
     **The trade-off, for whoever integrates this.** The two are not charged alike:
 
@@ -289,7 +287,26 @@ def best_selection(noise: Noise, epsilon: float, delta: float, max_groups_per_un
     ('laplace_threshold', 15.0)
     """
     threshold = selection_threshold(noise, max_groups_per_unit, delta)
+    if _geometric_releases_more(noise, threshold, epsilon, delta, max_groups_per_unit, sizes):
+        return "truncated_geometric", None
+    return f"{noise.kind}_threshold", threshold
 
+
+def _geometric_releases_more(noise: Noise, threshold: float, epsilon: float, delta: float,
+                             max_groups_per_unit: int, sizes: Iterable[int] | None) -> bool:
+    """Whether the truncated geometric releases strictly more groups than ``threshold``.
+
+    With ``sizes`` (a reference list of group sizes, e.g. the sizes expected for this table,
+    or the one-per-size range 1..N): the larger expected number of released groups
+    Σ P(release | n). Without it: the smaller n₅₀, the number of units at which a group is
+    released with probability ≥ 1/2 (:func:`units_for_release`). Strictly: a tie is False.
+
+    >>> laplace = Noise("laplace", 1.0)
+    >>> _geometric_releases_more(laplace, 15.0, 1.0, 1e-6, 1, None)  # n₅₀: 14 against 15
+    True
+    >>> _geometric_releases_more(laplace, 15.0, 1.0, 1e-6, 1, [100])  # both keep it: a tie
+    False
+    """
     def by_threshold(n: int) -> float:
         return release_probability(noise, threshold, n)
 
@@ -297,13 +314,9 @@ def best_selection(noise: Noise, epsilon: float, delta: float, max_groups_per_un
         return float(truncated_geometric_probability(n, epsilon, delta, max_groups_per_unit))
 
     if sizes is None:
-        geometric_wins = units_for_release(by_geometric) < units_for_release(by_threshold)
-    else:
-        reference = np.asarray(list(sizes), dtype=np.int64)
-        expected_threshold = sum(by_threshold(int(n)) for n in reference)
-        expected_geometric = float(np.sum(truncated_geometric_probability(
-            reference, epsilon, delta, max_groups_per_unit)))
-        geometric_wins = expected_geometric > expected_threshold
-    if geometric_wins:
-        return "truncated_geometric", None
-    return f"{noise.kind}_threshold", threshold
+        return units_for_release(by_geometric) < units_for_release(by_threshold)
+    reference = np.asarray(list(sizes), dtype=np.int64)
+    expected_threshold = sum(by_threshold(int(n)) for n in reference)
+    expected_geometric = float(np.sum(truncated_geometric_probability(
+        reference, epsilon, delta, max_groups_per_unit)))
+    return expected_geometric > expected_threshold
