@@ -14,6 +14,7 @@ import pytest
 
 import dpsql
 from dpsql.datasets import pums_path
+from dpsql.plan import STRATEGIES
 
 BIG = dpsql.Budget(epsilon=1e9, delta=0.5)
 
@@ -195,6 +196,8 @@ def test_explain_is_json_and_spends_nothing():
     assert n["mechanism"] in ("laplace", "gaussian") and n["noise_std"] > 0
     assert {"name", "aggregate", "l1_sensitivity", "l2_sensitivity"} <= set(n)
     assert info["partition_selection"]["threshold"] > 1
+    assert info["bounding"]["strategy"] in STRATEGIES and info["bounding"]["why"]
+    assert info["bounding"]["engine"] == "duckdb"
     chances = list(info["partition_selection"]["release_probability"].values())
     assert chances[0] <= 1e-7 and chances == sorted(chances) and chances[-1] > 0.99
     assert con.budget.spent.epsilon == 0

@@ -517,6 +517,18 @@ def test_seeded_results_are_identical_end_to_end(spark_con, duck_con, sql):
     assert spark_con.sql(sql, seed=3).fetchall() == duck_con.sql(sql, seed=3).fetchall()
 
 
+def test_explain_names_the_strategy_each_engine_runs(spark_con, duck_con):
+    """The same plan; on Spark its strategy takes Spark's form (``Bounding.in_rows``), and
+    a Spark answer's explain() shows the Spark query it released."""
+    sql = "SELECT specialty, SUM(cost) AS s FROM visits GROUP BY specialty"
+    duck, spark = (con.explain(sql).to_dict()["bounding"] for con in (duck_con, spark_con))
+    assert duck["strategy"] == spark["strategy"] == "first_pairs_by_window"
+    assert "in_rows" in spark["options"] and "in_rows" not in duck["options"]
+    assert spark["engine"] == "spark" and duck["engine"] == "duckdb"
+    released = spark_con.sql(sql, seed=1).explain()
+    assert "bounding on spark: first_pairs_by_window (g=3, in_rows)" in str(released)
+
+
 def test_file_paths_in_from_are_refused_and_registered_paths_work(spark, tmp_path):
     """``FROM 'file.parquet'`` would be a table named `file.parquet` in Spark: dpsql refuses
     it before either engine runs, and reads files only through register()."""

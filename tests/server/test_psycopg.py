@@ -105,6 +105,7 @@ def test_set_show_explain_and_intervals(served):
         assert con.execute("SHOW dpsql.epsilon").fetchone() == ("0.5",)
         plan = "\n".join(r[0] for r in con.execute("EXPLAIN SELECT COUNT(*) AS n FROM pums"))
         assert "laplace" in plan and "ε=0.5" in plan
+        assert "bounding on duckdb: all_pairs: " in plan  # the strategy and why
         assert spent(con) == 0  # EXPLAIN reads no data and spends nothing
         con.execute("SET dpsql.intervals = on")
         cur = con.execute("SELECT COUNT(*) AS n FROM pums")
