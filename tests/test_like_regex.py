@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpsql.backends.like import like_regex
+from dpsql.engines.like import like_regex
 
 ALPHABET = "ab_%.*(é\n$"
 TEXTS = "ab.*(é\n$"

@@ -41,7 +41,8 @@ import pytest
 
 import dpsql
 import dpsql.analysis.sensitivity as sensitivity_module
-import dpsql.rewrite as rewrite_module
+import dpsql.rewrite.frame as frame_module
+import dpsql.rewrite.unit_level as unit_level_module
 import dpsql.rewrite.values as values_module
 from tests.privacy.events import (
     EPSILON,
@@ -99,7 +100,7 @@ def test_negative_control_sum_without_clamping_is_flagged(monkeypatch):
     def no_clamp(node, lo, hi):
         return node
     monkeypatch.setattr(values_module, "limit", no_clamp)
-    monkeypatch.setattr(rewrite_module, "limit", no_clamp)
+    monkeypatch.setattr(frame_module, "limit", no_clamp)
     epsilon_lower = run_audit(sum_connection, SUM_QUERY, SUM_EVENTS, CONTROL_TRIALS)
     assert epsilon_lower > EPSILON
 
@@ -147,8 +148,8 @@ def test_avg_keeps_its_epsilon():
 def trust_the_row_limit(monkeypatch) -> None:
     """The bug of the controls below: a rewrite that trusts max_rows_per_group (no
     per-group clamp of the partials)."""
-    enforce = rewrite_module.pair_partial
-    monkeypatch.setattr(rewrite_module, "pair_partial",
+    enforce = unit_level_module.pair_partial
+    monkeypatch.setattr(unit_level_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
 
 

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
-from dpsql.connection import Connection
+import dpsql.owner as owner_module
 from tests.privacy.audit import audit
 
 pytestmark = pytest.mark.slow
@@ -58,14 +58,14 @@ def test_an_auto_row_limit_keeps_the_promise(event):
 
 def test_a_limit_read_from_the_data_is_caught(monkeypatch):
     """Negative control: the largest exact contribution as the limit."""
-    def exact(self, table, *, epsilon, delta):
-        info = self.catalog.get(table)
-        rows = self.backend.run_sql(f"SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM {table} "
+    def exact(con, table, *, epsilon, delta):
+        info = con.catalog.get(table)
+        rows = con.backend.run_sql(f"SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM {table} "
                                     "GROUP BY pid)").column(0)[0].as_py()
-        self.catalog.add(dataclasses.replace(info, max_rows_per_unit=rows, auto_limits=()))
+        con.catalog.add(dataclasses.replace(info, max_rows_per_unit=rows, auto_limits=()))
         return rows
 
-    monkeypatch.setattr(Connection, "estimate_limits", exact)
+    monkeypatch.setattr(owner_module, "estimate_limits", exact)
     result = audit(lambda s: EVENTS["F"](answer(WITH_TARGET, s)),
                    lambda s: EVENTS["F"](answer(NEIGHBOUR, s)), trials=60, delta=DELTA)
     assert result.epsilon_lower > EPSILON, result

@@ -13,7 +13,8 @@ import pytest
 from sqlglot import exp
 
 import dpsql
-import dpsql.rewrite as rewrite_module
+import dpsql.rewrite.first_group_of_rows as first_group_module
+import dpsql.rewrite.unit_level as unit_level_module
 from dpsql.accounting import Accountant
 from tests.privacy.audit import audit
 
@@ -76,10 +77,10 @@ def test_negative_control_unenforced_row_limit_is_flagged(monkeypatch):
     """A rewrite that trusts max_rows_per_group instead of enforcing it must be caught.
     (The partials' bounds are raised with it: packed into a BIGINT by bounds of 3 rows, a
     count of 30 would come out modulo their radix, within them again.)"""
-    enforce, bound = rewrite_module.pair_partial, rewrite_module.partial_bound
-    monkeypatch.setattr(rewrite_module, "pair_partial",
+    enforce, bound = unit_level_module.pair_partial, unit_level_module.partial_bound
+    monkeypatch.setattr(unit_level_module, "pair_partial",
                         lambda spec, c, values: enforce(spec, 10**6, values))
-    monkeypatch.setattr(rewrite_module, "partial_bound", lambda spec, c: bound(spec, 10**6))
+    monkeypatch.setattr(unit_level_module, "partial_bound", lambda spec, c: bound(spec, 10**6))
     result = count_audit(TRIALS // 3)
     print(result)
     assert result.epsilon_lower > EPSILON, result
@@ -101,7 +102,7 @@ def test_group_by_count_at_the_default_limits_keeps_its_epsilon():
 def test_negative_control_unclamped_count_of_the_first_group_is_flagged(monkeypatch):
     """The same plan counting every row of the unit instead of its one clamped row must be
     caught: the audit has power against this plan."""
-    monkeypatch.setattr(rewrite_module, "in_quanta", lambda count, spec: exp.Count(
+    monkeypatch.setattr(first_group_module, "in_quanta", lambda count, spec: exp.Count(
         this=exp.Star()))
     result = count_audit(TRIALS // 3, rows_per_group=1)
     print(result)

@@ -150,9 +150,9 @@ def test_negative_control_quantile_weights_without_the_total_cap_are_flagged(mon
     """Histogram weights not scaled down to r rows per unit, while W_tot still assumes r."""
     honest = quantiles_module.unit_weights
 
-    def uncapped(plan, spec, kept, filters):
+    def uncapped(plan, spec, kept, filters, in_rows=False):
         loose = replace(plan.contribution, max_rows_per_unit=None)
-        return honest(replace(plan, contribution=loose), spec, kept, filters)
+        return honest(replace(plan, contribution=loose), spec, kept, filters, in_rows)
 
     monkeypatch.setattr(quantiles_module, "unit_weights", uncapped)
     assert cap_audit(CAP_CONTROL_TRIALS) > CAP_EPSILON

@@ -58,7 +58,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
-import dpsql.rewrite as rewrite_module
+import dpsql.rewrite.unit_level as unit_level_module
 from dpsql.accounting import Accountant
 from tests.privacy.events import audit_events, describe, largest
 
@@ -154,12 +154,12 @@ def test_rows_per_unit_cap_keeps_its_epsilon(name):
 def test_negative_control_uncapped_rows_per_unit_is_flagged(monkeypatch, name):
     """A rewrite that never scales a unit's partials down to r rows (factor 1), while the plan's
     sensitivity still counts on the cap, must be caught."""
-    honest = rewrite_module.cap_total
+    honest = unit_level_module.cap_total
 
     def uncapped(plan, kept):
         loose = replace(plan.contribution, max_rows_per_unit=10**9)
         return honest(replace(plan, contribution=loose), kept)
 
-    monkeypatch.setattr(rewrite_module, "cap_total", uncapped)
+    monkeypatch.setattr(unit_level_module, "cap_total", uncapped)
     case = CASES[name]
     assert cap_audit(case, case.control_trials) > EPSILON
