@@ -1,4 +1,5 @@
-"""Mechanisms: pure maths on numpy/scipy — calibration, exact samplers, noise, selection.
+"""Mechanisms: pure maths on numpy (and scipy off the query path, :mod:`.special` says
+where) — calibration, exact samplers, noise, selection.
 
 No SQL and no backend here (never import sqlglot or duckdb).
 

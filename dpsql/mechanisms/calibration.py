@@ -17,10 +17,10 @@ from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import erfcx, log_ndtr
 
 from dpsql.errors import PrivacyError
 from dpsql.exact import real_number
+from dpsql.mechanisms.special import erfcx, log_ndtr
 
 REL_TOL = 1e-10
 
@@ -161,7 +161,7 @@ def gaussian_log_delta(mu: float, epsilon: float) -> float:
         log_a = log_tail_a - a * a / 2
         ratio = log_tail_b - log_tail_a
     else:
-        log_a = float(log_ndtr(a))
+        log_a = log_ndtr(a)
         ratio = log_tail_b - a * a / 2 - log_a
     if ratio >= 0 or math.isnan(ratio):
         return -math.inf
@@ -173,16 +173,20 @@ def gaussian_log_deltas(mu: float, epsilons: np.ndarray) -> np.ndarray:
 
     log δ = log Φ(a) + log(1 − exp(ε + log Φ(b) − log Φ(a))), a = μ/2 − ε/μ, b = −μ/2 − ε/μ,
     with scipy's log Φ accurate far into both tails.  Meant for moderate ε/μ (privacy
-    profiles to be turned into PLDs); the scalar function handles the extremes.
+    profiles to be turned into PLDs); the scalar function handles the extremes.  SciPy is
+    imported here, not at the top: only the PLD accountant comes here, and it imports SciPy
+    anyway (:mod:`dpsql.mechanisms.special` says why).
 
     >>> vector = gaussian_log_deltas(0.5, np.array([0.0, 1.0, 3.0]))
     >>> scalar = [gaussian_log_delta(0.5, e) for e in (0.0, 1.0, 3.0)]
     >>> bool(np.allclose(vector, scalar, rtol=1e-9))
     True
     """
+    from scipy.special import log_ndtr as log_ndtr_array
+
     epsilons = np.asarray(epsilons, dtype=float)
-    log_a = log_ndtr(mu / 2 - epsilons / mu)
-    ratio = epsilons + log_ndtr(-mu / 2 - epsilons / mu) - log_a
+    log_a = log_ndtr_array(mu / 2 - epsilons / mu)
+    ratio = epsilons + log_ndtr_array(-mu / 2 - epsilons / mu) - log_a
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(ratio < 0, log_a + np.log(-np.expm1(np.minimum(ratio, 0.0))), -np.inf)
 
@@ -198,7 +202,7 @@ def _gaussian_a(mu: float, epsilon: float) -> float:
 
 def _log_half_erfcx(x: float) -> float:
     """log(½·erfcx(x/√2)) for x ≥ 0, i.e. log Φ(−x) + x²/2 (−inf at x = inf)."""
-    value = float(erfcx(x / math.sqrt(2.0)))
+    value = erfcx(x / math.sqrt(2.0))
     return math.log(0.5 * value) if value > 0 else -math.inf
 
 

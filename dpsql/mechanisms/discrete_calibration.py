@@ -70,7 +70,6 @@ import math
 from contextlib import suppress
 
 import numpy as np
-from scipy.special import logsumexp
 
 from dpsql.errors import PrivacyError
 from dpsql.mechanisms.calibration import (
@@ -199,6 +198,8 @@ def discrete_gaussian_delta(sigma: float, epsilon: float, shift: int = 1) -> flo
     >>> discrete_gaussian_delta(4.0, 0.0) == discrete_gaussian_delta(4.0, 0.0, shift=1)
     True
     """
+    from scipy.special import logsumexp  # slow to import: only for this yardstick
+
     if not (math.isfinite(sigma) and 0 < sigma <= 2.0**20):
         raise PrivacyError(f"sigma={sigma!r}: the exact profile is summed for 0 < sigma <= 2^20")
     if not isinstance(shift, int) or shift < 1:

@@ -22,10 +22,10 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from dpsql.errors import InternalError
 from dpsql.mechanisms.samplers import MAX_SCALE, MAX_SIGMA, Sampler
+from dpsql.mechanisms.special import log_ndtr
 
 GRID_STEPS = 2**20
 MIN_GRID = 2.0**-13
@@ -127,8 +127,8 @@ class Noise:
             return 1.0 - float(tails[min(1 - m, tails.size - 1)]) if m <= 0 else float(
                 tails[min(m, tails.size - 1)])
         if m >= 1:
-            return math.exp(float(log_ndtr(-(m - 1) / t)))
-        return 1.0 - math.exp(float(log_ndtr(-(1 - m) / t)))
+            return math.exp(log_ndtr(-(m - 1) / t))
+        return 1.0 - math.exp(log_ndtr(-(1 - m) / t))
 
     def tail(self, threshold: float) -> float:
         """P(noise ≥ threshold) in output units (exact or an upper bound).
