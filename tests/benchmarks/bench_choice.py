@@ -259,10 +259,10 @@ def main() -> None:
     lines = []
     for g in args.groups:
         for share in args.shares:
-            data = Dataset(args.rows, share, g, None, None)
+            data = Dataset(args.rows, share, g)
             print(f"# rows={args.rows:,} g={g} share={share}: "
-                  f"{ {k: round(v, 3) for k, v in data.shape.items()} }", flush=True)
-            con = data.connect(str(g))
+                  f"{ {k: round(v, 3) for k, v in data.shape().items()} }", flush=True)
+            con, _ = data.connect(str(g))
             bounded = bounded_sql(con, sql, SALT)
             full = check(data, bounded, g, args.variants)
             if args.sql:
@@ -271,7 +271,7 @@ def main() -> None:
                     print(f"-- {name}\n{text}")
                 continue
             raw = data.raw
-            queries = {"floor": data.floor_sql(grouped), "today": bounded, **full}
+            queries = {"floor": data.unit_sql(grouped), "today": bounded, **full}
             runs = {n: (lambda s=s, r=raw: r.sql(s).fetchall()) for n, s in queries.items()}
             load = os.getloadavg()[0]
             times = timed(runs, args.repeats)

@@ -1,43 +1,62 @@
-"""dpsql over the per-unit floor, on data where the contribution limits bind or do not.
+"""dpsql over the floor, on data where the contribution limits bind or do not, in each form
+users register data in.
 
-Run on purpose (not part of the default test run). The full matrix at 1M and 10M rows, then
-a subset at 100M rows read from Parquet on disk::
+Run on purpose (not part of the default test run). A quick run (a few minutes), then the
+matrix at 1M and 10M rows over every source form, then a subset at 100M rows from Parquet::
 
-    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 1000000 10000000
-    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 100000000 --parquet /tmp/bench14 \
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 1000000 --shares none most \
+        --limits 1 3 --queries count sum_avg median_by
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 1000000 10000000 --out m.jsonl
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 100000000 --sources parquet glob \
         --shares half most --limits 1 3 --queries count median pub_sum_avg
 
-A quick run (a few minutes): ``--rows 1000000 --shares none most --limits 1 3``.
+Sources (``--sources``, tests/benchmarks/sources.py): ``table``, the data generated into a
+DuckDB table in memory and registered by its name; ``parquet``, one Parquet file; ``csv``,
+one CSV file; ``glob``, the same rows in 8 Parquet files registered by the glob
+``.../part-*.parquet``. Each file form is registered by its path, as users register files
+(``con.register("t", path, ...)``; dpsql's DuckDB backend reads Parquet through a view and
+loads a CSV into a table at registration, so ``register s`` in the tables is that load).
+The files are written once into ``--data`` (default ``/tmp/bench_matrix``) and reused.
 
-On Spark (``--spark MASTER``; needs the ``spark`` extra and ``--parquet``): dpsql's Spark
-backend over the same Parquet files, each figure over Spark's own floor (the same
-``COUNT(DISTINCT pid)`` in Spark SQL over the connection's view of the file)::
+On Spark (``--spark MASTER``; needs the ``spark`` extra; the file forms only): dpsql's Spark
+backend over the same files, each figure over Spark's own floors, in Spark SQL over the
+connection's view of the files::
 
-    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --parquet /tmp/bench14 \
-        --spark 'local[2]' --shares none most --limits 1 3 --queries count sum_avg median
+    .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --spark 'local[2]' \
+        --sources parquet glob --shares none most --limits 1 3 --queries count sum_avg median
 
 ``--pairs`` (DuckDB) also times each query's statistic in plain SQL from the row limit's
 clamped per-(unit, group) partials alone, without the choice of groups or noise (``PAIRS``)::
 
     .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --shares none most \
-        --limits 1 3 8 --pairs
+        --limits 1 3 8 --sources table --pairs
 
-``--tumult VENV`` (with ``--spark``) also times Tumult Analytics, from a virtual environment
-that holds it and its Spark 3.5, answering each query from the same Parquet file with the
-same limits in its own process (tests/benchmarks/tumult_speed.py), its runs interleaved
-with dpsql's and the floor's.
+``--tumult VENV`` (with ``--spark`` and Parquet sources) also times Tumult Analytics, from a
+virtual environment that holds it and its Spark 3.5, answering each query from the same
+Parquet file(s) with the same limits in its own process (tests/benchmarks/tumult_speed.py),
+its runs interleaved with dpsql's and the floors'.
 
 Cells: the share of people over the group limit (``none`` 0, ``half`` 0.5, ``most`` 0.95;
 tests/benchmarks/limits_data.py, which is regenerated for each limit so that the share is
-the share over *that* limit), the limit (``1``: dpsql's defaults, 1 group and 1 row per
-group; ``3`` and ``8``: that many groups, 3 rows per group; ``all``: 50 groups, as many as
-there are, 3 rows, run on the ``8`` data), and the query (QUERIES; ``pub_*`` declare the 50
-group names public). Each figure is the median of ``--repeats`` wall times of the whole
-``con.sql`` call (answer cache off, plan cached after a warm-up) over the median of the
-same-run floor ``SELECT grp, COUNT(DISTINCT pid) FROM t GROUP BY grp`` (ungrouped for global
-aggregates), the two runs alternating. Every cell also records the load average at its start
-and the peak resident memory of the process while it ran (sampled every 20 ms; on Spark
-that leaves out the JVM, so it says little there).
+the share over *that* limit; its rows arrive shuffled and carry five columns no query reads),
+the limit (``1``: dpsql's defaults, 1 group and 1 row per group; ``3`` and ``8``: that many
+groups, 3 rows per group; ``all``: 50 groups, as many as there are, 3 rows, run on the ``8``
+data), the query (QUERIES; ``pub_*`` declare the 50 group names public) and the source.
+Each figure is the median of ``--repeats`` wall times of the whole ``con.sql`` call (answer
+cache off, plan cached after a warm-up) over the floor: the slower of the medians of two
+plain runs over the same source form (the file read by ``read_parquet``/``read_csv_auto``,
+the table, or on Spark the connection's view), all three runs alternating:
+
+- the per-unit floor ``SELECT grp, COUNT(DISTINCT pid) FROM <source> GROUP BY grp``
+  (ungrouped for global aggregates): what any per-person bounding has to read and group;
+- the plain query: the query's own SQL without privacy, written by sqlglot in the engine's
+  dialect (``MEDIAN`` as DuckDB's exact median, or Spark's): what the answer costs without
+  dpsql.
+
+Every cell records both floors (``floor_unit_s``, ``floor_plain_s``), the time of
+registering ``t``, the load average at its start and the peak resident memory of the
+process while it ran (sampled every 20 ms; on Spark that leaves out the JVM, so it says
+little there). ``--markdown FILE...`` prints the tables of ``--out`` files, older ones too.
 """
 
 from __future__ import annotations
@@ -46,18 +65,22 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import psutil
+import sqlglot
+from sqlglot import exp
 
 import dpsql
-from tests.benchmarks import limits_data
+from tests.benchmarks import limits_data, sources
 from tests.benchmarks.bench_spark import Tumult, session
 
 SHARES = {"none": 0.0, "half": 0.5, "most": 0.95}
@@ -163,8 +186,11 @@ def interleaved(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str
     return times
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cell:
+    """One (rows, share, limit, query, source) figure. ``floor_s`` is the slower of the two
+    floors (``floor_unit_s``, ``floor_plain_s``) and ``ratio`` is ``dp_s`` over it."""
+
     rows: int
     share: str
     limit: str
@@ -175,83 +201,133 @@ class Cell:
     load: float
     peak_rss_gib: float
     dp_times: list[float]
-    floor_times: list[float]
+    floor_unit_s: float
+    floor_unit_times: list[float]
     engine: str = "duckdb"
+    source: str = "unrecorded"
+    floor_plain_s: float | None = None
+    floor_plain_times: list[float] | None = None
+    register_s: float | None = None
     tumult_s: float | None = None
     tumult_times: list[float] | None = None
     pairs_s: float | None = None
     pairs_times: list[float] | None = None
 
 
-class Dataset:
-    """One generated table, in DuckDB memory or as a Parquet file, with dpsql on top (on
-    DuckDB, or on ``spark``'s session when given)."""
+def cell_from_json(fields: dict[str, Any]) -> Cell:
+    """A Cell from one ``--out`` line, older lines too: before the plain floor,
+    ``floor_s``/``floor_times`` were the per-unit floor's, and the source was not recorded.
 
-    def __init__(self, rows: int, share: str, g: int, parquet: Path | None,
-                 memory_limit: str | None, spark: Any = None):
-        self.spark = spark
+    >>> old = {"rows": 10, "share": "none", "limit": "1", "query": "count", "dp_s": 2.0,
+    ...        "floor_s": 1.0, "ratio": 2.0, "load": 0.5, "peak_rss_gib": 1.0,
+    ...        "dp_times": [2.0], "floor_times": [1.0]}
+    >>> cell = cell_from_json(old)
+    >>> cell.floor_unit_s, cell.floor_plain_s, cell.source
+    (1.0, None, 'unrecorded')
+    """
+    if "floor_times" in fields:
+        fields = {name: value for name, value in fields.items() if name != "floor_times"} | {
+            "floor_unit_s": fields["floor_s"], "floor_unit_times": fields["floor_times"]}
+    return Cell(**fields)
+
+
+class Dataset:
+    """One generated table in one SOURCES form (tests/benchmarks/sources.py), with dpsql on
+    top (on DuckDB, or on ``spark``'s session when given). The ``table`` form is generated
+    in memory and needs no ``folder``; the file forms are written there once."""
+
+    def __init__(self, rows: int, share: str, g: int, source: str = "table",
+                 folder: Path | None = None, memory_limit: str | None = None,
+                 spark: Any = None):
+        self.rows, self.share, self.spark, self.source = rows, share, spark, source
         self.raw = duckdb.connect()
         if memory_limit:
             self.raw.execute(f"SET memory_limit = '{memory_limit}'")
-        over = SHARES[share]
-        if parquet is None:
-            self.raw.register("gen", limits_data.table(rows, groups=g, over=over))
+        if source == "table":
+            self.raw.register("gen", limits_data.table(rows, groups=g, over=SHARES[share]))
             self.raw.execute("CREATE TABLE t AS SELECT * FROM gen")
             self.raw.unregister("gen")
-            self.source: str = "t"
+            self.registered, self.scan = "t", "t"
         else:
-            path = parquet / f"limits_{rows}_{g}_{share}.parquet"
-            if not path.exists():
-                limits_data.write_parquet(path, rows, groups=g, over=over)
-            self.source = f"read_parquet('{path}')"
-            self.path = path
-        self.shape = limits_data.describe(self.source, con=self.raw)
+            if folder is None:
+                raise ValueError(f"the {source} form is read from files: give a folder")
+            files = sources.Files(folder, rows, g, share, SHARES[share])
+            self.registered = files.written(source)
+            self.scan = sources.scan(source, self.registered)
 
-    def connect(self, limit: str) -> dpsql.Connection:
+    def shape(self) -> dict[str, float]:
+        """limits_data.describe of this data (one pass over it)."""
+        return limits_data.describe(self.scan, con=self.raw)
+
+    def connect(self, limit: str) -> tuple[dpsql.Connection, float]:
+        """dpsql over this data with ``limit``'s limits; and the wall time of registering
+        ``t`` (the catalog's read of the file's columns; for CSV on DuckDB, its load)."""
         budget = dpsql.Budget(epsilon=1e9, delta=0.5)
         con = (dpsql.connect(backend="spark", spark=self.spark, budget=budget, cache=False)
                if self.spark else dpsql.connect(self.raw, budget=budget, cache=False))
         declared = {} if LIMITS[limit] is None else dict(
             zip(("max_groups_per_unit", "max_rows_per_group"), LIMITS[limit], strict=True))
-        source = self.source if self.source == "t" else str(self.path)
-        con.register("t", source, privacy_unit="pid", bounds=BOUNDS, **declared)
-        con.register("tp", source, privacy_unit="pid", bounds=BOUNDS,
+        start = time.perf_counter()
+        con.register("t", self.registered, privacy_unit="pid", bounds=BOUNDS, **declared)
+        register_s = time.perf_counter() - start
+        con.register("tp", self.registered, privacy_unit="pid", bounds=BOUNDS,
                      public_keys={"grp": list(limits_data.GROUPS)}, **declared)
-        return con
+        return con, register_s
 
     def tumult(self, venv: Path, limit: str) -> Tumult:
-        """Tumult Analytics in its own process, over this data's Parquet file with the
+        """Tumult Analytics in its own process, over this data's Parquet file(s) with the
         limits of ``limit``."""
         groups, rows = LIMITS[limit] or (1, 1)
         low, high = BOUNDS["v"]
         return Tumult(venv, {
-            "path": str(self.path), "master": self.spark.sparkContext.master, "unit": "pid",
+            "path": self.registered, "master": self.spark.sparkContext.master, "unit": "pid",
             "groups": groups, "rows": rows,
             "queries": {name: {**q, "value": "v", "low": low, "high": high}
                         for name, q in TUMULT_QUERIES.items()}})
 
     def pairs(self, query: str, limit: str) -> Callable[[], object]:
         """``PAIRS[query]`` in plain DuckDB over this data, with ``limit``'s rows per group."""
-        sql = PAIRS[query].format(c=(LIMITS[limit] or (1, 1))[1], t=self.source)
+        sql = PAIRS[query].format(c=(LIMITS[limit] or (1, 1))[1], t=self.scan)
         return lambda: self.raw.sql(sql).fetchall()
 
-    def floor(self, con: dpsql.Connection, grouped: bool) -> Callable[[], object]:
-        """The per-unit floor in the engine ``con`` runs on, over the same data."""
-        source = con.backend.identifier("t") if self.spark else self.source
-        sql = (f"SELECT grp, COUNT(DISTINCT pid) FROM {source} GROUP BY grp" if grouped else
-               f"SELECT COUNT(DISTINCT pid) FROM {source}")
+    def unit_sql(self, grouped: bool, con: dpsql.Connection | None = None) -> str:
+        """The per-unit floor over this data (over ``con``'s view of it on Spark)."""
+        scan = self._scan(con)
+        return (f"SELECT grp, COUNT(DISTINCT pid) FROM {scan} GROUP BY grp" if grouped else
+                f"SELECT COUNT(DISTINCT pid) FROM {scan}")
+
+    def plain_sql(self, sql: str, con: dpsql.Connection | None = None) -> str:
+        """``sql`` without privacy: each table it names read as this data, in the engine's
+        dialect (sqlglot writes dpsql's aggregates, e.g. MEDIAN, as the engine's own)."""
+        dialect = "spark" if self.spark else "duckdb"
+        tree = sqlglot.parse_one(sql, read="duckdb")
+        scan = sqlglot.parse_one(f"SELECT * FROM {self._scan(con)}", read=dialect)
+        for table in list(tree.find_all(exp.Table)):
+            table.replace(scan.args["from_"].this.copy())
+        return tree.sql(dialect)
+
+    def runner(self, sql: str) -> Callable[[], object]:
+        """A run of ``sql`` in plain SQL on this data's engine, every row fetched."""
         if self.spark:
             return lambda: self.spark.sql(sql).collect()
         return lambda: self.raw.sql(sql).fetchall()
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def _scan(self, con: dpsql.Connection | None) -> str:
+        return con.backend.identifier("t") if self.spark else self.scan
 
 
 def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
             meter: PeakMemory, tumult: Tumult | None = None,
             pairs: Callable[[], object] | None = None) -> dict:
+    """dpsql's run of ``query``, both floors and the runs beside them, interleaved."""
     sql, grouped = QUERIES[query]
     load = os.getloadavg()[0]
     runs = {"dp": lambda: con.sql(sql, epsilon=1.0, delta=1e-6),
-            "floor": data.floor(con, grouped)}
+            "floor_unit": data.runner(data.unit_sql(grouped, con)),
+            "floor_plain": data.runner(data.plain_sql(sql, con))}
     if tumult:
         runs["tumult"] = lambda: tumult.run(query)
     if pairs:
@@ -259,16 +335,17 @@ def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
     holder: dict[str, dict[str, list[float]]] = {}
     peak = meter.run(lambda: holder.update(times=interleaved(runs, repeats)))
     times = holder["times"]
-    dp, fl = statistics.median(times["dp"]), statistics.median(times["floor"])
-    extra = {f"{name}_s": statistics.median(times[name]) for name in ("tumult", "pairs")
-             if name in times}
-    extra |= {f"{name}_times": times[name] for name in ("tumult", "pairs") if name in times}
-    return {"dp_s": dp, "floor_s": fl, "ratio": dp / fl, "load": load,
-            "peak_rss_gib": peak / 2**30, "dp_times": times["dp"], "floor_times": times["floor"],
-            **extra}
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    floor = max(medians["floor_unit"], medians["floor_plain"])
+    return {"dp_s": medians["dp"], "floor_s": floor, "ratio": medians["dp"] / floor,
+            "load": load, "peak_rss_gib": peak / 2**30, "dp_times": times["dp"],
+            **{f"{name}_s": medians[name] for name in runs if name != "dp"},
+            **{f"{name}_times": times[name] for name in runs if name != "dp"}}
 
 
 def run(args: argparse.Namespace) -> list[Cell]:
+    """Every cell of the matrix: per row count and share, the data of each group limit in
+    each source form, then the limits run on that data."""
     meter = PeakMemory()
     spark = args.spark and session(args.spark)
     cells = []
@@ -276,64 +353,91 @@ def run(args: argparse.Namespace) -> list[Cell]:
           f"{os.cpu_count()} cores", flush=True)
     for rows in args.rows:
         for share in args.shares:
-            data_key, data = None, None
-            for limit in sorted(args.limits, key=data_limit):
-                if data_key != data_limit(limit):
-                    data = None  # free the previous table first
-                    data_key = data_limit(limit)
-                    data = Dataset(rows, share, data_key, args.parquet, args.memory_limit,
-                                   spark)
-                    shape = {k: round(v, 3) for k, v in data.shape.items()}
-                    print(f"# data rows={rows:,} share={share} g={data_key}: {shape}",
-                          flush=True)
-                con = data.connect(limit)
-                tumult = data.tumult(args.tumult, limit) if args.tumult else None
-                for query in args.queries:
-                    pairs = data.pairs(query, limit) if args.pairs else None
-                    cell = Cell(rows, share, limit, query,
-                                **measure(data, con, query, args.repeats, meter, tumult, pairs),
-                                engine="spark" if spark else "duckdb")
-                    cells.append(cell)
-                    versus = "" if tumult is None else (
-                        f" tumult {cell.tumult_s:8.3f} dp÷tumult {cell.dp_s / cell.tumult_s:5.2f}")
-                    if cell.pairs_s is not None:
-                        versus += f" pairs {cell.pairs_s / cell.floor_s:6.2f}"
-                    print(f"{cell.engine} {rows:>11,} {share:>5} {limit:>4} {query:<12} "
-                          f"dp {cell.dp_s:8.3f} floor {cell.floor_s:7.3f} ratio {cell.ratio:6.2f} "
-                          f"load {cell.load:5.2f} peak {cell.peak_rss_gib:5.2f} GiB{versus}",
-                          flush=True)
-                    if args.out:
-                        with open(args.out, "a") as out:
-                            out.write(json.dumps(asdict(cell)) + "\n")
-                if tumult:
-                    tumult.close()
-                con.close()
+            for g, limits in groupby(sorted(args.limits, key=data_limit), key=data_limit):
+                limits = list(limits)
+                for number, source in enumerate(args.sources):
+                    data = Dataset(rows, share, g, source, args.data, args.memory_limit, spark)
+                    if number == 0:
+                        shape = {k: round(v, 3) for k, v in data.shape().items()}
+                        print(f"# data rows={rows:,} share={share} g={g}: {shape}", flush=True)
+                    for limit in limits:
+                        cells += run_limit(args, data, limit, meter)
+                    data.close()
     return cells
 
 
+def run_limit(args: argparse.Namespace, data: Dataset, limit: str,
+              meter: PeakMemory) -> list[Cell]:
+    """The cells of each query at ``limit`` on ``data``, printed and appended to --out."""
+    con, register_s = data.connect(limit)
+    tumult = data.tumult(args.tumult, limit) if args.tumult else None
+    cells = []
+    for query in args.queries:
+        pairs = data.pairs(query, limit) if args.pairs else None
+        cell = Cell(data.rows, data.share, limit, query,
+                    **measure(data, con, query, args.repeats, meter, tumult, pairs),
+                    engine="spark" if data.spark else "duckdb", source=data.source,
+                    register_s=register_s)
+        cells.append(cell)
+        print(_line(cell), flush=True)
+        if args.out:
+            with open(args.out, "a") as out:
+                out.write(json.dumps(asdict(cell)) + "\n")
+    if tumult:
+        tumult.close()
+    con.close()
+    return cells
+
+
+def _line(cell: Cell) -> str:
+    """A cell as one line of progress."""
+    versus = "" if cell.tumult_s is None else (
+        f" tumult {cell.tumult_s:8.3f} dp÷tumult {cell.dp_s / cell.tumult_s:5.2f}")
+    if cell.pairs_s is not None:
+        versus += f" pairs {cell.pairs_s / cell.floor_s:6.2f}"
+    return (f"{cell.engine} {cell.source:<7} {cell.rows:>11,} {cell.share:>5} {cell.limit:>4} "
+            f"{cell.query:<12} dp {cell.dp_s:8.3f} unit {cell.floor_unit_s:7.3f} "
+            f"plain {cell.floor_plain_s:7.3f} ratio {cell.ratio:6.2f} load {cell.load:5.2f} "
+            f"peak {cell.peak_rss_gib:5.2f} GiB{versus}")
+
+
 def markdown(cells: list[Cell]) -> str:
-    """One table per engine and row count: a line per (share, limit), a column per query
-    (÷floor)."""
+    """One table per engine, row count and source: a line per (share, limit), a column per
+    query (÷ the slower floor), then the tables beside it that the run has figures for."""
     lines = []
-    for engine, rows in sorted({(c.engine, c.rows) for c in cells}):
-        mine = [c for c in cells if c.rows == rows and c.engine == engine]
+    order = {source: n for n, source in enumerate(sources.SOURCES)}
+    for engine, rows, source in sorted({(c.engine, c.rows, c.source) for c in cells},
+                                       key=lambda k: (k[0], k[1], order.get(k[2], -1))):
+        mine = [c for c in cells if (c.engine, c.rows, c.source) == (engine, rows, source)]
         queries = [q for q in QUERIES if any(c.query == q for c in mine)]
-        lines += [f"\n{engine}, {rows:,} rows (÷ same-run floor; floor s = median grouped "
-                  "floor)\n",
-                  "| share over | limit | " + " | ".join(queries) + " | floor s | load |",
-                  "|---|---|" + "---:|" * (len(queries) + 2)]
-        for share, limit, row in _lines(mine):
-            floors = [c.floor_s for c in row.values() if QUERIES[c.query][1]]
-            loads = [c.load for c in row.values()]
-            ratios = " | ".join(f"{row[q].ratio:.2f}" if q in row else "" for q in queries)
-            lines.append(f"| {share} | {limit} | {ratios} | "
-                         f"{statistics.median(floors) if floors else 0:.3f} | "
-                         f"{min(loads):.1f}–{max(loads):.1f} |")
+        floor = ("the slower same-run floor" if any(c.floor_plain_s is not None for c in mine)
+                 else "the same-run per-unit floor")
+        lines += [f"\n{engine}, {rows:,} rows, {source} (÷ {floor}; unit s = median per-unit "
+                  "floor of the grouped queries; register s = registering `t`)\n",
+                  "| share over | limit | " + " | ".join(queries) +
+                  " | unit s | register s | load |",
+                  "|---|---|" + "---:|" * (len(queries) + 3)]
+        lines += [_row(share, limit, row, queries) for share, limit, row in _lines(mine)]
+        lines += _side_table(mine, queries, "plain query ÷ per-unit floor (same run; above 1 "
+                             "the plain query is the floor)", _plain_over_unit)
         lines += _side_table(mine, queries, "dpsql ÷ Tumult Analytics (same run; Tumult s in "
                              "brackets)", _versus_tumult)
         lines += _side_table(mine, queries, "dpsql ÷ floor / pairs without a choice ÷ floor "
                              "(same run, `PAIRS`)", _beside_pairs)
     return "\n".join(lines)
+
+
+def _row(share: str, limit: str, row: dict[str, Cell], queries: list[str]) -> str:
+    """One line of a markdown table: the ratios, the median grouped per-unit floor, the
+    median registration time (``–`` in runs that did not time it) and the loads."""
+    floors = [c.floor_unit_s for c in row.values() if QUERIES[c.query][1]]
+    registers = [c.register_s for c in row.values() if c.register_s is not None]
+    loads = [c.load for c in row.values()]
+    ratios = " | ".join(f"{row[q].ratio:.2f}" if q in row else "" for q in queries)
+    register = f"{statistics.median(registers):.3f}" if registers else "–"
+    return (f"| {share} | {limit} | {ratios} | "
+            f"{statistics.median(floors) if floors else 0:.3f} | {register} | "
+            f"{min(loads):.1f}–{max(loads):.1f} |")
 
 
 def _side_table(cells: list[Cell], queries: list[str], title: str,
@@ -349,6 +453,13 @@ def _side_table(cells: list[Cell], queries: list[str], title: str,
         lines.append(f"| {share} | {limit} | " + " | ".join(
             text(row[q]) or "" if q in row else "" for q in queries) + " |")
     return lines
+
+
+def _plain_over_unit(cell: Cell) -> str | None:
+    """The plain query's time over the per-unit floor's, where the run timed both."""
+    if cell.floor_plain_s is None:
+        return None
+    return f"{cell.floor_plain_s / cell.floor_unit_s:.2f}"
 
 
 def _versus_tumult(cell: Cell) -> str | None:
@@ -381,9 +492,12 @@ def main() -> None:
     parser.add_argument("--limits", nargs="+", choices=list(LIMITS), default=list(LIMITS))
     parser.add_argument("--queries", nargs="+", choices=list(QUERIES), default=list(QUERIES))
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--parquet", type=Path,
-                        help="read the data from Parquet files in this folder (written if "
-                             "missing) instead of DuckDB tables in memory")
+    parser.add_argument("--sources", nargs="+", choices=sources.SOURCES,
+                        help="the forms the data is registered in (default: all four; with "
+                             "--spark, the file forms)")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "bench_matrix",
+                        help="the folder of the data files, written there once and reused "
+                             "(default: %(default)s)")
     parser.add_argument("--memory-limit", help="DuckDB memory_limit, e.g. 20GB")
     parser.add_argument("--spark", metavar="MASTER",
                         help="run dpsql and the floor on Spark with this master, e.g. local[2]")
@@ -397,14 +511,18 @@ def main() -> None:
     parser.add_argument("--markdown", type=Path, nargs="*",
                         help="print the tables of these JSON-line files and exit")
     args = parser.parse_args()
-    if args.spark and not args.parquet:
-        parser.error("--spark reads the data from Parquet: give --parquet FOLDER")
+    if args.sources is None:
+        args.sources = [s for s in sources.SOURCES if not (args.spark and s == "table")]
+    if args.spark and "table" in args.sources:
+        parser.error("--spark reads the data from files: leave out --sources table")
     if args.pairs and args.spark:
         parser.error("--pairs times plain DuckDB: leave out --spark")
     if args.tumult and not args.spark:
         parser.error("--tumult runs beside dpsql on Spark: give --spark MASTER")
+    if args.tumult and set(args.sources) - {"parquet", "glob"}:
+        parser.error("--tumult reads Parquet: give --sources parquet, glob or both")
     if args.markdown:
-        cells = [Cell(**json.loads(line)) for path in args.markdown
+        cells = [cell_from_json(json.loads(line)) for path in args.markdown
                  for line in path.read_text().splitlines() if line.strip()]
     else:
         cells = run(args)
