@@ -16,14 +16,20 @@ after the noise). Seeded (not private) answers are never cached.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import io
-from typing import TYPE_CHECKING, Protocol
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from stat import S_ISDIR
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 
 from dpsql.accounting.values import Cost
+from dpsql.backends import files
 from dpsql.canonical import text
 from dpsql.estimators import NoisyGroups
 from dpsql.result import Result
@@ -69,6 +75,59 @@ class LedgerCache:
 
     def put(self, key: str, value: bytes) -> bytes:
         return self.ledger.cache_put(key, value)
+
+
+def fingerprint(source: Any) -> str:
+    """What identifies a source's content across processes, from file metadata alone (no
+    file is opened: one ``stat`` per file): a file by its path, size and modification time;
+    a glob or a folder by the sorted files it matches (a folder's, in every sub-folder), each
+    with its size and modification time, hashed; a table by its name; a Python object by its
+    identity. Taken when a question is asked: a Parquet file or glob is read then, not when
+    registered, so a file added, removed or rewritten behind a name makes a new question.
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> before = fingerprint(str(folder / "part-*.parquet"))
+    >>> before == fingerprint(str(folder / "part-*.parquet")), before.startswith("glob:")
+    (True, True)
+    >>> _ = (folder / "part-1.parquet").write_bytes(b"PAR1")
+    >>> fingerprint(str(folder / "part-*.parquet")) == before
+    False
+    """
+    if not isinstance(source, str | Path):
+        return f"object:{id(source)}"
+    path = Path(source)
+    if path.is_dir():
+        return _files("folder", path, [str(path)])
+    if path.exists():
+        stat = path.stat()
+        return f"file:{path.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+    if glob.has_magic(str(source)):
+        return _files("glob", path, files.matches(str(source)))
+    return f"table:{source}"
+
+
+def _files(kind: str, where: Path, paths: list[str]) -> str:
+    """``kind:where:count:hash`` of the files at ``paths`` (folders walked), sorted."""
+    stamps = sorted(_stamps(paths))
+    digest = hashlib.sha256("\n".join(stamps).encode()).hexdigest()
+    return f"{kind}:{os.path.abspath(where)}:{len(stamps)}:{digest}"
+
+
+def _stamps(paths: list[str]) -> Iterator[str]:
+    """``path:size:mtime`` of each file, a folder's files in its place (one ``stat`` each); a
+    file gone since it was listed is marked so."""
+    for path in paths:
+        try:
+            stat = os.stat(path)
+        except FileNotFoundError:
+            yield f"{os.path.abspath(path)}:gone"
+            continue
+        if S_ISDIR(stat.st_mode):
+            for folder, _, names in os.walk(path):
+                yield from _stamps([os.path.join(folder, name) for name in names])
+        else:
+            yield f"{os.path.abspath(path)}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
 def answer_key(*, analyst: str, compiled: CompiledQuery, sources: str) -> str:

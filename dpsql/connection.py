@@ -26,7 +26,7 @@ from dpsql.accounting import Accountant, Budget, BudgetKeeper, Cost
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
-from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, load
+from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, fingerprint, load
 from dpsql.catalog import (
     Catalog,
     CatalogFile,
@@ -137,7 +137,7 @@ class Connection:
                                              dataset_budgets=dataset_budgets,
                                              reset_budget=reset_budget, cache=cache)
         self.seed = seed
-        self._sources: dict[str, str] = {}
+        self._sources: dict[str, Any] = {}  # as registered; fingerprinted when asked
         self._sizes: dict[str, int] = {}
         self._noisy = NoisyEngine()  # post-processing only: never sees private rows
         self._compiled: dict[tuple, CompiledQuery] = {}
@@ -184,7 +184,7 @@ class Connection:
         """
         self.require_owner("register()")
         columns = self.backend.load(name, source, options)
-        self._sources[name.lower()] = _fingerprint(source)
+        self._sources[name.lower()] = source
         if size is not None:
             self._sizes[name.lower()] = size
         self.catalog.add(TableInfo.private(
@@ -200,7 +200,7 @@ class Connection:
         as for ``register``. Owner role only."""
         self.require_owner("register_public()")
         columns = self.backend.load(name, source, options)
-        self._sources[name.lower()] = _fingerprint(source)
+        self._sources[name.lower()] = source
         texts = [c for c, t in columns.items() if column_class(t) == "string"]
         widths = self.backend.text_widths(name, texts)  # public data: measured, then cut to
         self.catalog.add(TableInfo(name=name, public=True, columns=text_widths(
@@ -464,7 +464,8 @@ class Connection:
     def _answer_key(self, compiled: CompiledQuery) -> str:
         plan = compiled.plan
         tables = sorted({*(t.lower() for t in plan.tables), *self._public_tables(plan)})
-        sources = ";".join(f"{t}={self._sources.get(t, '')}" for t in tables)
+        sources = ";".join(f"{t}={fingerprint(self._sources[t]) if t in self._sources else ''}"
+                           for t in tables)
         return answer_key(analyst=self.analyst, compiled=compiled, sources=sources)
 
     def _public_tables(self, plan: PrivacyPlan) -> set[str]:
@@ -555,16 +556,6 @@ def _known_dialect(name: str) -> str:
         raise ParseError(f"unknown SQL dialect {name!r}: dpsql reads "
                          f"{', '.join(repr(d) for d in DIALECTS)}")
     return name.lower()
-
-
-def _fingerprint(source: Any) -> str:
-    """What identifies a source's content across processes (files: path, size, mtime)."""
-    if isinstance(source, str | Path) and Path(source).exists():
-        stat = Path(source).stat()
-        return f"file:{Path(source).resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
-    if isinstance(source, str):
-        return f"table:{source}"
-    return f"object:{id(source)}"
 
 
 def connect(database: str | duckdb.DuckDBPyConnection = ":memory:", **options: Any) -> Connection:

@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Mapping
 from fractions import Fraction
@@ -17,7 +18,7 @@ import pytest
 from sqlglot import exp
 
 import dpsql
-from dpsql.cache import answer_key
+from dpsql.cache import answer_key, fingerprint
 from dpsql.compile import NOT_RELEASED
 from dpsql.datasets import pums_path
 
@@ -110,6 +111,73 @@ def test_new_data_is_a_new_question(tmp_path):
     con.register("t", str(path), privacy_unit="pid")
     con.sql("SELECT COUNT(*) FROM t", epsilon=0.5)
     assert con.budget.spent.epsilon == 1.0
+
+
+def parts(folder, *sizes: int) -> None:
+    """Parquet parts ``part-0.parquet``, ... of ``sizes[i]`` people each (ids never shared)."""
+    for i, size in enumerate(sizes):
+        ids = range(1000 * i, 1000 * i + size)
+        pa.parquet.write_table(pa.table({"pid": ids}), folder / f"part-{i}.parquet")
+
+
+def test_files_added_behind_a_glob_or_rewritten_make_a_new_question(tmp_path):
+    """A glob is read anew by every query (DuckDB's view), so its answer depends on the files
+    it matches when asked: adding, rewriting or removing one is new data, charged again; an
+    unchanged glob is the same question, answered from the cache."""
+    parts(tmp_path, 300, 300)
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0))
+    con.register("t", str(tmp_path / "part-*.parquet"), privacy_unit="pid")
+    count = "SELECT COUNT(*) AS n FROM t"
+    first = con.sql(count, epsilon=1.0).fetchall()
+    assert con.sql(count, epsilon=1.0).fetchall() == first
+    assert con.budget.spent.epsilon == 1.0
+    parts(tmp_path, 300, 300, 300)
+    added = con.sql(count, epsilon=1.0).fetchall()
+    assert con.budget.spent.epsilon == 2.0 and abs(added[0][0] - 900) < 100
+    parts(tmp_path, 300, 200, 300)
+    con.sql(count, epsilon=1.0)
+    (tmp_path / "part-2.parquet").unlink()
+    con.sql(count, epsilon=1.0)
+    assert con.budget.spent.epsilon == 4.0
+    assert con.sql(count, epsilon=1.0).cost.epsilon == 0 and con.budget.spent.epsilon == 4.0
+
+
+def test_a_file_rewritten_under_its_registered_name_is_a_new_question(tmp_path):
+    """A Parquet file is read when asked, not when registered: its fingerprint is too."""
+    parts(tmp_path, 300)
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0))
+    con.register("t", str(tmp_path / "part-0.parquet"), privacy_unit="pid")
+    con.sql("SELECT COUNT(*) FROM t", epsilon=1.0)
+    parts(tmp_path, 900)
+    assert abs(con.sql("SELECT COUNT(*) FROM t", epsilon=1.0).fetchall()[0][0] - 900) < 100
+    assert con.budget.spent.epsilon == 2.0
+
+
+def test_a_fingerprint_follows_the_files_of_a_glob_or_folder(tmp_path):
+    """Hidden files count (DuckDB's globs match them), and so do files in sub-folders of a
+    folder source (Spark reads a folder's files)."""
+    (tmp_path / "sub").mkdir()
+    parts(tmp_path, 10, 10)
+    glob, folder = str(tmp_path / "*.parquet"), tmp_path
+    before = fingerprint(glob), fingerprint(folder)
+    assert (fingerprint(glob), fingerprint(str(folder))) == before
+    pa.parquet.write_table(pa.table({"pid": [1]}), tmp_path / ".hidden.parquet")
+    assert fingerprint(glob) != before[0]
+    pa.parquet.write_table(pa.table({"pid": [1]}), tmp_path / "sub" / "x.parquet")
+    assert fingerprint(folder) not in before
+    assert fingerprint(str(tmp_path / "none-*.parquet")) != fingerprint(glob)
+
+
+def test_a_fingerprint_reads_no_file_and_is_cheap_for_many(tmp_path):
+    """File metadata only: 2,000 sparse files of 1 GiB each would take minutes to read and
+    take a few milliseconds to stat."""
+    for i in range(2000):
+        with open(tmp_path / f"part-{i:04}.parquet", "wb") as handle:
+            handle.truncate(2**30)
+    started = time.perf_counter()
+    fingerprint(str(tmp_path / "part-*.parquet"))
+    fingerprint(tmp_path)
+    assert time.perf_counter() - started < 2.0
 
 
 def test_delta_not_well_below_one_over_n_warns():

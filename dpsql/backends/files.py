@@ -59,9 +59,15 @@ def reader_call(reader: str, path: str, options: Mapping[str, Any] | None) -> st
     return f"{reader}({', '.join(args)})"
 
 
+def matches(pattern: str) -> list[str]:
+    """The paths a glob matches as DuckDB's readers match them: ``**`` crosses folders and
+    ``*`` matches hidden files too."""
+    return glob.glob(pattern, recursive=True, include_hidden=True)
+
+
 def exists(path: Path) -> bool:
     """The file, or for a glob at least one file it matches."""
-    return path.exists() or bool(glob.glob(str(path), recursive=True))
+    return path.exists() or bool(matches(str(path)))
 
 
 def csv_problem(path: Path, columns: list[str]) -> str | None:
