@@ -70,10 +70,16 @@ BUILDERS: dict[Strategy, Builder] = {
 """One builder per strategy (``dpsql.plan.STRATEGIES``)."""
 
 
-def rewrite(plan: PrivacyPlan, engine: EngineTraits = DUCKDB) -> BoundedQuery:
+def rewrite(plan: PrivacyPlan, engine: EngineTraits = DUCKDB,
+            bounding: Bounding | None = None) -> BoundedQuery:
     """Build the bounded aggregate query for ``plan`` on ``engine``; the group choice reads
-    the salt from the query parameter ``digest.SALT`` (bound by the backend for each run)."""
-    bounding = choose(plan, engine)
+    the salt from the query parameter ``digest.SALT`` (bound by the backend for each run).
+
+    The strategy is ``choose``'s; a ``bounding`` given (``choose.bounding``: one that fits
+    the plan) is built instead, to compare strategies (``tests/benchmarks/bench_choice.py``).
+    """
+    if bounding is None:
+        bounding = choose(plan, engine)
     query = BUILDERS[bounding.strategy](plan, bounding)
     return BoundedQuery(read_within_widths(query, plan.reads), bounding, engine)
 

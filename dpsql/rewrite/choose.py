@@ -124,6 +124,27 @@ def choose(plan: PrivacyPlan, engine: EngineTraits) -> Bounding:
     raise InternalError("no bounding rule applies: the last rule must apply to every plan")
 
 
+def bounding(strategy: Strategy, plan: PrivacyPlan, engine: EngineTraits) -> Bounding:
+    """``strategy``'s ``Bounding`` for ``plan`` on ``engine``, with the options and the why
+    ``choose`` gives it where its rule is the first that applies. Another strategy than the
+    chosen one is built only to compare strategies (``tests/benchmarks/bench_choice.py``),
+    and must fit the plan: the first-pair strategies need an integer unit, ``first_pair``
+    also g = 1, and the rules of the strategies before ``all_pairs`` must hold.
+
+    >>> from dpsql.analysis import analyze
+    >>> from dpsql.catalog import Catalog, TableInfo
+    >>> from dpsql.engines import DUCKDB
+    >>> cat = Catalog()
+    >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "TEXT"},
+    ...                               privacy_unit="pid"))
+    >>> plan = analyze("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1, delta=1e-6)
+    >>> choose(plan, DUCKDB).strategy, bounding("first_pair", plan, DUCKDB).options
+    ('first_group_of_rows', ('g=1', 'packed'))
+    """
+    rule = next(rule for rule in RULES if rule.strategy == strategy)
+    return _bounding(rule, plan, engine)
+
+
 def _bounding(rule: Rule, plan: PrivacyPlan, engine: EngineTraits) -> Bounding:
     strategy = rule.strategy
     chooses = strategy not in ("row_level", "all_pairs")
