@@ -19,8 +19,10 @@ from __future__ import annotations
 import glob
 import hashlib
 import io
+import secrets
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from stat import S_ISDIR
 from typing import TYPE_CHECKING, Any, Protocol
@@ -77,12 +79,21 @@ class LedgerCache:
         return self.ledger.cache_put(key, value)
 
 
+@dataclass(frozen=True)
+class Registered:
+    """A Python object registered as a source, named by a token drawn at registration: an
+    ``id()`` is reused once its object is freed, and another process's object at the same
+    address is other data, so neither may find this registration's cached answers."""
+
+    token: str = field(default_factory=lambda: secrets.token_hex(16))
+
+
 def fingerprint(source: Any) -> str:
     """What identifies a source's content across processes, from file metadata alone (no
     file is opened: one ``stat`` per file): a file by its path, size and modification time;
     a glob or a folder by the sorted files it matches (a folder's, in every sub-folder), each
-    with its size and modification time, hashed; a table by its name; a Python object by its
-    identity. Taken when a question is asked: a Parquet file or glob is read then, not when
+    with its size and modification time, hashed; a table by its name; a Python object by the
+    token of its registration (``Registered``). Taken when a question is asked: a Parquet file or glob is read then, not when
     registered, so a file added, removed or rewritten behind a name makes a new question.
 
     >>> import pathlib, tempfile
@@ -94,6 +105,8 @@ def fingerprint(source: Any) -> str:
     >>> fingerprint(str(folder / "part-*.parquet")) == before
     False
     """
+    if isinstance(source, Registered):
+        return f"object:{source.token}"
     if not isinstance(source, str | Path):
         return f"object:{id(source)}"
     path = Path(source)

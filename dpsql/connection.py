@@ -26,7 +26,7 @@ from dpsql.accounting import Accountant, Budget, BudgetKeeper, Cost
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
-from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, answer_key, dump, fingerprint, load
+from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, Registered, answer_key, dump, fingerprint, load
 from dpsql.catalog import (
     Catalog,
     CatalogFile,
@@ -184,7 +184,7 @@ class Connection:
         """
         self.require_owner("register()")
         columns = self.backend.load(name, source, options)
-        self._sources[name.lower()] = source
+        self._sources[name.lower()] = _as_registered(source)
         if size is not None:
             self._sizes[name.lower()] = size
         self.catalog.add(TableInfo.private(
@@ -200,7 +200,7 @@ class Connection:
         as for ``register``. Owner role only."""
         self.require_owner("register_public()")
         columns = self.backend.load(name, source, options)
-        self._sources[name.lower()] = source
+        self._sources[name.lower()] = _as_registered(source)
         texts = [c for c, t in columns.items() if column_class(t) == "string"]
         widths = self.backend.text_widths(name, texts)  # public data: measured, then cut to
         self.catalog.add(TableInfo(name=name, public=True, columns=text_widths(
@@ -587,3 +587,9 @@ def execute(query: str, parameters: Sequence[Any] | None = None, **options: Any)
 def register(name: str, source: Any, **options: Any) -> None:
     """``dpsql.register(...)`` on the default connection."""
     default_connection().register(name, source, **options)
+
+
+def _as_registered(source: Any) -> Any:
+    """What the answer cache fingerprints for a source: a path or name as given, a Python
+    object as a fresh registration token (``dpsql.cache.Registered``)."""
+    return source if isinstance(source, str | Path) else Registered()

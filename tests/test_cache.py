@@ -18,7 +18,7 @@ import pytest
 from sqlglot import exp
 
 import dpsql
-from dpsql.cache import answer_key, fingerprint
+from dpsql.cache import Registered, answer_key, fingerprint
 from dpsql.compile import NOT_RELEASED
 from dpsql.datasets import pums_path
 
@@ -111,6 +111,24 @@ def test_new_data_is_a_new_question(tmp_path):
     con.register("t", str(path), privacy_unit="pid")
     con.sql("SELECT COUNT(*) FROM t", epsilon=0.5)
     assert con.budget.spent.epsilon == 1.0
+
+
+def test_an_object_registered_again_is_a_new_question():
+    """Another object under the same name is asked afresh, while the same registration is
+    answered from the cache."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=4.0))
+    for pids in ([1, 2, 3], [1, 2, 3, 4]):
+        con.register("t", pa.table({"pid": pids}), privacy_unit="pid")
+        con.sql("SELECT COUNT(*) FROM t", epsilon=0.5)
+        con.sql("SELECT COUNT(*) FROM t", epsilon=0.5)
+    assert con.budget.spent.epsilon == 1.0
+
+
+def test_objects_are_fingerprinted_by_registration_not_address():
+    """An address is reused once its object is freed, and means other data in another
+    process sharing the ledger: a registration draws its own token."""
+    first, second = Registered(), Registered()
+    assert fingerprint(first) == fingerprint(first) != fingerprint(second)
 
 
 def parts(folder, *sizes: int) -> None:
