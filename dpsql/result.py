@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from dpsql import plot as charts
 from dpsql.accounting.values import Cost
+from dpsql.arrays import from_numpy, to_numpy
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import ProgrammingError
@@ -111,12 +112,12 @@ class Result:
         for index, col in enumerate(self.plan.columns):
             if col.aggregate is None:
                 continue
-            values = table.column(index).to_numpy(zero_copy_only=False).astype(np.float64)
+            values = to_numpy(table.column(index)).astype(np.float64)
             agg = by_name[col.aggregate]
             lower, upper = estimator(agg).interval(self.plan, agg, self.groups, self.rows,
                                                    values, level)
             for side, bound in (("lower", lower), ("upper", upper)):
-                bound = bound if isinstance(bound, pa.Array) else pa.array(bound)
+                bound = bound if isinstance(bound, pa.Array) else from_numpy(np.asarray(bound))
                 table = table.append_column(f"{col.name}_{side}", bound)
         return table
 
