@@ -18,6 +18,7 @@ top-level packages).
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import re
 import statistics
@@ -36,13 +37,18 @@ import duckdb
 duckdb.sql("SELECT specialty, COUNT(DISTINCT patient_id) FROM read_parquet('{path}') "
            "GROUP BY specialty").fetchall()
 """
-DPSQL = """
-import dpsql
-con = dpsql.connect(cache=False)
-con.register("visits", "{path}", privacy_unit="patient_id", max_groups_per_unit=3,
-             max_rows_per_group=4)
-con.sql("SELECT specialty, COUNT(*) FROM visits GROUP BY specialty", epsilon=1.0).fetchall()
-"""
+STEPS = (
+    ("import and connect", "import dpsql\ncon = dpsql.connect(cache=False)"),
+    ("register", 'con.register("visits", "{path}", privacy_unit="patient_id", '
+                 'max_groups_per_unit=3, max_rows_per_group=4)'),
+    ("query", 'con.sql("SELECT specialty, COUNT(*) FROM visits GROUP BY specialty", '
+              'epsilon=1.0).fetchall()'),
+)
+"""dpsql's process, step by step (its phases: the interpreter's start, these, its exit)."""
+DPSQL = "\n".join(code for _, code in STEPS)
+TIMED = "import time\nmarks = [time.time()]\n" + "".join(
+    f"{code}\nmarks.append(time.time())\n" for _, code in STEPS) + "print(*marks)"
+PHASES = ("interpreter start", *(name for name, _ in STEPS), "exit")
 
 
 def cached(folder: Path) -> dict[str, str]:
@@ -56,6 +62,15 @@ def wall(code: str, env: dict[str, str]) -> float:
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     return time.perf_counter() - start
+
+
+def phases(code: str, env: dict[str, str]) -> list[float]:
+    """The seconds of each of PHASES in one run of TIMED's ``code`` (the wall clock)."""
+    start = time.time()
+    done = subprocess.run([sys.executable, "-c", code], check=True, env=env,
+                          capture_output=True, text=True)
+    marks = [start, *map(float, done.stdout.split()), time.time()]
+    return [after - before for before, after in itertools.pairwise(marks)]
 
 
 def imports(code: str, top: int, env: dict[str, str]) -> list[tuple[str, float]]:
@@ -79,16 +94,22 @@ def main() -> None:
         path = Path(folder) / "visits.parquet"
         pq.write_table(visits(args.rows, seed=0), path)
         plain, private = PLAIN.format(path=path), DPSQL.format(path=path)
+        timed = TIMED.format(path=path)
         env = cached(Path(folder))
         wall(plain, env), wall(private, env)  # warm-up: the file system and bytecode caches
         times: dict[str, list[float]] = {"plain": [], "dpsql": []}
+        steps: list[list[float]] = []
         for _ in range(args.repeats):
             times["plain"].append(wall(plain, env))
             times["dpsql"].append(wall(private, env))
+            steps.append(phases(timed, env))
         medians = {name: statistics.median(values) for name, values in times.items()}
         print(f"{args.rows:,} rows, median of {args.repeats}: plain DuckDB process "
               f"{medians['plain']:.2f} s, dpsql process {medians['dpsql']:.2f} s, ratio "
               f"{medians['dpsql'] / medians['plain']:.2f}")
+        print("dpsql's phases (medians): " + ", ".join(
+            f"{name} {statistics.median(column):.3f} s"
+            for name, column in zip(PHASES, zip(*steps, strict=True), strict=True)))
         print("dpsql's largest imports: " + ", ".join(
             f"{name} {seconds:.2f} s" for name, seconds in imports(private, 8, env)))
 
