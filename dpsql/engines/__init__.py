@@ -100,6 +100,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def __dir__() -> list[str]:
+    return sorted({*globals(), "SPARK"})
+
+
 def engine(name: str) -> EngineTraits:
     """The traits of the engine called ``name`` (a backend's ``dialect``)."""
     return ENGINES[name]
