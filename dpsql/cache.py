@@ -19,8 +19,8 @@ from __future__ import annotations
 import glob
 import hashlib
 import io
-import secrets
 import os
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from dpsql.accounting.values import Cost
+from dpsql.arrays import from_numpy, to_numpy
 from dpsql.backends import files
 from dpsql.canonical import text
 from dpsql.estimators import NoisyGroups
@@ -163,12 +164,12 @@ def _table(data: bytes) -> pa.Table:
 
 def dump(result: Result) -> bytes:
     """Serialise a released answer (noisy values only) for the cache."""
-    stats = pa.table({name: pa.array(values) for name, values in result.groups.stats.items()})
-    quantiles = pa.table({name: pa.array(values)
+    stats = pa.table({name: from_numpy(values) for name, values in result.groups.stats.items()})
+    quantiles = pa.table({name: from_numpy(values)
                           for name, values in result.groups.quantiles.items()})
     parts = {"table": _ipc(result.table), "keys": _ipc(result.groups.keys),
              "stats": _ipc(stats), "quantiles": _ipc(quantiles),
-             "rows": _ipc(pa.table({"rows": result.rows}))}
+             "rows": _ipc(pa.table({"rows": from_numpy(result.rows)}))}
     sink = io.BytesIO()
     np.savez(sink, **{k: np.frombuffer(v, dtype=np.uint8) for k, v in parts.items()})
     return sink.getvalue()
@@ -181,9 +182,9 @@ def load(data: bytes, compiled: CompiledQuery) -> Result:
     stats = _table(parts["stats"].tobytes())
     quantiles = _table(parts["quantiles"].tobytes())
     groups = NoisyGroups(keys=_table(parts["keys"].tobytes()),
-                         stats={n: stats.column(n).to_numpy() for n in stats.column_names},
-                         quantiles={n: quantiles.column(n).to_numpy()
+                         stats={n: to_numpy(stats.column(n)) for n in stats.column_names},
+                         quantiles={n: to_numpy(quantiles.column(n))
                                     for n in quantiles.column_names})
-    rows = _table(parts["rows"].tobytes()).column("rows").to_numpy()
+    rows = to_numpy(_table(parts["rows"].tobytes()).column("rows"))
     return Result(table=_table(parts["table"].tobytes()), plan=compiled.plan, groups=groups,
                   rows=rows, cost=Cost(0.0, 0.0), private=True, engine=compiled.bounded.engine)

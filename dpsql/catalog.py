@@ -16,7 +16,6 @@ import datetime as dt
 import difflib
 import math
 import reprlib
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -451,6 +450,8 @@ def read_toml(path: str | Path) -> CatalogFile:
         [public.specialties]
         source = "specialties.csv"
     """
+    import tomllib  # only for a catalog file: docs/benchmarks.md, "Start-up"
+
     path = Path(path)
     try:
         doc = tomllib.loads(path.read_text())

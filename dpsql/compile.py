@@ -33,9 +33,8 @@ import pyarrow as pa
 from sqlglot import exp
 
 from dpsql.accounting.composition import MechanismEvent, approx, laplace
-from dpsql.accounting.ledger import DATASETS_SEPARATOR
 from dpsql.accounting.report import query_events
-from dpsql.accounting.values import Cost
+from dpsql.accounting.values import DATASETS_SEPARATOR, Cost
 from dpsql.analysis import analyze
 from dpsql.canonical import canonical, text
 from dpsql.catalog import Catalog

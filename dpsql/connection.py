@@ -16,15 +16,14 @@ import inspect
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import pyarrow as pa
 
-from dpsql import listing, owner, suggest
+from dpsql import listing, suggest
 from dpsql.accounting import Accountant, Budget, BudgetKeeper, Cost
 from dpsql.accounting.guide import delta_warning
-from dpsql.accounting.ledger import Ledger
 from dpsql.backends import Backend, DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, Registered, answer_key, dump, fingerprint, load
 from dpsql.catalog import (
@@ -37,7 +36,6 @@ from dpsql.catalog import (
     text_widths,
 )
 from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
-from dpsql.dbapi import Cursor
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
@@ -51,15 +49,23 @@ from dpsql.errors import (
     QueryCancelled,
     RoleError,
 )
-from dpsql.evaluate import UtilityReport, evaluate_utility
 from dpsql.exact import real_number
-from dpsql.explain import Explanation
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
 from dpsql.release import NoisyEngine, release
 from dpsql.result import Result
 from dpsql.statements import Statements
+
+if TYPE_CHECKING:
+    from dpsql.dbapi import Cursor
+    from dpsql.evaluate import UtilityReport
+    from dpsql.explain import Explanation
+
+# What only some connections or calls use is imported where it is used: the owner's tools
+# (dpsql.owner), the durable ledger, the PEP 249 cursor, the utility evaluation and
+# explain(). A process that connects and asks one query loads none of them
+# (docs/benchmarks.md, "Start-up"; tests/test_startup.py).
 
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
 DEFAULT_EPSILON = 1.0
@@ -256,6 +262,8 @@ class Connection:
                 delta: float | None = None, dialect: str | None = None,
                 quantile_ci: float | None = None) -> Explanation:
         """What ``query`` would release and cost. Touches no data, spends nothing."""
+        from dpsql.explain import Explanation
+
         return Explanation.of(self.compile(query, epsilon=epsilon, delta=delta,
                                            dialect=dialect, quantile_ci=quantile_ci))
 
@@ -296,6 +304,8 @@ class Connection:
                                          quantile_ci=quantile_ci, remaining=remaining)
                 break
             except BoundsNeeded as need:
+                from dpsql import owner
+
                 remaining = owner.estimate_first(self, need)
         if seed is not None or self.answers is None:
             return self._run(compiled, query, seed)
@@ -393,6 +403,8 @@ class Connection:
         and CI coverage over ``runs`` seeded releases. Not private; spends no budget. Owner
         role only."""
         self.require_owner("evaluate()")
+        from dpsql.evaluate import evaluate_utility
+
         return evaluate_utility(self, query, runs=runs, epsilon=epsilon, delta=delta,
                                 level=level, quantile_ci=quantile_ci)
 
@@ -402,6 +414,8 @@ class Connection:
         """Propose value bounds and contribution limits for ``table`` from its data,
         privately, for ``group_by`` queries if given; the catalog is not changed. A paid
         release (``dpsql.owner.suggest_bounds``)."""
+        from dpsql import owner
+
         return owner.suggest_bounds(self, table, epsilon=epsilon, delta=delta,
                                     group_by=group_by, coverage=coverage)
 
@@ -410,6 +424,8 @@ class Connection:
         """What the query's contribution limits and clamps cut, estimated privately, with
         the fix when they surely cut 5% or more. A paid release
         (``dpsql.owner.bounding_report``)."""
+        from dpsql import owner
+
         return owner.bounding_report(self, query, epsilon=epsilon, delta=delta,
                                      dialect=dialect)
 
@@ -417,11 +433,15 @@ class Connection:
                         delta: float) -> tuple[float, float]:
         """Estimate the bounds of a column declared ``bounds="auto"``; they then stand in
         the catalog. A paid release (``dpsql.owner.estimate_bounds``). Returns (lo, hi)."""
+        from dpsql import owner
+
         return owner.estimate_bounds(self, table, column, epsilon=epsilon, delta=delta)
 
     def estimate_limits(self, table: str, *, epsilon: float, delta: float) -> int:
         """Estimate a ``max_rows_per_unit="auto"``; it then stands in the catalog. A paid
         release (``dpsql.owner.estimate_limits``). Returns it."""
+        from dpsql import owner
+
         return owner.estimate_limits(self, table, epsilon=epsilon, delta=delta)
 
     def report(self):
@@ -430,6 +450,8 @@ class Connection:
 
     def cursor(self) -> Cursor:
         """A PEP 249 cursor on this connection."""
+        from dpsql.dbapi import Cursor
+
         return Cursor(self)
 
     def execute(self, query: str, parameters: Sequence[Any] | None = None, *,
@@ -500,6 +522,8 @@ def _keepers(budget: Budget | None, *, ledger: str | Path | None, analyst: str,
         if dataset_budgets:
             raise PrivacyError("dataset_budgets are kept in a ledger file: pass ledger=...")
         return Accountant(budget or DEFAULT_BUDGET), MemoryCache() if cache else None
+    from dpsql.accounting.ledger import Ledger
+
     kept = Ledger(ledger, budget=budget, analyst=analyst, dataset_budgets=dataset_budgets,
                   reset_budget=reset_budget)
     return kept, LedgerCache(kept) if cache else None

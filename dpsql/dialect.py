@@ -53,15 +53,13 @@ mean for dpsql is decided by the analysis (``dpsql.analysis.options`` and
 from __future__ import annotations
 
 import functools
+import importlib
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.bigquery import BigQuery
 from sqlglot.dialects.dialect import Dialect
-from sqlglot.dialects.duckdb import DuckDB
-from sqlglot.dialects.postgres import Postgres
-from sqlglot.dialects.spark import Spark
 from sqlglot.parser import Parser
 from sqlglot.tokens import TokenType
 
@@ -283,10 +281,36 @@ def _extend(name: str, base: type[Dialect]) -> type[Dialect]:
                 {"Parser": parser, "Generator": generator, "__module__": __name__})
 
 
-DIALECTS: dict[str, type[Dialect]] = {
-    name: _extend(name, base) for name, base in
-    (("duckdb", DuckDB), ("postgres", Postgres), ("bigquery", BigQuery), ("spark", Spark))
-}
+class _Dialects(Mapping[str, type[Dialect]]):
+    """The input dialects by name, each extended on first use: a DuckDB query never
+    imports sqlglot's Spark, BigQuery or PostgreSQL dialect (docs/benchmarks.md,
+    "Start-up")."""
+
+    BASES: ClassVar[dict[str, tuple[str, str]]] = {
+        "duckdb": ("sqlglot.dialects.duckdb", "DuckDB"),
+        "postgres": ("sqlglot.dialects.postgres", "Postgres"),
+        "bigquery": ("sqlglot.dialects.bigquery", "BigQuery"),
+        "spark": ("sqlglot.dialects.spark", "Spark"),
+    }
+    """Each name's sqlglot dialect: (module, class)."""
+
+    def __getitem__(self, name: str) -> type[Dialect]:
+        module, attribute = self.BASES[name]  # KeyError for a name not listed
+        return _extended(name, getattr(importlib.import_module(module), attribute))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.BASES)
+
+    def __len__(self) -> int:
+        return len(self.BASES)
+
+
+@functools.cache
+def _extended(name: str, base: type[Dialect]) -> type[Dialect]:
+    return _extend(name, base)
+
+
+DIALECTS: Mapping[str, type[Dialect]] = _Dialects()
 """Input dialects: sqlglot's, extended with the DP syntax."""
 
 

@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpsql.accounting.values import Cost
+from dpsql.arrays import from_numpy, to_numpy
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import Sampler
@@ -51,12 +52,12 @@ def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
         if name in columns:
             continue
         if pa.types.is_list(exact.schema.field(name).type):  # a histogram: absent = empty
-            taken = pa.array(np.where(index >= 0, index, 0), mask=index < 0)
+            taken = from_numpy(np.where(index >= 0, index, 0), mask=index < 0)
             columns[name] = exact.column(name).combine_chunks().take(taken)
             continue
-        values = exact.column(name).to_numpy(zero_copy_only=False)
+        values = to_numpy(exact.column(name))
         filled = np.where(index >= 0, values[np.maximum(index, 0)] if len(values) else 0, 0)
-        columns[name] = pa.array(filled.astype(values.dtype if len(values) else np.float64))
+        columns[name] = from_numpy(filled.astype(values.dtype if len(values) else np.float64))
     return pa.table(columns)
 
 
@@ -82,17 +83,17 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
     stats = {}
     for spec in plan.stats:
         if spec.name in noised:
-            values = exact.column(spec.name).to_numpy(zero_copy_only=False)[keep]
+            values = to_numpy(exact.column(spec.name))[keep]
             values = values.astype(np.float64) * spec.quantum
             stats[spec.name] = plan.noise_for(spec.name).add_to(values, sampler)
     if plan.selection is not None and not plan.selection.truncated_geometric:
         keep = _threshold_keep(plan, exact, stats)
         stats = {name: values[keep] for name, values in stats.items()}
-    keys = keys.filter(pa.array(keep))
+    keys = keys.filter(from_numpy(keep))
     quantiles = {}
     for agg in plan.quantiles:  # one exponential mechanism per released group
         spec = agg.quantile.histogram
-        weights = dense_histograms(exact.column(spec.name).filter(pa.array(keep)), spec)
+        weights = dense_histograms(exact.column(spec.name).filter(from_numpy(keep)), spec)
         quantiles[agg.name] = spec.midpoints(agg.quantile.mechanism.sample(weights, sampler))
         for end in (agg.quantile.lower, agg.quantile.upper):
             if end is not None:
@@ -141,7 +142,7 @@ def _sortable(column: pa.ChunkedArray) -> pa.ChunkedArray:
 def _unit_counts(plan: PrivacyPlan, exact: pa.Table) -> np.ndarray:
     """Each group's exact count of people after the contribution limits (never released)."""
     units = next(s.name for s in plan.stats if s.kind == "units")
-    return exact.column(units).to_numpy(zero_copy_only=False).astype(np.int64)
+    return to_numpy(exact.column(units)).astype(np.int64)
 
 
 def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
@@ -193,9 +194,9 @@ def dense_histograms(column: pa.ChunkedArray | pa.Array, spec: HistogramSpec) ->
     out = np.zeros((len(lists), spec.buckets), dtype=np.int64)
     entries = pc.list_flatten(lists)
     if len(entries):
-        rows = pc.list_parent_indices(lists).to_numpy()
-        buckets = entries.field("b").to_numpy(zero_copy_only=False)
-        out[rows, buckets] = entries.field("w").to_numpy(zero_copy_only=False)
+        rows = to_numpy(pc.list_parent_indices(lists))
+        buckets = to_numpy(entries.field("b"))
+        out[rows, buckets] = to_numpy(entries.field("w"))
     return out
 
 
@@ -233,7 +234,7 @@ def release(compiled: CompiledQuery, exact: pa.Table, sampler: Sampler | None, *
 
 def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:
     """The groups as released without noise or selection (quantiles: the true bucket)."""
-    stats = {s.name: exact.column(s.name).to_numpy(zero_copy_only=False).astype(float)
+    stats = {s.name: to_numpy(exact.column(s.name)).astype(float)
              * s.quantum for s in plan.stats}
     return NoisyGroups(keys=exact.select(plan.key_names), stats=stats,
                        quantiles=bounded_quantiles(plan, exact))
@@ -249,8 +250,9 @@ def post_process(plan: PrivacyPlan, groups: NoisyGroups,
     rather than an error after the budget is spent.
     """
     columns = {name: groups.keys.column(name) for name in groups.keys.column_names}
-    columns.update({name: pa.array(v) for name, v in aggregate_values(plan, groups).items()})
-    columns[ROW_ID] = pa.array(np.arange(groups.num_rows, dtype=np.int64))
+    columns.update({name: from_numpy(np.asarray(v))
+                    for name, v in aggregate_values(plan, groups).items()})
+    columns[ROW_ID] = from_numpy(np.arange(groups.num_rows, dtype=np.int64))
     noisy = pa.table(columns)
     query = guard_division(plan.output, floor=False).sql(dialect="duckdb")
     con.register(NOISY_TABLE, noisy)
@@ -258,5 +260,5 @@ def post_process(plan: PrivacyPlan, groups: NoisyGroups,
         table = con.sql(query).to_arrow_table()
     finally:
         con.unregister(NOISY_TABLE)
-    rows = table.column(ROW_ID).to_numpy()
+    rows = to_numpy(table.column(ROW_ID))
     return table.drop_columns([ROW_ID]), rows

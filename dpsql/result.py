@@ -22,18 +22,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from dpsql import plot as charts
 from dpsql.accounting.values import Cost
+from dpsql.arrays import from_numpy, to_numpy
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator
-from dpsql.explain import Explanation
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table, text_table
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+
+    from dpsql.explain import Explanation
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,8 @@ class Result:
         return [tuple(row[n] for n in names) for row in self.table.to_pylist()]
 
     def explain(self) -> Explanation:
+        from dpsql.explain import Explanation  # imported when used: docs/benchmarks.md, Start-up
+
         return Explanation.of(CompiledQuery.of(self.plan, self.engine))
 
     def ci(self, level: float = 0.95) -> pa.Table:
@@ -111,12 +114,12 @@ class Result:
         for index, col in enumerate(self.plan.columns):
             if col.aggregate is None:
                 continue
-            values = table.column(index).to_numpy(zero_copy_only=False).astype(np.float64)
+            values = to_numpy(table.column(index)).astype(np.float64)
             agg = by_name[col.aggregate]
             lower, upper = estimator(agg).interval(self.plan, agg, self.groups, self.rows,
                                                    values, level)
             for side, bound in (("lower", lower), ("upper", upper)):
-                bound = bound if isinstance(bound, pa.Array) else pa.array(bound)
+                bound = bound if isinstance(bound, pa.Array) else from_numpy(np.asarray(bound))
                 table = table.append_column(f"{col.name}_{side}", bound)
         return table
 
@@ -127,6 +130,8 @@ class Result:
         One bar per group for column ``y`` (default: the first numeric aggregate column),
         or, for a global query, one bar per numeric aggregate column. See dpsql/plot.py.
         """
+        from dpsql import plot as charts  # imported when used: docs/benchmarks.md, Start-up
+
         return charts.plot(self, y, x=x, level=level, ax=ax, **bar_options)
 
     def __len__(self) -> int:

@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpsql.accounting.composition import MechanismEvent
-from dpsql.accounting.values import Budget, Cost
+from dpsql.accounting.values import DATASETS_SEPARATOR, Budget, Cost
 from dpsql.errors import BudgetExceededError, PrivacyError
 from dpsql.exact import as_fraction, float_at_least, nearest_float
 
@@ -454,11 +454,6 @@ def stored_budget(path: str | Path, analyst: str) -> Budget | None:
 def _has_budget(db: sqlite3.Connection, scope: str, name: str) -> bool:
     return db.execute("SELECT 1 FROM budgets WHERE scope = ? AND name = ?",
                       (scope, name)).fetchone() is not None
-
-
-DATASETS_SEPARATOR = "+"
-"""A query that reads several private tables (a join on the privacy unit) is charged once,
-with ``dataset = "a+b"``, and counts against the budget of each of a and b."""
 
 
 def _scope_filter(scope: str, name: str) -> tuple[str, tuple[str, ...]]:

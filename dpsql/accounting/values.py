@@ -75,6 +75,12 @@ class Cost:
         return f"ε={self.epsilon:g}, δ={self.delta:g}"
 
 
+DATASETS_SEPARATOR = "+"
+"""A query that reads several private tables (a join on the privacy unit) is charged once,
+with ``dataset = "a+b"``, and counts against the budget of each of a and b (the ledger's
+dataset budgets)."""
+
+
 @dataclass(frozen=True)
 class Charge:
     """One recorded spend, with what was released (for reports and the audit log)."""

@@ -10,16 +10,22 @@ data; adding an engine is a record here, a dialect, and the grammar corpus run o
 
 >>> ENGINES["spark"].inlines_ctes, DUCKDB.pays_per_aggregate
 (True, True)
+
+Spark's traits hold its dialect, which imports sqlglot's Spark dialect: they are built when
+first asked for (``ENGINES["spark"]``, ``SPARK``), so a DuckDB query never loads them
+(docs/benchmarks.md, "Start-up").
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sqlglot.dialects.dialect import Dialect
 
 from dpsql.engines.duckdb import DuckDBEngine
-from dpsql.engines.spark import SparkEngine
 
 
 @dataclass(frozen=True)
@@ -54,13 +60,48 @@ DUCKDB = EngineTraits(name="duckdb", dialect=DuckDBEngine, inlines_ctes=False,
 """DuckDB computes a CTE read twice once by itself and joins small tables cheaply; each
 aggregate function is a pass of its own (docs/benchmarks.md)."""
 
-SPARK = EngineTraits(name="spark", dialect=SparkEngine, inlines_ctes=True,
-                     reuses_nondeterministic_ctes=True, time_in_reused_cte=False,
-                     pays_per_aggregate=False)
-"""Spark's optimizer inlines every deterministic CTE at each reference; one shuffle serves
-several aggregates of the same grouping."""
 
-ENGINES = {engine.name: engine for engine in (DUCKDB, SPARK)}
+@functools.cache
+def _spark() -> EngineTraits:
+    """Spark's traits (``SPARK``). Its optimizer inlines every deterministic CTE at each
+    reference; one shuffle serves several aggregates of the same grouping. (Not named
+    ``spark``: that is the module of its dialect, an attribute of this package.)"""
+    from dpsql.engines.spark import SparkEngine
+
+    return EngineTraits(name="spark", dialect=SparkEngine, inlines_ctes=True,
+                        reuses_nondeterministic_ctes=True, time_in_reused_cte=False,
+                        pays_per_aggregate=False)
+
+
+class _Engines(Mapping[str, EngineTraits]):
+    """The engines by name, Spark's built on first use."""
+
+    def __getitem__(self, name: str) -> EngineTraits:
+        if name == "duckdb":
+            return DUCKDB
+        if name == "spark":
+            return _spark()
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("duckdb", "spark"))
+
+    def __len__(self) -> int:
+        return 2
+
+
+ENGINES: Mapping[str, EngineTraits] = _Engines()
+
+
+def __getattr__(name: str) -> Any:
+    """``SPARK``, Spark's traits, built on first use (PEP 562)."""
+    if name == "SPARK":
+        return _spark()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "SPARK"})
 
 
 def engine(name: str) -> EngineTraits:
