@@ -701,6 +701,8 @@ JVM_NOTICE = "WARNING: Using incubator modules: jdk.incubator.vector"
 def test_a_session_dpsql_starts_is_quiet(tmp_path):
     """No log4j notice, no Spark or Hadoop warning, no pyspark FutureWarning: a query's
     output is all a console shows (docs/spark.md, "A quiet console")."""
+    pytest.importorskip("pyspark", reason="the Spark backend needs pyspark: pip install "
+                        "'dpsql[spark]'")
     done = subprocess.run([sys.executable, "-c", QUIET_RUN], capture_output=True, text=True,
                           timeout=600, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
