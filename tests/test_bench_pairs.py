@@ -15,7 +15,7 @@ import pytest
 
 import dpsql
 from tests.benchmarks import limits_data
-from tests.benchmarks.bench_matrix import BOUNDS, PAIRS
+from tests.benchmarks.bench_matrix import BOUNDS, PAIRS, pairs_sql
 
 GROUPS, ROWS = 8, 3
 
@@ -63,3 +63,15 @@ def test_pairs_weigh_each_bucket_as_the_bounded_histogram_does(raw):
 def test_pairs_weigh_the_global_histogram_as_the_bounded_query_does(raw):
     ((*_, histogram),) = bounded(raw, "SELECT MEDIAN(v) FROM t")
     assert {e["b"]: e["w"] for e in histogram} == dict(pairs(raw, "median"))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("query", sorted(PAIRS))
+def test_the_spark_form_of_pairs_gives_duckdbs_answers(raw, spark, query):
+    # bench_matrix --spark --pairs runs each PAIRS written in Spark SQL by sqlglot: the
+    # same lower bound only if it computes the same partials.
+    spark.createDataFrame(raw.sql("SELECT pid, grp, v FROM t").fetch_arrow_table()) \
+        .createOrReplaceTempView("pairs_t")
+    on_spark = [tuple(row) for row in spark.sql(pairs_sql(query, ROWS, "pairs_t", "spark"))
+                .collect()]
+    assert sorted(on_spark) == sorted(pairs(raw, query))

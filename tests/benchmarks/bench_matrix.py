@@ -25,8 +25,9 @@ connection's view of the files::
     .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --spark 'local[2]' \
         --sources parquet glob --shares none most --limits 1 3 --queries count sum_avg median
 
-``--pairs`` (DuckDB) also times each query's statistic in plain SQL from the row limit's
-clamped per-(unit, group) partials alone, without the choice of groups or noise (``PAIRS``)::
+``--pairs`` also times each query's statistic in plain SQL (DuckDB's, or on Spark the same
+written in Spark SQL) from the row limit's clamped per-(unit, group) partials alone, without
+the choice of groups or noise (``PAIRS``)::
 
     .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --shares none most \
         --limits 1 3 8 --sources table --pairs
@@ -139,6 +140,17 @@ or noise: what enforcing the row limit alone costs, so that a cell's ratio minus
 is the price of the group limit and the rest of dpsql's plan. The quantum and the buckets
 are those dpsql uses for BOUNDS; tests/test_bench_pairs.py checks the counts and the
 histogram weights against dpsql's bounded query where no choice binds."""
+
+
+def pairs_sql(query: str, c: int, table: str, dialect: str = "duckdb") -> str:
+    """``PAIRS[query]`` at ``c`` rows per group over ``table``, written by sqlglot in
+    ``dialect`` (tests/test_bench_pairs.py checks that Spark's form gives DuckDB's answers).
+
+    >>> pairs_sql("distinct", 3, "t", "spark")
+    'SELECT grp, COUNT(*) FROM (SELECT DISTINCT pid, grp FROM t) GROUP BY grp'
+    """
+    return sqlglot.transpile(PAIRS[query].format(c=c, t=table), read="duckdb",
+                             write=dialect)[0]
 
 
 def data_limit(limit: str) -> int:
@@ -285,10 +297,13 @@ class Dataset:
             "queries": {name: {**q, "value": "v", "low": low, "high": high}
                         for name, q in TUMULT_QUERIES.items()}})
 
-    def pairs(self, query: str, limit: str) -> Callable[[], object]:
-        """``PAIRS[query]`` in plain DuckDB over this data, with ``limit``'s rows per group."""
-        sql = PAIRS[query].format(c=(LIMITS[limit] or (1, 1))[1], t=self.scan)
-        return lambda: self.raw.sql(sql).fetchall()
+    def pairs(self, query: str, limit: str,
+              con: dpsql.Connection | None = None) -> Callable[[], object]:
+        """``PAIRS[query]`` in plain SQL over this data, with ``limit``'s rows per group: in
+        DuckDB, or on Spark in Spark SQL (``pairs_sql``) over ``con``'s view of the files."""
+        sql = pairs_sql(query, (LIMITS[limit] or (1, 1))[1], self._scan(con),
+                        "spark" if self.spark else "duckdb")
+        return self.runner(sql)
 
     def unit_sql(self, grouped: bool, con: dpsql.Connection | None = None) -> str:
         """The per-unit floor over this data (over ``con``'s view of it on Spark)."""
@@ -373,7 +388,7 @@ def run_limit(args: argparse.Namespace, data: Dataset, limit: str,
     tumult = data.tumult(args.tumult, limit) if args.tumult else None
     cells = []
     for query in args.queries:
-        pairs = data.pairs(query, limit) if args.pairs else None
+        pairs = data.pairs(query, limit, con) if args.pairs else None
         cell = Cell(data.rows, data.share, limit, query,
                     **measure(data, con, query, args.repeats, meter, tumult, pairs),
                     engine="spark" if data.spark else "duckdb", source=data.source,
@@ -505,8 +520,9 @@ def main() -> None:
                         help="with --spark: also time Tumult Analytics (tumult_speed.py) from "
                              "this virtual environment on the same files and limits")
     parser.add_argument("--pairs", action="store_true",
-                        help="also time each query's PAIRS form in plain DuckDB (the row "
-                             "limit's partials without the choice of groups or noise)")
+                        help="also time each query's PAIRS form in plain SQL on the same "
+                             "engine (the row limit's partials without the choice of groups "
+                             "or noise)")
     parser.add_argument("--out", type=Path, help="append each cell as a JSON line to this file")
     parser.add_argument("--markdown", type=Path, nargs="*",
                         help="print the tables of these JSON-line files and exit")
