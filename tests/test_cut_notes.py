@@ -131,3 +131,10 @@ def test_machine_formats_keep_stdout_data_and_say_the_notes_on_stderr(tmp_path, 
     declared = run_cli("c.toml", "--format", fmt, "--seed", "1", "-c",
                        "SELECT COUNT(*) AS n FROM once", cwd=tmp_path)
     assert declared.returncode == 0 and declared.stderr == "", declared.stderr
+
+
+def test_the_public_calendar_recipe_of_docs_sql_runs():
+    """docs/sql.md, "Date series: a public calendar": every month, the empty one too."""
+    text = (ROOT / "docs" / "sql.md").read_text().split("### Date series")[1]
+    code = text.split("```python\n")[1].split("```")[0]
+    exec(compile(code, "docs/sql.md", "exec"), {})
