@@ -88,9 +88,26 @@ def suggest_bounds(con: Asker, table: str, *, epsilon: float, delta: float,
         epsilon, delta)
     bounds = {c: autobounds.bounds_from_bins(rows) for c, rows in
               zip(columns, answers[:len(columns)], strict=True)}
+    histograms = dict(zip(limits, answers[len(columns):], strict=True))
     found = {limit: suggest.limit_from_bins(rows, coverage=coverage)
-             for limit, rows in zip(limits, answers[len(columns):], strict=True)}
-    return suggest.BoundsSuggestion(info.name, bounds, group_by=group, cost=cost, **found)
+             for limit, rows in histograms.items()}
+    return suggest.BoundsSuggestion(info.name, bounds, group_by=group, cost=cost, **found,
+                                    cuts=_suggested_cuts(bounds, answers, histograms, found))
+
+
+def _suggested_cuts(bounds: dict[str, tuple[float, float]], answers: list[list[tuple]],
+                    histograms: dict[str, list[tuple]], found: dict[str, int | None]
+                    ) -> tuple[suggest.SuggestedCut, ...]:
+    """What each suggestion cuts, from the histograms already released (free): the limits'
+    own, and for bounds the value histograms against the people the rows histogram counts."""
+    rows = histograms.get("max_rows_per_unit")
+    people = None if rows is None else suggest.people_in(rows)
+    cuts = [suggest.limit_cut(name, limit, histograms[name])
+            for name, limit in found.items() if limit]
+    cuts += [suggest.bounds_cut(column, bound, answer, people)
+             for (column, bound), answer in zip(bounds.items(), answers[:len(bounds)],
+                                                strict=True)]
+    return tuple(cuts)
 
 
 def bounding_report(con: Asker, query: str, *, epsilon: float, delta: float,

@@ -15,6 +15,7 @@ into values would need the private data. See docs/mechanisms.md §8.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator
+from dpsql.mechanisms.selection import units_for_release
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table, text_table
 
@@ -35,6 +37,12 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from dpsql.explain import Explanation
+
+DECLARE_IN_PYTHON = ("declare them in register(), or measure what they cut with "
+                     "con.bounding_report(sql, epsilon=...)")
+"""The remedy for default limits in Python's words (other front ends pass their own)."""
+SHOWN_LEVELS = (0.5, 0.95)
+"""The release chances a note on private keys quotes group sizes for."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +71,10 @@ class Result:
     @property
     def default_limits(self) -> dict[str, int]:
         """The contribution limits that bounded this answer without anyone declaring them
-        (dpsql's defaults, one group and one row per person): they may have cut rows, and
-        the shown result says so. Free: it reads the plan, not the data; how much they cut
-        is a paid estimate, ``Connection.bounding_report`` (docs/catalog.md).
+        (dpsql's defaults, one group and one row per person) and that can cut rows the
+        declared limits keep (``binding_defaults``): the shown result says so. Free: it
+        reads the plan and the catalog's declarations, not the data; how much they cut is
+        a paid estimate, ``Connection.bounding_report`` (docs/catalog.md).
 
         >>> import dpsql, pyarrow as pa
         >>> con = dpsql.connect()
@@ -73,16 +82,31 @@ class Result:
         >>> con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.1).default_limits
         {'max_rows_per_group': 1}
         """
-        limits = self.plan.contribution
-        used = {"max_rows_per_group": limits.max_rows_per_group}
-        if self.plan.keys:
-            used["max_groups_per_unit"] = limits.max_groups_per_unit
-        sources = dict(limits.sources)
-        return {name: value for name, value in used.items() if sources.get(name) == "default"}
+        return binding_defaults(self.plan)
+
+    @property
+    def groups_shown(self) -> GroupsShown | None:
+        """How many people a group from private keys needs to be shown, from the plan's
+        release curve (``explain()`` prints it); None when the keys are public. Free."""
+        return groups_shown(self.plan)
+
+    def notes(self, declare: str = DECLARE_IN_PYTHON) -> tuple[str, ...]:
+        """What this answer may have cut, said for free (plan and declarations only): the
+        default limits that can bind (then ``declare``, the remedy in the front end's
+        words) and the size below which private-key groups are likely missing."""
+        said = []
+        if defaults := self.default_limits:
+            said.append(f"{by_default_limits(defaults)}: {declare}")
+        if shown := self.groups_shown:
+            said.append(str(shown))
+        return tuple(said)
 
     def df(self):
-        """The result as a pandas DataFrame (needs pandas)."""
-        return self.table.to_pandas()
+        """The result as a pandas DataFrame (needs pandas); ``df.attrs["dpsql_notes"]``
+        holds ``notes()``, what the answer may have cut."""
+        frame = self.table.to_pandas()
+        frame.attrs["dpsql_notes"] = list(self.notes())
+        return frame
 
     def pl(self):
         """The result as a polars DataFrame (needs polars)."""
@@ -138,14 +162,21 @@ class Result:
         return self.table.num_rows
 
     def __repr__(self) -> str:
-        return text_table(*_cells(self))
+        return shown_text(self)
 
     def _repr_html_(self) -> str:
         """The same table for notebooks."""
-        return html_table(*_cells(self))
+        return html_table(*_cells(self, DECLARE_IN_PYTHON))
 
 
-def _cells(result: Result, max_rows: int = 20) -> tuple[list[str], list[list[str]], str]:
+def shown_text(result: Result, declare: str = DECLARE_IN_PYTHON) -> str:
+    """The result as a text table with its note; ``declare`` is the remedy for default
+    limits in the words of the front end that shows it (``Result.notes``)."""
+    return text_table(*_cells(result, declare))
+
+
+def _cells(result: Result, declare: str, max_rows: int = 20
+           ) -> tuple[list[str], list[list[str]], str]:
     """Header, cells (each aggregate with its 95% interval as [lo, hi]) and the note."""
     bounds = result.ci(0.95)
     rows = []
@@ -167,10 +198,82 @@ def _cells(result: Result, max_rows: int = 20) -> tuple[list[str], list[list[str
     asked = f"; no CI for {', '.join(bare)}: ask with quantile_ci=0.95" if bare else ""
     note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs{asked}; cost " \
         f"{result.cost}" + ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
-    if defaults := result.default_limits:
-        note += (f"\n{by_default_limits(defaults)}: declare them in register(), or "
-                 "measure what they cut with con.bounding_report(sql, epsilon=...)")
+    note += "".join(f"\n{line}" for line in result.notes(declare))
     return [c.name for c in result.plan.columns], rows, note
+
+
+def binding_defaults(plan: PrivacyPlan) -> dict[str, int]:
+    """The default contribution limits of ``plan`` that can cut what the declared ones keep.
+
+    From the plan alone: a default rows-per-group limit cannot bind below a declared
+    ``max_rows_per_unit`` (it then equals it: a table declared with one row per person,
+    ``max_rows_per_unit=1``, is cut by no per-group row limit), nor when every statistic
+    counts people; a default groups limit cannot bind below a declared total either, nor
+    when the public keys have no more groups than it allows. Declared limits are enforced
+    by the rewrite, so a wrong declaration cuts rows, but never leaks.
+
+    >>> import dpsql, pyarrow as pa
+    >>> con = dpsql.connect()
+    >>> con.register("once", pa.table({"pid": [1, 2], "k": ["a", "b"]}), privacy_unit="pid",
+    ...              max_rows_per_unit=1)
+    >>> binding_defaults(con.compile("SELECT k, COUNT(*) FROM once GROUP BY k").plan)
+    {}
+    """
+    limits = plan.contribution
+    sources = dict(limits.sources)
+    total = limits.max_rows_per_unit
+    found = {}
+    counts_rows = plan.quantiles or any(s.kind != "units" for s in plan.stats)
+    if sources.get("max_rows_per_group") == "default" and counts_rows and (
+            total is None or limits.max_rows_per_group < total):
+        found["max_rows_per_group"] = limits.max_rows_per_group
+    groups = limits.max_groups_per_unit
+    if plan.keys and sources.get("max_groups_per_unit") == "default" and (
+            total is None or groups < total) and _more_groups_than(plan, groups):
+        found["max_groups_per_unit"] = groups
+    return found
+
+
+def _more_groups_than(plan: PrivacyPlan, limit: int) -> bool:
+    """Whether the query can have more than ``limit`` groups (private keys always can)."""
+    if not all(k.public for k in plan.keys):
+        return True
+    return math.prod(len(k.domain) for k in plan.keys) > limit
+
+
+@dataclass(frozen=True)
+class GroupsShown:
+    """How many people a group from private keys needs to be shown: ``likely`` people for
+    a 50% chance, ``surely`` for 95%, read off the release curve of partition selection
+    (``Selection.chance``, which ``explain()`` prints). Free: the plan's ε, δ and limits.
+
+    >>> print(GroupsShown(likely=12, surely=19))
+    groups come from the data (private keys): a group of fewer than 12 people is more \
+often hidden than shown; one of 19 or more is shown 95% of the time (explain() has the curve)
+    """
+
+    likely: int
+    surely: int
+
+    def __str__(self) -> str:
+        return (f"groups come from the data (private keys): a group of fewer than "
+                f"{self.likely} people is more often hidden than shown; one of {self.surely} "
+                "or more is shown 95% of the time (explain() has the curve)")
+
+
+def groups_shown(plan: PrivacyPlan) -> GroupsShown | None:
+    """The group sizes at which ``plan``'s partition selection releases a group with the
+    chances of SHOWN_LEVELS; None when the keys are public."""
+    selection = plan.selection
+    if selection is None:
+        return None
+    noise = None if selection.truncated_geometric else plan.noise_for(
+        next(s.name for s in plan.stats if s.kind == "units"))
+
+    def chance(n: int) -> float:
+        return float(selection.chance(np.array([n]), noise)[0])
+
+    return GroupsShown(*(units_for_release(chance, level) for level in SHOWN_LEVELS))
 
 
 def by_default_limits(defaults: Mapping[str, int]) -> str:

@@ -32,6 +32,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -82,6 +83,114 @@ def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float,
     surely = sum(n for edge, n in bins if edge / 2 >= limit)
     maybe = sum(n for edge, n in bins if edge > limit)
     return surely / total, maybe / total
+
+
+def _bin_range(edge: int) -> tuple[int, float]:
+    """The contributions bin ``edge`` holds: 1 alone, (e/2, e] above it, beyond 2^20 for
+    the top bin (unbounded)."""
+    if edge <= 1:
+        return 1, 1
+    return edge // 2 + 1, math.inf if edge > EDGES[-1] else edge
+
+
+def units_beyond(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float, float] | None:
+    """The share of rows (or, for ``max_groups_per_unit``, of (person, group) pairs) that
+    ``limit`` drops, as (at least, at most), from a released histogram of contributions:
+    each person of bin e has between its range's ends, of which min(x, limit) are kept
+    and max(0, x − limit) dropped; the share is smallest with every drop at its least and
+    every kept count at its most, and largest the other way round. None when no bin is
+    released. Noisy counts below 0 count 0; unreleased bins are not seen.
+
+    >>> units_beyond([(1, 960.0), (16, 40.0)], 1)
+    (0.24242424242424243, 0.375)
+    """
+    bins = [(*_bin_range(int(edge)), float(n)) for edge, n in rows
+            if edge is not None and n and float(n) > 0]
+    if not bins:
+        return None
+    cut_lo = sum(n * max(0, lo - limit) for lo, _, n in bins)
+    cut_hi = sum(n * max(0.0, hi - limit) for _, hi, n in bins)
+    kept_lo = sum(n * min(lo, limit) for lo, _, n in bins)
+    kept_hi = sum(n * min(hi, limit) for _, hi, n in bins)
+    high = 1.0 if math.isinf(cut_hi) else cut_hi / (cut_hi + kept_lo)
+    return cut_lo / (cut_lo + kept_hi), high
+
+
+def values_unreleased(rows: Iterable[tuple[float, float]], people: float | None
+                      ) -> float | None:
+    """The share of people whose value (one each, as the magnitude histogram draws them) lies
+    in no released bin, hence outside the bounds drawn from the released ones: 1 − the
+    released bins' noisy count (NULLs included) over ``people``, the noisy count of people
+    of another released histogram; clipped to [0, 1]. None without ``people``.
+
+    >>> round(values_unreleased([(64.0, 930.0), (None, 20.0)], 1000.0), 6)
+    0.05
+    """
+    if not people or people <= 0:
+        return None
+    seen = sum(max(float(n), 0.0) for _, n in rows)
+    return min(max(1.0 - seen / people, 0.0), 1.0)
+
+
+def people_in(rows: Iterable[tuple[float, float]]) -> float:
+    """The noisy count of people in a released histogram of contributions (one bin each)."""
+    return sum(max(float(n), 0.0) for edge, n in rows if edge is not None)
+
+
+@dataclass(frozen=True)
+class SuggestedCut:
+    """What one suggested limit or bound cuts, from the histograms ``suggest_bounds`` paid
+    for (so free): ``people``, the share of people (or, for ``max_rows_per_group``, of the
+    one (person, group) each histogram draws) it cuts; ``units``, the share of rows (pairs
+    for ``max_groups_per_unit``) it drops, as (at least, at most); for a bound, ``people``
+    is the share of values it clamps, from bins too small to release."""
+
+    name: str
+    people: float | None
+    units: tuple[float, float] | None = None
+    what: str = "rows"
+
+    def __str__(self) -> str:
+        if self.people is None:
+            return f"{self.name}: too few people to tell what it cuts"
+        if self.units is None:
+            return f"{self.name}: clamps about {_share(self.people)} of values (in bins too " \
+                "small to release)"
+        low, high = map(_share, self.units)
+        span = low if low == high else f"{low}–{high}"
+        return f"{self.name}: cuts {_share(self.people)} of people, {span} of {self.what}"
+
+
+def _share(value: float) -> str:
+    """A share as a percentage, with a decimal below 10%.
+
+    >>> _share(0.005), _share(0.375)
+    ('0.5%', '38%')
+    """
+    return f"{value:.1%}" if value < 0.1 else f"{value:.0%}"
+
+
+UNITS_CUT = {"max_rows_per_unit": "rows", "max_groups_per_unit": "(person, group) pairs",
+             "max_rows_per_group": "rows in a group"}
+"""What each contribution limit drops, as ``SuggestedCut`` names it."""
+
+
+def limit_cut(name: str, limit: int, rows: list[tuple[float, float]]) -> SuggestedCut:
+    """What limit ``name`` = ``limit`` cuts, read off its own released histogram.
+
+    >>> print(limit_cut("max_rows_per_unit", 1, [(1, 960.0), (16, 40.0)]))
+    max_rows_per_unit = 1: cuts 4.0% of people, 24%–38% of rows
+    """
+    above = share_above(rows, limit)
+    return SuggestedCut(f"{name} = {limit}", None if above is None else above[0],
+                        units_beyond(rows, limit), UNITS_CUT[name])
+
+
+def bounds_cut(column: str, bounds: tuple[float, float], rows: list[tuple[float, float]],
+               people: float | None) -> SuggestedCut:
+    """What the suggested bounds of ``column`` clamp: the values of no released bin."""
+    lo, hi = bounds
+    return SuggestedCut(f"{column} in [{lo:g}, {hi:g}]", values_unreleased(rows, people))
 
 
 def contribution_sql(info: TableInfo, limit: str, keys: list[str] = (),
@@ -148,6 +257,8 @@ class BoundsSuggestion:
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
     cost: Cost = field(default_factory=lambda: Cost(0.0, 0.0))
+    cuts: tuple[SuggestedCut, ...] = ()
+    """What each suggestion cuts, estimated from the same histograms (no further spend)."""
 
     def options(self) -> dict[str, object]:
         """The suggestion as ``register`` options (limits with no suggestion left out)."""
@@ -167,7 +278,8 @@ class BoundsSuggestion:
         head = f"# suggested by dpsql suggest-bounds for {self.table} (spent {self.cost})"
         if self.group_by:
             head += f"; group limits for GROUP BY {self.group_by}"
-        return "\n".join([head, *(f"{k} = {toml_value(v)}" for k, v in self.options().items())])
+        return "\n".join([head, *(f"# {cut}" for cut in self.cuts),
+                          *(f"{k} = {toml_value(v)}" for k, v in self.options().items())])
 
 
 def toml_value(value: object) -> str:

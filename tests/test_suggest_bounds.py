@@ -159,3 +159,31 @@ def test_names_the_helpers_invent_cannot_be_shadowed_by_the_tables_columns():
     report = con.bounding_report("SELECT m_bin, COUNT(*) FROM t GROUP BY m_bin", epsilon=2.0,
                                  delta=1e-6)
     assert [c.suggested for c in report.checks] == [1, 4]
+
+
+def test_the_suggestion_says_what_it_cuts_from_the_histograms_it_paid_for():
+    """960 people with one row, 40 with 16 (over 3 groups); 5 of them with a value of their
+    own bin, too small to release. A huge ε makes the noisy bins the true ones: the shares
+    are then those of the data, and the suggestion spends nothing more for them."""
+    pids, xs, groups = [], [], []
+    for person in range(1000):
+        rows = 1 if person < 960 else 16
+        pids += [person] * rows
+        xs += [float(2 ** (20 + person)) if person < 5 else 1.0] * rows
+        groups += [f"g{(person + i) % 3}" for i in range(rows)]
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e6, delta=1e-3), seed=1)
+    con.register("v", pa.table({"pid": pids, "x": xs, "g": groups}), privacy_unit="pid")
+    suggestion = con.suggest_bounds("v", epsilon=1e4, delta=1e-4, group_by="g")
+    assert con.budget.spent.epsilon == pytest.approx(1e4)
+    cuts = {cut.name: cut for cut in suggestion.cuts}
+    rows = cuts["max_rows_per_unit = 1"]
+    assert rows.people == pytest.approx(0.04, abs=1e-3)
+    low, high = rows.units
+    assert low <= 600 / 1600 <= high  # 40 people drop 15 rows each, of 1,600
+    pairs = cuts["max_groups_per_unit = 1"]
+    assert pairs.people == pytest.approx(0.04, abs=1e-3)
+    assert pairs.units[0] <= 80 / 1080 <= pairs.units[1]  # 40 people drop 2 of 3 groups
+    assert cuts["x in [0, 2]"].people == pytest.approx(0.005, abs=1e-3)
+    assert "# max_rows_per_unit = 1: cuts 4.0% of people, 24%–38% of rows" in suggestion.toml()
+    assert "# x in [0, 2]: clamps about 0.5% of values" in suggestion.toml()
+    assert tomllib.loads(suggestion.toml())["max_rows_per_unit"] == 1

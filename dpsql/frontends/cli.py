@@ -398,11 +398,13 @@ def options(command: argparse.ArgumentParser) -> list[tuple[list[str], str | Non
 
 
 def _query(args: argparse.Namespace) -> int:
-    from dpsql.frontends.output import render
+    from dpsql.frontends.output import render, side_notes
 
     with _connected(args) as con:
         result = answer(con, args.command, epsilon=args.epsilon, delta=args.delta)
         print(render(result, args.format), flush=True)
+        for note in side_notes(result, args.format):
+            print(f"note: {note}", file=sys.stderr)
     return 0
 
 

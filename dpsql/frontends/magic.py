@@ -217,7 +217,9 @@ class ResultView:
         tail = f"<p>… {more} more rows</p>" if more > 0 else ""
         return (f'<table class="dpsql-result"><thead><tr>{header}</tr></thead>'
                 f"<tbody>{body}</tbody></table>{tail}"
-                f"<p><small>{html.escape(self.footer())}</small></p>")
+                f"<p><small>{html.escape(self.footer())}</small></p>"
+                + "".join(f"<p><small>{html.escape(note)}</small></p>"
+                          for note in self.result.notes()))
 
     def __repr__(self) -> str:
         return f"{self.result!r}\nbudget left {self.remaining}"

@@ -2,9 +2,10 @@
 
 Every format shows the noisy values and their 95% confidence intervals (which
 cost no budget). ``table`` and ``markdown`` are for people and end with a note
-giving the row count and the cost; ``csv`` and ``json`` are for programs and hold
-exactly the columns of ``Result.ci(0.95)``: each aggregate ``col`` followed later
-by ``col_lower`` and ``col_upper``.
+giving the row count and the cost, and what the answer may have cut (``Result.notes``);
+``csv`` and ``json`` are for programs and hold exactly the columns of ``Result.ci(0.95)``:
+each aggregate ``col`` followed later by ``col_lower`` and ``col_upper`` (their notes are
+``side_notes``, which the command line writes to stderr).
 
 >>> import dpsql, pyarrow as pa
 >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0), seed=3)
@@ -18,6 +19,8 @@ by ``col_lower`` and ``col_upper``.
 | b | ... | [..., ...] |
 <BLANKLINE>
 _2 rows; cost ε=0.5, δ=0; SEEDED, NOT PRIVATE_
+bounded by default limits (max_rows_per_group=1, max_groups_per_unit=1): declare them in the \
+table's [tables.NAME] entry of the catalog (docs/catalog.md)
 >>> render(res, "csv").splitlines()[0]
 '"k","n","n_lower","n_upper"'
 """
@@ -28,7 +31,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from dpsql.result import format_value
+from dpsql.result import format_value, shown_text
 
 if TYPE_CHECKING:
     from dpsql.result import Result
@@ -36,12 +39,15 @@ if TYPE_CHECKING:
 FORMATS = ("table", "markdown", "csv", "json")
 """The output formats, in the order ``--help`` lists them."""
 LEVEL = 0.95
+DECLARE_IN_CATALOG = "declare them in the table's [tables.NAME] entry of the catalog " \
+    "(docs/catalog.md)"
+"""The remedy for default limits, in the command line's words (``Result.notes``)."""
 
 
 def render(result: Result, fmt: str) -> str:
     """``result`` in format ``fmt`` (one of FORMATS), without a trailing newline."""
     if fmt == "table":
-        return repr(result)
+        return shown_text(result, DECLARE_IN_CATALOG)
     if fmt == "markdown":
         return markdown(result)
     if fmt == "csv":
@@ -79,7 +85,14 @@ def markdown(result: Result) -> str:
         lines.append(_row(cells))
     private = "" if result.private else "; SEEDED, NOT PRIVATE"
     lines += ["", f"_{bounds.num_rows} rows; cost {result.cost}{private}_"]
+    lines += list(result.notes(DECLARE_IN_CATALOG))
     return "\n".join(lines)
+
+
+def side_notes(result: Result, fmt: str) -> tuple[str, ...]:
+    """What the answer may have cut (``Result.notes``), for formats whose output holds only
+    data (csv, json): the command line writes them to stderr, as ``note: ...`` lines."""
+    return result.notes(DECLARE_IN_CATALOG) if fmt in ("csv", "json") else ()
 
 
 def _row(cells: list[str]) -> str:

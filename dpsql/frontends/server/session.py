@@ -29,7 +29,7 @@ from dpsql.frontends.server.pacing import Pacer
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
 from dpsql.frontends.server.sqlstates import SessionError, sqlstate
 from dpsql.parse import parse
-from dpsql.result import Result, by_default_limits
+from dpsql.result import Result
 
 DIALECT = "postgres"
 CANCEL_WINDOW = 30.0
@@ -291,9 +291,8 @@ def version_text() -> str:
 
 
 def _notices(result: Result) -> tuple[str, ...]:
-    """What a shown result says under its table that a client should hear too: the
-    contribution limits nobody declared (``Result.default_limits``)."""
-    defaults = result.default_limits if isinstance(result, Result) else {}
-    if not defaults:
+    """What a shown result says under its table that a client should hear too: what it may
+    have cut (``Result.notes``: default limits that can bind, private keys' group sizes)."""
+    if not isinstance(result, Result):
         return ()
-    return (f"{by_default_limits(defaults)}: the data owner can declare them in the catalog",)
+    return result.notes("the data owner can declare them in the catalog")
