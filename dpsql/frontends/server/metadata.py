@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
-from sqlglot import exp
+from sqlglot import exp, parse_one
 
 from dpsql.frontends.server import pgcatalog, probecheck
 from dpsql.frontends.server.probecheck import MAX_SERIES, function_name
@@ -125,6 +125,13 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "pg_get_triggerdef": _constant(None),
     "pg_get_statisticsobjdef_columns": _constant(None),
     "pg_get_partkeydef": _constant(None),
+    "pg_get_function_result": _constant(None),
+    "pg_get_function_arguments": _constant(None),
+    "pg_get_serial_sequence": _constant(None),  # no column has a sequence
+    # A set of (element, index) pairs of an index's key array: the only arrays it is
+    # given are pg_index's, which is empty here, so one typed NULL pair will do.
+    "_pg_expandarray": lambda _: parse_one("{'x': CAST(NULL AS INTEGER), "
+                                           "'n': CAST(NULL AS INTEGER)}", dialect="duckdb"),
     "pg_relation_is_publishable": _constant(False),
     "pg_table_size": _constant(0),  # the metadata database's tables are empty
     "pg_total_relation_size": _constant(0),
@@ -136,7 +143,7 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
 
 def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func) and \
-            node.this.name.lower() == "pg_catalog":
+            node.this.name.lower() in SYSTEM_SCHEMAS:
         # A replaced node's children are not visited by transform: do them here.
         return node.expression.transform(lambda inner: _replace(inner, who))
     if isinstance(node, exp.CurrentVersion):
