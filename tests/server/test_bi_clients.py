@@ -1,0 +1,72 @@
+"""What BI tools send ``dpsql serve``, through the drivers they use: pgJDBC (DBeaver,
+Metabase), SQLAlchemy's postgresql dialect on psycopg (Superset, pandas), psqlODBC through
+unixODBC and pyodbc (Excel, Tableau), and pgcli.
+
+Each client runs a private query with the parameters its tool binds, and the catalog calls
+its tool makes to show tables and columns; the catalog calls are answered from public
+metadata only, free. ``.ci/run`` installs the clients; where one is missing its tests say
+so and skip.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.server.conftest import PASSWORD
+
+JAVA = shutil.which("java")
+JDBC_JAR = Path("/usr/share/java/postgresql.jar")
+HERE = Path(__file__).resolve().parent
+COLUMNS = ["patient_id", "specialty", "age", "cost", "visit_date", "region", "visit_time",
+           "insured"]
+
+
+def spent(served, user: str) -> float:
+    with served.connect(user) as con:
+        return con.execute("SHOW dpsql.budget").fetchone()[1]
+
+
+def jdbc_lines(served, user: str) -> dict[str, str]:
+    """BiProbe.java's lines, by the name of what it tried."""
+    url = f"jdbc:postgresql://{served.host}:{served.port}/dpsql"
+    done = subprocess.run([JAVA, "-cp", str(JDBC_JAR), str(HERE / "BiProbe.java"), url, user,
+                           PASSWORD], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = {}
+    for line in done.stdout.splitlines():
+        name, _, rest = line.partition(" ok ") if " ok " in line else line.partition(" error ")
+        lines[name] = ("ok " if " ok " in line else "error ") + rest
+    return lines
+
+
+SETTERS = ["setDate", "setTimestamp", "setObject(LocalDate)", "setObject(LocalDateTime)",
+           "setObject(OffsetDateTime)", "setBigDecimal", "setLong", "setInt", "setDouble",
+           "setString", "setBoolean", "setNull"]
+METADATA = ["getTables", "getColumns", "getPrimaryKeys", "getImportedKeys", "getExportedKeys",
+            "getIndexInfo", "getTypeInfo", "getSchemas", "getCatalogs", "getTableTypes",
+            "getFunctions", "getProcedures"]
+
+
+@pytest.mark.skipif(JAVA is None or not JDBC_JAR.exists(),
+                    reason="java or pgJDBC is missing (apt-get install "
+                    "libpostgresql-jdbc-java; .ci/run does)")
+def test_pgjdbc_binds_what_bi_tools_bind_and_browses_the_catalog(bi_served):
+    user = bi_served.new_user(epsilon=20)
+    lines = jdbc_lines(bi_served, user)
+    for name in SETTERS:
+        assert lines[name].startswith("ok 1 "), (name, lines[name])
+    assert lines["setDate"] == lines["setObject(LocalDate)"]  # bound alike: one answer
+    for name in ("bad text date", "bad cast date"):
+        assert lines[name].startswith("error 22007 ERROR: parameter $1 ("), lines[name]
+        assert "write YYYY-MM-DD" in lines[name]
+    assert lines["bad number"].startswith("error 22P02 ERROR: parameter $1 ('70000')")
+    for name in METADATA:
+        assert lines[name].startswith("ok "), (name, lines[name])
+    assert lines["getTables"].startswith("ok 1 null|public|visits|TABLE")
+    assert lines["getColumns"].startswith("ok 8 null|public|visits|patient_id|")
+    assert lines["getPrimaryKeys"] == "ok 0 "  # dpsql's tables have no keys or indexes
+    assert int(lines["getTypeInfo"].split()[1]) > 10
