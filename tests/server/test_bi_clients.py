@@ -70,3 +70,57 @@ def test_pgjdbc_binds_what_bi_tools_bind_and_browses_the_catalog(bi_served):
     assert lines["getColumns"].startswith("ok 8 null|public|visits|patient_id|")
     assert lines["getPrimaryKeys"] == "ok 0 "  # dpsql's tables have no keys or indexes
     assert int(lines["getTypeInfo"].split()[1]) > 10
+
+
+def sqlalchemy_engine(served, user: str):
+    sqlalchemy = pytest.importorskip("sqlalchemy", reason="needs the sqlalchemy extra: pip "
+                                     "install 'dpsql[sqlalchemy]'")
+    return sqlalchemy.create_engine(
+        f"postgresql+psycopg://{user}:{PASSWORD.replace(' ', '%20')}@{served.host}:"
+        f"{served.port}/dpsql")
+
+
+def test_sqlalchemy_inspector_reflects_keys_and_indexes_for_free(bi_served):
+    from sqlalchemy import inspect
+
+    user = bi_served.new_user()
+    engine = sqlalchemy_engine(bi_served, user)
+    inspector = inspect(engine)
+    assert inspector.get_table_names() == ["visits"]
+    assert inspector.get_schema_names() == ["public"]
+    assert inspector.has_table("visits")
+    assert inspector.get_pk_constraint("visits")["constrained_columns"] == []
+    assert inspector.get_foreign_keys("visits") == []
+    assert inspector.get_indexes("visits") == []
+    assert inspector.get_unique_constraints("visits") == []
+    assert inspector.get_table_comment("visits") == {"text": None}
+    engine.dispose()
+    assert spent(bi_served, user) == 0
+
+
+@pytest.mark.xfail(reason="the column query SQLAlchemy sends (correlated subqueries per "
+                   "column) is sometimes refused for memory by the probe process's "
+                   "RLIMIT_DATA ceiling with its 8 threads (fine with 1): issue 38, left open",
+                   strict=False)
+def test_sqlalchemy_reflects_columns_and_autoloads_tables(bi_served):
+    from sqlalchemy import MetaData, Table, inspect
+
+    engine = sqlalchemy_engine(bi_served, bi_served.new_user())
+    columns = [c["name"] for c in inspect(engine).get_columns("visits")]
+    assert columns == COLUMNS
+    table = Table("visits", MetaData(), autoload_with=engine)
+    assert [c.name for c in table.columns] == COLUMNS
+    engine.dispose()
+
+
+def test_pandas_read_sql_binds_a_date_through_sqlalchemy(bi_served):
+    pd = pytest.importorskip("pandas", reason="needs the pandas extra: pip install "
+                             "'dpsql[pandas]'")
+    from sqlalchemy import text
+
+    engine = sqlalchemy_engine(bi_served, bi_served.new_user())
+    frame = pd.read_sql(text("SELECT insured, COUNT(*) AS n FROM visits WHERE visit_date >= "
+                             ":since GROUP BY insured ORDER BY insured"), engine,
+                        params={"since": "2024-01-01"})
+    assert list(frame.columns) == ["insured", "n"] and frame["insured"].tolist() == [False, True]
+    engine.dispose()

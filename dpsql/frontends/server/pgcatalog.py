@@ -79,12 +79,17 @@ EMPTY = {
     "pg_opclass": "oid BIGINT, opcmethod BIGINT, opcname VARCHAR, opcnamespace BIGINT, "
                   "opcowner BIGINT, opcfamily BIGINT, opcintype BIGINT, opcdefault BOOLEAN, "
                   "opckeytype BIGINT",
+    "pg_collation": "oid BIGINT, collname VARCHAR, collnamespace BIGINT, collowner BIGINT, "
+                    "collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, "
+                    "collcollate VARCHAR, collctype VARCHAR",
+    "pg_sequence": "seqrelid BIGINT, seqtypid BIGINT, seqstart BIGINT, seqincrement BIGINT, "
+                   "seqmax BIGINT, seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN",
     "pg_extension": "oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, "
                     "extrelocatable BOOLEAN, extversion VARCHAR, extconfig BIGINT[], "
                     "extcondition VARCHAR[]",
 }
 """Relations with nothing in them here: their columns, as PostgreSQL 15 names them. dpsql's
-tables have no indexes, keys or constraints (``pg_index``, ``pg_opclass``)."""
+tables have no indexes, keys, sequences or collations of their own."""
 
 
 def _empty(columns: str) -> str:
@@ -109,8 +114,10 @@ def redirect(table: exp.Table) -> exp.Expression:
 
 
 def unqualify(column: exp.Column) -> exp.Column:
-    """``pg_catalog.pg_class.relname`` names the relation by its name, which is now the
-    subquery's alias: drop the schema (changed in place)."""
-    if column.db.lower() == "pg_catalog" and column.table.lower() in RELATIONS:
+    """``pg_catalog.pg_class.relname`` names the relation by its name, which is the
+    subquery's alias for a redirected relation, and which DuckDB's binder resolves where the
+    schema-qualified name is not found (in a correlated subquery): drop the schema (changed
+    in place)."""
+    if column.db.lower() == "pg_catalog" and not column.catalog:
         column.set("db", None)
     return column
