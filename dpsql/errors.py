@@ -71,6 +71,17 @@ class UnsupportedQueryError(NotSupportedError):
     """The query is valid SQL but dpsql cannot prove it private."""
 
 
+class InvalidLiteral(UnsupportedQueryError):
+    """A literal that is not a value of the type it meets (``d = '2020-02-30'``), refused
+    before any data is read. ``text``: the literal as written; ``kind``: the type it is not
+    a value of (``date``, ``timestamp``, ``time``, ``numeric``, ``boolean``). A server maps
+    it to SQLSTATE class 22 and names the parameter it came from, if any."""
+
+    def __init__(self, message: str, text: str, kind: str):
+        super().__init__(message)
+        self.text, self.kind = text, kind
+
+
 class BoundsNeeded(UnsupportedQueryError):
     """The query needs bounds of columns declared ``bounds="auto"`` that are not estimated
     yet. ``Connection.sql`` estimates them (a private release) and compiles again;

@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from sqlglot import exp
 
 from dpsql.catalog import INTEGER_TYPES, column_class
-from dpsql.errors import UnsupportedQueryError
+from dpsql.errors import InvalidLiteral, UnsupportedQueryError
 from dpsql.expr.functions import PART_NODES, SIGNATURES, check_literal_arguments
 
 COMPARISONS = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE)
@@ -61,6 +61,10 @@ def sql_type(sql_type_name: str) -> str:
 
 def _fail(node: exp.Expression, message: str) -> None:
     raise UnsupportedQueryError(f"`{node.sql(dialect='duckdb')}` {message}")
+
+
+def _invalid(node: exp.Expression, text: str, kind: str, message: str) -> None:
+    raise InvalidLiteral(f"`{node.sql(dialect='duckdb')}` {message}", text, kind)
 
 
 TEMPORAL_EXAMPLES = {"date": "'2020-01-31'", "timestamp": "'2020-01-31 13:45:00'",
@@ -104,8 +108,8 @@ def _comparable(a: str, b: str, right: exp.Expression) -> bool:
         return True
     if text_meets_temporal(a, b, right):
         if temporal_literal(right.name, a) is None:
-            _fail(right, f"is not a valid {a} literal (e.g. {TEMPORAL_EXAMPLES[a]}); the "
-                  "engine would fail on some rows only")
+            _invalid(right, right.name, a, f"is not a valid {a} literal (e.g. "
+                     f"{TEMPORAL_EXAMPLES[a]}); the engine would fail on some rows only")
         return True
     return False
 
@@ -296,7 +300,7 @@ def _check_literal_cast(node: exp.Cast, target: str) -> None:
     else:
         valid = target == "boolean" and text.lower() in ("true", "false")
     if not valid:
-        _fail(node, f"is not a valid {target} literal")
+        _invalid(node, text, target, f"is not a valid {target} literal")
 
 
 def _literal_text(node: exp.Expression) -> str | None:

@@ -106,3 +106,17 @@ def served(tmp_path_factory):
     running = start(tmp_path_factory.mktemp("served"))
     yield running
     running.server.close()
+
+
+@pytest.fixture(scope="module")
+def bi_served(tmp_path_factory):
+    """A server of :mod:`tests.server.bi`'s visits: dates, timestamps, text, booleans and
+    decimals, the types BI tools filter on."""
+    from tests.server.bi import bi_catalog
+
+    pytest.importorskip("psycopg", reason="the server tests use psycopg: pip install "
+                        "'dpsql[test]'")
+    folder = tmp_path_factory.mktemp("bi")
+    running = start(folder, catalog=bi_catalog(folder))
+    yield running
+    running.server.close()

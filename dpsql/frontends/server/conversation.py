@@ -92,7 +92,7 @@ class Conversation:
         """Send one statement's error: its SQLSTATE and dpsql's message."""
         if not isinstance(error, Error | SessionError | ParameterError):
             LOG.exception("internal error while answering a statement")
-        code = "22P02" if isinstance(error, ParameterError) else sqlstate(error)
+        code = error.sqlstate if isinstance(error, ParameterError) else sqlstate(error)
         text = str(error) if isinstance(error, ParameterError) else message(error)
         self.channel.send(pg.encode_error(code, text))
 
@@ -167,8 +167,8 @@ class Conversation:
         formats = _formats(msg.param_formats, len(msg.values))
         types = [statement.param_types[i] if i < len(statement.param_types) else 0
                  for i in range(len(msg.values))]
-        params = [decode_parameter(v, t, f)
-                  for v, t, f in zip(msg.values, types, formats, strict=True)]
+        params = [decode_parameter(v, t, f, n) for n, (v, t, f) in
+                  enumerate(zip(msg.values, types, formats, strict=True), start=1)]
         if msg.portal not in self.portals:
             self._room()
         self.portals[msg.portal] = Portal(statement, params, tuple(msg.result_formats))

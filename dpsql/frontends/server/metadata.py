@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
-from sqlglot import exp
+from sqlglot import exp, parse_one
 
 from dpsql.frontends.server import pgcatalog, probecheck
 from dpsql.frontends.server.probecheck import MAX_SERIES, function_name
@@ -87,12 +87,20 @@ def is_probe(tree: exp.Expression, tables: set[str]) -> bool:
                    for node in tree.walk())
 
 
-RENAMED = {"array_upper": "array_length"}
+RENAMED = {"array_upper": "array_length", "json_build_object": "json_object"}
 """PostgreSQL functions under DuckDB's name for them."""
 SERIES = (exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode, exp.Unnest)
 """Table functions a probe may use (psql's \\d+ does): numbers and arrays, no reading."""
-FORBIDDEN = frozenset({"current_setting", "getenv", "query", "query_table"})
+FORBIDDEN = frozenset({"getenv", "query", "query_table"})
 """Scalar functions that read the engine's state rather than metadata."""
+SETTINGS = {"default_table_access_method": "heap", "server_version_num": "150000",
+            "server_version": SERVER_VERSION, "max_index_keys": "32",
+            "max_identifier_length": "63", "standard_conforming_strings": "on",
+            "server_encoding": "UTF8", "client_encoding": "UTF8", "datestyle": "ISO, MDY",
+            "integer_datetimes": "on", "search_path": SCHEMA}
+"""What ``current_setting(name)`` answers in a probe: PostgreSQL's values that drivers read
+(SQLAlchemy's reflection reads ``default_table_access_method``), never the engine's; NULL
+for any other name."""
 
 
 def _constant(value: object) -> Callable[[Identity], exp.Expression]:
@@ -108,6 +116,7 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "pg_table_is_visible": _constant(True),
     "pg_type_is_visible": _constant(True),
     "pg_function_is_visible": _constant(True),
+    "pg_collation_is_visible": _constant(True),
     "has_table_privilege": _constant(True),
     "has_schema_privilege": _constant(True),
     "has_database_privilege": _constant(True),
@@ -125,6 +134,13 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "pg_get_triggerdef": _constant(None),
     "pg_get_statisticsobjdef_columns": _constant(None),
     "pg_get_partkeydef": _constant(None),
+    "pg_get_function_result": _constant(None),
+    "pg_get_function_arguments": _constant(None),
+    "pg_get_serial_sequence": _constant(None),  # no column has a sequence
+    # A set of (element, index) pairs of an index's key array: the only arrays it is
+    # given are pg_index's, which is empty here, so one typed NULL pair will do.
+    "_pg_expandarray": lambda _: parse_one("{'x': CAST(NULL AS INTEGER), "
+                                           "'n': CAST(NULL AS INTEGER)}", dialect="duckdb"),
     "pg_relation_is_publishable": _constant(False),
     "pg_table_size": _constant(0),  # the metadata database's tables are empty
     "pg_total_relation_size": _constant(0),
@@ -136,7 +152,7 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
 
 def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
     if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func) and \
-            node.this.name.lower() == "pg_catalog":
+            node.this.name.lower() in SYSTEM_SCHEMAS:
         # A replaced node's children are not visited by transform: do them here.
         return node.expression.transform(lambda inner: _replace(inner, who))
     if isinstance(node, exp.CurrentVersion):
@@ -155,8 +171,10 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
         return pgcatalog.unqualify(node)
     if isinstance(node, exp.Func) and (name := function_name(node)) in CONSTANTS:
         return CONSTANTS[name](who)
+    if isinstance(node, exp.Func) and function_name(node) == "current_setting":
+        return _setting(node)
     if isinstance(node, exp.Cast) and (_type_name(node.to) or "").startswith("reg"):
-        return _object_identifier(node)
+        return _object_identifier(node).transform(lambda inner: _replace(inner, who))
     if isinstance(node, exp.DataType) and (target := _type_name(node)) is not None:
         return exp.DataType.build(target, dialect="postgres")  # pg_catalog.int2 -> int2
     if isinstance(node, exp.Anonymous) and node.name.lower() in RENAMED:
@@ -167,6 +185,18 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
             match = exp.RegexpLike(this=node.this, expression=node.expression)
             return match if operator == "~" else exp.Not(this=match)
     return node
+
+
+def _setting(call: exp.Func) -> exp.Expression:
+    """``current_setting('name')`` as the constant :data:`SETTINGS` gives (NULL for a name
+    not written as a literal, or not listed)."""
+    arguments = [call.this, *call.expressions] if isinstance(call.this, exp.Expression) \
+        else call.expressions
+    name = arguments[0] if arguments else None
+    while isinstance(name, exp.Cast):
+        name = name.this
+    known = isinstance(name, exp.Literal) and name.is_string
+    return exp.convert(SETTINGS.get(name.name.lower()) if known else None)
 
 
 def _type_name(to: exp.DataType) -> str | None:
@@ -207,7 +237,7 @@ def _clamped(series: exp.GenerateSeries) -> exp.GenerateSeries:
 def check(tree: exp.Expression) -> None:
     """Refuse, before it runs, a probe that calls what catalog queries need not
     (:mod:`.probecheck`); the functions replaced by constants are allowed."""
-    probecheck.check(tree, replaced=CONSTANTS)
+    probecheck.check(tree, replaced={*CONSTANTS, "current_setting"})
 
 
 def rewrite(tree: exp.Expression, who: Identity) -> str:
@@ -232,7 +262,7 @@ def _output_name(node: exp.Expression) -> str | None:
     for cls, name in named.items():
         if isinstance(node, cls):
             return name
-    if isinstance(node, exp.Func) and function_name(node) in CONSTANTS:
+    if isinstance(node, exp.Func) and function_name(node) in {*CONSTANTS, "current_setting"}:
         return function_name(node)
     return None
 

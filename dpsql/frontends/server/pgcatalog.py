@@ -1,6 +1,6 @@
 """PostgreSQL catalog relations and columns that DuckDB's ``pg_catalog`` lacks, for the
-metadata database: enough for psql's ``\\d TABLE``, ``\\d+ TABLE``, ``\\dt+``, ``\\l``, ``\\du``
-and the navigators of JDBC tools.
+metadata database: enough for psql's ``\\d TABLE``, ``\\d+ TABLE``, ``\\dt+``, ``\\l``, ``\\du``,
+the navigators of JDBC and ODBC tools, and SQLAlchemy's inspector.
 
 A probe's reference to one of them becomes a subquery in its place (:func:`redirect`), so
 nothing is added to the metadata database that other catalog queries could list. The
@@ -23,6 +23,18 @@ EXTENDED = {
     "pg_class": "SELECT * REPLACE (CAST(NULL AS VARCHAR[]) AS reloptions, "
                 "'d' AS relreplident), false AS relforcerowsecurity FROM pg_catalog.pg_class",
     "pg_attribute": "SELECT * REPLACE ('p' AS attstorage) FROM pg_catalog.pg_attribute",
+    # DuckDB's own schema, where its types and functions are, is PostgreSQL's pg_catalog.
+    "pg_namespace": "SELECT * REPLACE (CASE nspname WHEN 'main' THEN 'pg_catalog' ELSE "
+                    "nspname END AS nspname) FROM pg_catalog.pg_namespace",
+    "pg_type": "SELECT * REPLACE (CAST(0 AS BIGINT) AS typrelid) FROM pg_catalog.pg_type",
+    # DuckDB's settings are the engine's own (its memory, its threads): a few of
+    # PostgreSQL's instead, those drivers read.
+    "pg_settings": "SELECT * FROM (VALUES ('max_index_keys', '32', 'integer'), "
+                   "('max_identifier_length', '63', 'integer'), "
+                   "('server_version', '15.0', 'string'), "
+                   "('server_encoding', 'UTF8', 'string'), "
+                   "('standard_conforming_strings', 'on', 'bool'), "
+                   "('integer_datetimes', 'on', 'bool')) AS s(name, setting, vartype)",
     "pg_database": "SELECT 0 AS oid, 'dpsql' AS datname, true AS datallowconn, "
                    "false AS datistemplate, 6 AS encoding, 'c' AS datlocprovider, "
                    "'C' AS datcollate, 'C' AS datctype, NULL AS daticulocale, "
@@ -57,11 +69,27 @@ EMPTY = {
                 "rolreplication BOOLEAN, rolbypassrls BOOLEAN, rolconnlimit INTEGER, "
                 "rolvaliduntil TIMESTAMP, rolconfig VARCHAR[]",
     "pg_auth_members": "roleid BIGINT, member BIGINT, grantor BIGINT, admin_option BOOLEAN",
+    "pg_index": "indexrelid BIGINT, indrelid BIGINT, indnatts SMALLINT, "
+                "indnkeyatts SMALLINT, indisunique BOOLEAN, indnullsnotdistinct BOOLEAN, "
+                "indisprimary BOOLEAN, indisexclusion BOOLEAN, indimmediate BOOLEAN, "
+                "indisclustered BOOLEAN, indisvalid BOOLEAN, indcheckxmin BOOLEAN, "
+                "indisready BOOLEAN, indislive BOOLEAN, indisreplident BOOLEAN, "
+                "indkey SMALLINT[], indcollation BIGINT[], indclass BIGINT[], "
+                "indoption SMALLINT[], indexprs VARCHAR, indpred VARCHAR",
+    "pg_opclass": "oid BIGINT, opcmethod BIGINT, opcname VARCHAR, opcnamespace BIGINT, "
+                  "opcowner BIGINT, opcfamily BIGINT, opcintype BIGINT, opcdefault BOOLEAN, "
+                  "opckeytype BIGINT",
+    "pg_collation": "oid BIGINT, collname VARCHAR, collnamespace BIGINT, collowner BIGINT, "
+                    "collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, "
+                    "collcollate VARCHAR, collctype VARCHAR",
+    "pg_sequence": "seqrelid BIGINT, seqtypid BIGINT, seqstart BIGINT, seqincrement BIGINT, "
+                   "seqmax BIGINT, seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN",
     "pg_extension": "oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, "
                     "extrelocatable BOOLEAN, extversion VARCHAR, extconfig BIGINT[], "
                     "extcondition VARCHAR[]",
 }
-"""Relations with nothing in them here: their columns, as PostgreSQL 15 names them."""
+"""Relations with nothing in them here: their columns, as PostgreSQL 15 names them. dpsql's
+tables have no indexes, keys, sequences or collations of their own."""
 
 
 def _empty(columns: str) -> str:
@@ -86,8 +114,10 @@ def redirect(table: exp.Table) -> exp.Expression:
 
 
 def unqualify(column: exp.Column) -> exp.Column:
-    """``pg_catalog.pg_class.relname`` names the relation by its name, which is now the
-    subquery's alias: drop the schema (changed in place)."""
-    if column.db.lower() == "pg_catalog" and column.table.lower() in RELATIONS:
+    """``pg_catalog.pg_class.relname`` names the relation by its name, which is the
+    subquery's alias for a redirected relation, and which DuckDB's binder resolves where the
+    schema-qualified name is not found (in a correlated subquery): drop the schema (changed
+    in place)."""
+    if column.db.lower() == "pg_catalog" and not column.catalog:
         column.set("db", None)
     return column

@@ -14,6 +14,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import duckdb
@@ -22,12 +23,12 @@ from dpsql.accounting.users import AuditEntry, Users
 from dpsql.accounting.values import Cost
 from dpsql.connection import Connection
 from dpsql.dbapi import bind, placeholders
-from dpsql.errors import Error, ExecutionError
+from dpsql.errors import Error, ExecutionError, InvalidLiteral
 from dpsql.frontends.server import answers, metadata
 from dpsql.frontends.server.answers import NOTHING, TEXT, Answer, Column
 from dpsql.frontends.server.pacing import Pacer
 from dpsql.frontends.server.settings import SET, SET_NAMES, SET_TRANSACTION, Settings
-from dpsql.frontends.server.sqlstates import SessionError, sqlstate
+from dpsql.frontends.server.sqlstates import SessionError, literal_form, sqlstate
 from dpsql.parse import parse
 from dpsql.result import Result
 
@@ -76,7 +77,8 @@ class Session:
         self._count += 1
         self._running = self._count
         try:
-            answer = self._dispatch(sql, params)
+            answer = self._dispatch(sql, params) if not params else \
+                self._with_parameters(sql, params)
         except BaseException as error:
             self._running = 0
             if self.status == "T":
@@ -89,6 +91,21 @@ class Session:
         self._running = 0
         self._audit(shown, "ok", "00000", answer.charged)
         return answer
+
+    def _with_parameters(self, sql: str, params: Sequence[Any]) -> Answer:
+        """Answer a statement with bound parameters; a parameter that is not a value of the
+        type it meets is refused naming it ($n), with SQLSTATE class 22 as PostgreSQL's."""
+        try:
+            return self._dispatch(sql, params)
+        except InvalidLiteral as error:
+            numbers = [n for n, value in enumerate(params, start=1)
+                       if not isinstance(value, bool) and isinstance(value, str | int | Decimal)
+                       and str(value) == error.text]
+            if not numbers:
+                raise
+            raise SessionError(sqlstate(error), f"parameter ${numbers[0]} ({error.text!r}) is "
+                               f"not a valid {error.kind} value: {literal_form(error.kind)}") \
+                from None
 
     def _bound_text(self, sql: str, params: Sequence[Any]) -> str:
         try:

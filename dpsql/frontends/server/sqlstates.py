@@ -18,6 +18,7 @@ from dpsql.errors import (
     Error,
     InterfaceError,
     InternalError,
+    InvalidLiteral,
     NotSupportedError,
     ParseError,
     PrivacyError,
@@ -58,10 +59,25 @@ INTERNAL = ("internal error in dpsql serve (it is logged on the server; please r
             "Nothing was released")
 
 
+FORMS = {"date": "write YYYY-MM-DD", "timestamp": "write YYYY-MM-DD HH:MM:SS",
+         "time": "write HH:MM:SS", "numeric": "write a finite number the type can hold",
+         "boolean": "write true or false"}
+"""How a value of each type is written, for the message of a parameter that is not one."""
+
+
+def literal_form(kind: str) -> str:
+    """How to write a value of ``kind`` (a type's class, as :class:`InvalidLiteral` names)."""
+    return FORMS.get(kind, f"pass a {kind} value")
+
+
 def sqlstate(error: BaseException) -> str:
-    """The SQLSTATE a client receives for ``error``."""
+    """The SQLSTATE a client receives for ``error``: an invalid literal is PostgreSQL's
+    22007 (invalid_datetime_format) for dates and times, 22P02 (invalid_text_representation)
+    for the rest."""
     if isinstance(error, SessionError):
         return error.sqlstate
+    if isinstance(error, InvalidLiteral):
+        return "22007" if error.kind in ("date", "timestamp", "time") else "22P02"
     for cls, code in BY_ERROR:
         if isinstance(error, cls):
             return code

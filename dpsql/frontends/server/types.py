@@ -7,12 +7,15 @@
 (b'0.1', b'2', b't')
 >>> decode_parameter(b"42", INT8, 0), decode_parameter(b"2024-02-29", DATE, 0)
 (42, datetime.date(2024, 2, 29))
+>>> decode_parameter(b"2024-03-01 +00", UNKNOWN, 0)  # pgJDBC's setDate
+datetime.date(2024, 3, 1)
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +32,12 @@ EPOCH_DAY = POSTGRES_EPOCH.date().toordinal()
 
 
 class ParameterError(ValueError):
-    """A bound parameter's bytes do not read as its declared type."""
+    """A bound parameter's bytes do not read as its declared type; ``sqlstate`` is 22007
+    (invalid_datetime_format) for dates and times, else 22P02 (invalid_text_representation)."""
+
+    def __init__(self, message: str, sqlstate: str) -> None:
+        super().__init__(message)
+        self.sqlstate = sqlstate
 
 
 def _text_float(value: float) -> bytes:
@@ -59,7 +67,7 @@ def _binary_numeric(value: Decimal) -> bytes:
         return struct.pack("!hhHh", 0, 0, 0xC000, 0)
     sign, digits, exponent = value.as_tuple()
     scale = max(0, -int(exponent))
-    text = "".join(map(str, digits)) + "0" * max(0, int(exponent))
+    text = ("".join(map(str, digits)) + "0" * max(0, int(exponent))).zfill(scale + 1)
     whole, frac = (text[:len(text) - scale] or "0"), text[len(text) - scale:] if scale else ""
     whole = whole.zfill(-(-len(whole) // 4) * 4)
     frac = frac.ljust(-(-len(frac) // 4) * 4, "0")
@@ -154,10 +162,49 @@ BY_OID = {t.oid: t for t in TYPES.values()}
 def _parse_text(data: str, oid: int) -> Any:
     readers: dict[int, Callable[[str], Any]] = {
         BOOL: _bool, INT2: int, INT4: int, INT8: int, FLOAT4: _float, FLOAT8: _float,
-        NUMERIC: Decimal, DATE: dt.date.fromisoformat, TIME: dt.time.fromisoformat,
-        TIMESTAMP: dt.datetime.fromisoformat, TIMESTAMPTZ: dt.datetime.fromisoformat,
+        NUMERIC: Decimal, DATE: _date, TIME: dt.time.fromisoformat,
+        TIMESTAMP: _timestamp, TIMESTAMPTZ: dt.datetime.fromisoformat,
+        UNKNOWN: _untyped, 0: _untyped,
     }
     return readers.get(oid, str)(data)
+
+
+ZONED = re.compile(r"(?P<day>\d{4}-\d{2}-\d{2})(?P<time>[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?"
+                   r" ?(?P<zone>[+-]\d{2}(?::\d{2}(?::\d{2})?)?|Z)")
+"""A date or timestamp followed by its time zone offset, as pgJDBC's ``setDate`` and
+``setTimestamp`` send them (``2024-03-01 +00``, ``2024-03-01 00:00:00+00``)."""
+
+
+def _untyped(text: str) -> Any:
+    """A parameter sent without a type: text, except a date or timestamp with a zone offset,
+    which is that date or local time, the offset dropped.
+
+    pgJDBC's ``setDate`` and ``setTimestamp`` send the value as text of type "unspecified"
+    with the JVM's zone offset appended (PgPreparedStatement.setDate, TimestampUtils.toString),
+    leaving the server to type it from its context; PostgreSQL, typing it as ``date`` or
+    ``timestamp without time zone``, "silently ignore[s] any time zone indication"
+    (PostgreSQL docs, 8.5.1.3). dpsql's columns carry no time zone, so it does the same here;
+    compared with a text column, the value is refused as a date would be.
+    """
+    match = ZONED.fullmatch(text.strip())
+    if match is None:
+        return text
+    if match["time"] is None:
+        return dt.date.fromisoformat(match["day"])
+    return dt.datetime.fromisoformat(match["day"] + " " + match["time"][1:])
+
+
+def _date(text: str) -> dt.date:
+    """A DATE parameter: ISO text, a zone offset ignored as PostgreSQL does."""
+    value = _untyped(text)
+    return value if isinstance(value, dt.date) and not isinstance(value, dt.datetime) else \
+        dt.date.fromisoformat(text)
+
+
+def _timestamp(text: str) -> dt.datetime:
+    """A TIMESTAMP (without time zone) parameter: ISO text, a zone offset ignored as
+    PostgreSQL does."""
+    return dt.datetime.fromisoformat(text).replace(tzinfo=None)
 
 
 def _bool(text: str) -> bool:
@@ -184,14 +231,42 @@ def _parse_binary(data: bytes, oid: int) -> Any:
         return dt.date.fromordinal(struct.unpack("!i", data)[0] + EPOCH_DAY)
     if oid in (TIMESTAMP, TIMESTAMPTZ):
         return POSTGRES_EPOCH + dt.timedelta(microseconds=struct.unpack("!q", data)[0])
+    if oid == NUMERIC:
+        return _numeric(data)
     if oid in (TEXT, VARCHAR, UNKNOWN, 0):
         return data.decode("utf-8")
     raise ValueError(f"binary parameters of type OID {oid} are not read; send them as text")
 
 
-def decode_parameter(data: bytes | None, oid: int, fmt: int) -> Any:
-    """A Bind parameter as a Python value (for dpsql's literal binding); ParameterError if
-    its bytes do not read as its type."""
+NUMERIC_SIGNS = {0x0000: 1, 0x4000: -1}
+NUMERIC_SPECIAL = {0xC000: "NaN", 0xD000: "Infinity", 0xF000: "-Infinity"}
+
+
+def _numeric(data: bytes) -> Decimal:
+    """PostgreSQL's binary NUMERIC (src/backend/utils/adt/numeric.c, numeric_send): the
+    number of base-10000 digits, the weight of the first, the sign, the display scale, then
+    the digits. NaN and infinities are refused (SQL has no literal for them here)."""
+    count, weight, sign, scale = struct.unpack_from("!hhHh", data)
+    digits = struct.unpack_from(f"!{count}H", data, 8)
+    if len(data) != 8 + 2 * count or sign not in NUMERIC_SIGNS or \
+            any(d > 9999 for d in digits) or scale < 0:
+        raise ValueError(NUMERIC_SPECIAL.get(sign, "not a numeric"))
+    value = sum((Decimal(d).scaleb(4 * (weight - i)) for i, d in enumerate(digits)),
+                Decimal(0))
+    return (value * NUMERIC_SIGNS[sign]).quantize(Decimal(1).scaleb(-scale))
+
+
+FORMS = {DATE: "YYYY-MM-DD", TIMESTAMP: "YYYY-MM-DD HH:MM:SS",
+         TIMESTAMPTZ: "YYYY-MM-DD HH:MM:SS+HH", TIME: "HH:MM:SS", BOOL: "true or false",
+         NUMERIC: "a finite decimal number", FLOAT4: "a finite number",
+         FLOAT8: "a finite number"}
+"""How each type's parameters are written, for the message of one that is not."""
+
+
+def decode_parameter(data: bytes | None, oid: int, fmt: int, number: int = 1) -> Any:
+    """Parameter ``$number`` of a Bind as a Python value (for dpsql's literal binding);
+    ParameterError if its bytes do not read as its type. A parameter is the analyst's value,
+    never the data's, so whether it is refused depends on it alone."""
     if data is None:
         return None
     try:
@@ -199,6 +274,14 @@ def decode_parameter(data: bytes | None, oid: int, fmt: int) -> Any:
             return _parse_binary(data, oid)
         return _parse_text(data.decode("utf-8"), oid)
     except (ValueError, struct.error, InvalidOperation, OverflowError, UnicodeDecodeError):
-        name = BY_OID[oid].name if oid in BY_OID else f"OID {oid}"
-        raise ParameterError(f"a parameter does not read as {name} "
-                             f"({'binary' if fmt == 1 else 'text'} format)") from None
+        raise _unreadable(data, oid, fmt, number) from None
+
+
+def _unreadable(data: bytes, oid: int, fmt: int, number: int) -> ParameterError:
+    name = BY_OID[oid].name if oid in BY_OID else f"OID {oid}"
+    shown = f" ({data.decode('utf-8', 'replace')[:40]!r})" if fmt == 0 else ""
+    form = f": write it as {FORMS[oid]}" if oid in FORMS and fmt == 0 else \
+        ": send it as text" if fmt == 1 else ""
+    state = "22007" if oid in (DATE, TIME, TIMESTAMP, TIMESTAMPTZ) else "22P02"
+    return ParameterError(f"parameter ${number}{shown} does not read as {name} "
+                          f"({'binary' if fmt == 1 else 'text'} format){form}", state)
