@@ -27,6 +27,9 @@ class BudgetKeeper(Protocol):
     def remaining(self) -> Cost: ...
 
     @property
+    def rho_spent(self) -> float: ...
+
+    @property
     def charges(self) -> tuple[Any, ...]: ...
 
     def check(self, epsilon: float, delta: float, events: tuple = (), *,

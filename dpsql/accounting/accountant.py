@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from dpsql.accounting.composition import MechanismEvent, laplace, zcdp
 from dpsql.accounting.report import build_report, zcdp_epsilon
-from dpsql.accounting.values import Budget, Charge, Cost
+from dpsql.accounting.values import Budget, Charge, Cost, without_delta
 from dpsql.errors import BudgetExceededError
 from dpsql.exact import as_fraction, nearest_float
 
@@ -113,7 +113,8 @@ class Accountant:
             over.append(f"delta {delta:g} > remaining {float(left_delta):g}")
         raise BudgetExceededError(
             "query refused, nothing was spent: " + "; ".join(over) +
-            f" (total budget {self.total}, basic composition; zCDP does not fit either). "
+            f" (total budget {self.total}, basic composition; zCDP does not fit either)"
+            f"{without_delta(self.total) if delta > 0 else ''}. "
             "Ask for less epsilon/delta, or for a new budget")
 
     def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",

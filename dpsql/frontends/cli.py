@@ -398,11 +398,13 @@ def options(command: argparse.ArgumentParser) -> list[tuple[list[str], str | Non
 
 
 def _query(args: argparse.Namespace) -> int:
-    from dpsql.frontends.output import render
+    from dpsql.frontends.output import render, side_note
 
     with _connected(args) as con:
         result = answer(con, args.command, epsilon=args.epsilon, delta=args.delta)
         print(render(result, args.format), flush=True)
+        if (note := side_note(result, args.format)) is not None:
+            print(note, file=sys.stderr, flush=True)
     return 0
 
 

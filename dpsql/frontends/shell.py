@@ -67,10 +67,12 @@ class Session:
 
     def query(self, sql: str) -> None:
         """Answer ``sql`` privately and print it (Ctrl-C cancels; progress on a terminal)."""
-        from dpsql.frontends.output import render
+        from dpsql.frontends.output import render, side_note
 
         result: Result = answer(self.con, sql, epsilon=self.epsilon, delta=self.delta)
         self.print(render(result, self.fmt))
+        if (note := side_note(result, self.fmt)) is not None:
+            sys.stderr.write(note + "\n")
 
     def explain(self, sql: str) -> None:
         import json
