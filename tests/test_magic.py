@@ -70,6 +70,13 @@ def test_cell_magic_stores_the_result_and_shows_intervals_cost_and_budget(shell)
     assert "budget left ε=2.5" in repr(view) and "95% CIs" in repr(view)
 
 
+def test_a_query_without_epsilon_spends_a_tenth_of_what_is_left_and_says_so(shell):
+    view = shell.run_line_magic("dpsql", "SELECT COUNT(*) AS n FROM t")
+    assert "cost ε=0.3, δ=0 · budget left ε=2.7, δ=1e-06" in view.footer()
+    again = shell.run_line_magic("dpsql", "SELECT COUNT(*) AS n FROM t WHERE v > 0")
+    assert "cost ε=0.27, δ=0 · budget left ε=2.43, δ=1e-06" in again.footer()
+
+
 def test_plus_minus_is_the_ci_half_width(shell):
     view = shell.run_cell_magic("dpsql", "--epsilon 0.5", "SELECT COUNT(*) AS n FROM t")
     bounds = view.result.ci(0.95).to_pylist()[0]
