@@ -150,11 +150,10 @@ def test_every_format_carries_the_same_seeded_answer(catalog):
     outputs = {fmt: run_cli(str(catalog), "--seed", "5", "--format", fmt, "-c", BY_SEX)
                for fmt in cli.FORMATS}
     assert all(o.returncode == 0 for o in outputs.values()), outputs
-    # csv and json hold data only: the cost and what is left go to stderr (a fresh budget of
-    # ε = 1, of which a query without --epsilon spends a tenth)
+    # csv and json hold data only (their footer goes to stderr on a terminal only); a fresh
+    # budget of ε = 1, of which a query without --epsilon spends a tenth
     footer = "cost ε=0.1, δ=0; budget left ε=0.9, δ=1e-06; SEEDED, NOT PRIVATE"
-    assert {fmt: o.stderr for fmt, o in outputs.items()} == {
-        "table": "", "markdown": "", "csv": f"-- {footer}\n", "json": f"-- {footer}\n"}
+    assert all(o.stderr == "" for o in outputs.values()), outputs
     assert f"(2 rows; 95% CIs; {footer})" in outputs["table"].stdout
     rows = json.loads(outputs["json"].stdout)
     assert [r["sex"] for r in rows] == [0, 1]
@@ -309,7 +308,7 @@ SELECT COUNT(*) AS n FROM pums WHERE 'a;b' = 'a;b'
 def test_shell_runs_a_piped_script(catalog):
     out = run_cli(str(catalog), "shell", stdin=SCRIPT)
     assert out.returncode == 0, out.stderr
-    assert out.stderr == "-- cost ε=0.25, δ=0; budget left ε=0.5, δ=1e-06\n"  # the csv one
+    assert out.stderr == ""
     text = out.stdout
     assert "epsilon per query: 0.25" in text
     assert "(2 rows; 95% CIs; cost ε=0.25, δ=0; budget left ε=0.75, δ=1e-06)" in text
@@ -514,6 +513,17 @@ def test_ctrl_c_cancels_a_long_query_on_a_terminal_and_charges_it(tmp_path):
         b"reading the data, and its full cost (epsilon=1, delta=0) was charged" in term.seen
     assert term.proc.stdout.read() == b""
     assert "1 queries" in run_cli(*ledger, "budget").stdout
+
+
+def test_csv_to_a_file_tells_the_terminal_what_it_cost_and_what_is_left(catalog):
+    """stdout a file holds the data only; stderr, a terminal, hears the cost and what is
+    left (a fresh ε = 1, of which a query without --epsilon spends a tenth)."""
+    term = Terminal([str(catalog), "--format", "csv", "-c", COUNT],
+                    env={**os.environ, "TERM": "xterm"}, stdout=subprocess.PIPE)
+    stdout = term.proc.stdout.read().decode()
+    assert term.close() == 0
+    assert stdout.splitlines()[0] == '"n","n_lower","n_upper"' and "cost" not in stdout
+    assert "-- cost ε=0.1, δ=0; budget left ε=0.9, δ=1e-06".encode() in term.seen
 
 
 def test_progress_on_a_terminal_leaves_piped_stdout_clean(tmp_path):

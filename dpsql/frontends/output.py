@@ -4,8 +4,8 @@ Every format shows the noisy values and their 95% confidence intervals (which
 cost no budget). ``table`` and ``markdown`` are for people and end with a note
 giving the row count, the cost and the budget left; ``csv`` and ``json`` are for programs
 and hold exactly the columns of ``Result.ci(0.95)``: each aggregate ``col`` followed later
-by ``col_lower`` and ``col_upper`` (the cost and what is left go to standard error:
-``side_note``).
+by ``col_lower`` and ``col_upper`` (the cost and what is left go to standard error when
+it is a terminal: ``side_note``).
 
 >>> import dpsql, pyarrow as pa
 >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0), seed=3)
@@ -57,8 +57,9 @@ def render(result: Result, fmt: str) -> str:
 
 
 def side_note(result: Result, fmt: str) -> str | None:
-    """The line a format that is pure data (csv, json) leaves out, for standard error: what
-    the answer cost and what is left (None: ``fmt`` shows it under the table).
+    """The line a format that is pure data (csv, json) leaves out, for standard error on a
+    terminal (a pipeline's stderr stays quiet): what the answer cost and what is left (None:
+    ``fmt`` shows it under the table).
 
     >>> import dpsql, pyarrow as pa
     >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0))

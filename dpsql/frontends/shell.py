@@ -71,7 +71,7 @@ class Session:
 
         result: Result = answer(self.con, sql, epsilon=self.epsilon, delta=self.delta)
         self.print(render(result, self.fmt))
-        if (note := side_note(result, self.fmt)) is not None:
+        if (note := side_note(result, self.fmt)) is not None and sys.stderr.isatty():
             sys.stderr.write(note + "\n")
 
     def explain(self, sql: str) -> None:
