@@ -72,6 +72,16 @@ class Accountant:
         return Cost(self._zcdp_spent(), self.total.delta)
 
     @property
+    def basic_remaining(self) -> Cost:
+        """What is left under basic composition, exactly (the durable ledger's measure, and
+        cheap: no zCDP conversion); never more than ``remaining``."""
+        if self.total.rho is not None:
+            return self.remaining
+        eps, delta = self._sums()
+        return Cost(nearest_float(max(as_fraction(self.total.epsilon) - eps, Fraction(0))),
+                    nearest_float(max(as_fraction(self.total.delta) - delta, Fraction(0))))
+
+    @property
     def remaining(self) -> Cost:
         if self.total.rho is not None:
             return Cost(math.nan, float(as_fraction(self.total.delta) - self._sums()[1]))

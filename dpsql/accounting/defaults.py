@@ -36,8 +36,10 @@ DIGITS = 2
 
 
 def left(keeper: BudgetKeeper) -> Left:
-    """What ``keeper``'s budget has left now: ε and δ, or ρ and δ for a ρ-zCDP budget."""
-    total, remaining = keeper.total, keeper.remaining
+    """What ``keeper``'s budget has left now: ε and δ by basic composition (exact, as the
+    ledger adds them; zCDP may certify more, ``report()`` says), or ρ and δ for a ρ-zCDP
+    budget."""
+    total, remaining = keeper.total, keeper.basic_remaining
     if total.rho is None:
         return Left(remaining.epsilon, remaining.delta)
     return Left(None, remaining.delta, rho=max(total.rho - keeper.rho_spent, 0.0))

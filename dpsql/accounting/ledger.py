@@ -213,6 +213,11 @@ class Ledger:
                     float(max(delta, Fraction(0))))
 
     @property
+    def basic_remaining(self) -> Cost:
+        """``remaining``: the ledger measures what is left by basic composition already."""
+        return self.remaining
+
+    @property
     def charges(self) -> tuple[LedgerCharge, ...]:
         """This analyst's committed spends, oldest first."""
         return tuple(self._records(self.analyst))
