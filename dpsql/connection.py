@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import inspect
 import warnings
@@ -23,7 +24,9 @@ import pyarrow as pa
 
 from dpsql import listing, suggest
 from dpsql.accounting import Accountant, Budget, BudgetKeeper, Cost
+from dpsql.accounting import defaults as shares
 from dpsql.accounting.guide import delta_warning
+from dpsql.accounting.values import Left, without_delta
 from dpsql.backends import Backend, DuckDBBackend
 from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, Registered, answer_key, dump, fingerprint, load
 from dpsql.catalog import (
@@ -39,7 +42,9 @@ from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
+    BudgetExceededError,
     CatalogError,
+    DeltaNeeded,
     ExecutionError,
     InterfaceError,
     ParseError,
@@ -68,7 +73,6 @@ if TYPE_CHECKING:
 # (docs/benchmarks.md, "Start-up"; tests/test_startup.py).
 
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
-DEFAULT_EPSILON = 1.0
 DEFAULT_DELTA = 1e-7
 PLAN_CACHE_SIZE = 512
 FAILED_AFTER_READING = (
@@ -106,12 +110,16 @@ class Connection:
     ``limits`` (a ``WorkLimits``, or a catalog file's ``[limits]``) bound what one row may
     cost; ``statement_timeout`` (seconds) cancels a query that runs longer, charged in full
     if its engine had started (``dpsql.statements``).
+
+    A query given no ε spends ``default_epsilon`` if one is passed, else a tenth of the ε
+    the budget has left (``dpsql.accounting.defaults``; docs/accounting.md, "The default
+    ε"); every Result says what it cost and what is left (``Result.cost``, ``Result.left``).
     """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
                  backend: str = "duckdb", spark: Any = None,
                  budget: Budget | None = None, catalog: str | Path | None = None,
-                 seed: int | None = None, default_epsilon: float = DEFAULT_EPSILON,
+                 seed: int | None = None, default_epsilon: float | None = None,
                  default_delta: float | None = None, cache: bool = True,
                  ledger: str | Path | None = None, analyst: str = "default",
                  dataset_budgets: Mapping[str, Budget] | None = None,
@@ -147,7 +155,10 @@ class Connection:
         self._sizes: dict[str, int] = {}
         self._noisy = NoisyEngine()  # post-processing only: never sees private rows
         self._compiled: dict[tuple, CompiledQuery] = {}
-        self.default_epsilon = default_epsilon
+        if default_epsilon is not None:
+            real_number("default_epsilon", default_epsilon, "Fix: pass the ε of a query as a "
+                        "number, or leave it out for a tenth of what the budget has left")
+        self._default_epsilon = default_epsilon
         if default_delta is None:
             default_delta = min(DEFAULT_DELTA, self.budget.total.delta)
         self.default_delta = default_delta
@@ -224,13 +235,40 @@ class Connection:
         query's WITH DIFFERENTIAL_PRIVACY OPTIONS, else from the connection's defaults.
         """
         return self._compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
-                             quantile_ci=quantile_ci)
+                             quantile_ci=quantile_ci, default=self._query_epsilon(epsilon))
+
+    @property
+    def default_epsilon(self) -> float:
+        """The ε a query given none would spend now: the ``default_epsilon`` passed to
+        ``connect``, else a tenth of the ε the budget has left (0.0 when nothing is left;
+        ``dpsql.accounting.defaults``). It reads the ledger, never the data."""
+        if self._default_epsilon is not None:
+            return self._default_epsilon
+        return shares.default_epsilon(self.left())
+
+    def left(self) -> Left:
+        """What the budget has left now (ε and δ; ρ and δ for a ρ-zCDP budget)."""
+        return shares.left(self.budget)
+
+    def _query_epsilon(self, epsilon: float | None) -> float:
+        """The default ε for a query asked with ``epsilon`` (only read when that is None);
+        BudgetExceededError, spending nothing, when the budget has nothing left."""
+        if epsilon is not None:
+            return 1.0  # unused: the call's ε wins; a constant keeps the plan cache's key
+        default = self.default_epsilon
+        if default <= 0:
+            raise BudgetExceededError(
+                f"query refused, nothing was spent: the budget ({self.budget.total}) has "
+                f"{self.left()} left, and a query without ε spends a tenth of the ε left. "
+                "Ask the data owner for a new budget")
+        return default
 
     def _compile(self, query: str, *, epsilon: float | None, delta: float | None,
-                 dialect: str | None, quantile_ci: float | None,
+                 dialect: str | None, quantile_ci: float | None, default: float,
                  remaining: tuple[float, float] | None = None) -> CompiledQuery:
-        """``compile``; ``remaining``: the (ε, δ) the query has left after paying for the
-        bounds it needed estimated, in place of its own (ε, δ) however given."""
+        """``compile``; ``default``: the ε if neither the call nor the query gives one;
+        ``remaining``: the (ε, δ) the query has left after paying for the bounds it needed
+        estimated, in place of its own (ε, δ) however given."""
         read = self.dialect if dialect is None else _known_dialect(dialect)
         if quantile_ci is not None and not 0 < quantile_ci < 1:
             raise ProgrammingError(f"quantile_ci={quantile_ci!r}: give a confidence level "
@@ -239,16 +277,19 @@ class Connection:
         for name, value in (("epsilon", epsilon), ("delta", delta)):
             if value is not None:
                 real_number(name, value, f"Fix: pass {name} as a number")
-        key = (query, read, type(epsilon), epsilon, type(delta), delta, self.default_epsilon,
+        key = (query, read, type(epsilon), epsilon, type(delta), delta, default,
                self.default_delta, self.catalog.version, quantile_ci, remaining)
         if key not in self._compiled:
             if len(self._compiled) >= PLAN_CACHE_SIZE:
                 self._compiled.clear()
-            self._compiled[key] = compile_query(
-                query, self.catalog, epsilon=epsilon, delta=delta,
-                default_epsilon=self.default_epsilon, default_delta=self.default_delta,
-                dialect=read, public_values=self._public_values, quantile_ci=quantile_ci,
-                remaining=remaining, engine=self.backend.traits)
+            try:
+                self._compiled[key] = compile_query(
+                    query, self.catalog, epsilon=epsilon, delta=delta,
+                    default_epsilon=default, default_delta=self.default_delta,
+                    dialect=read, public_values=self._public_values, quantile_ci=quantile_ci,
+                    remaining=remaining, engine=self.backend.traits)
+            except DeltaNeeded as need:
+                raise DeltaNeeded(f"{need}{without_delta(self.budget.total)}") from None
         return self._compiled[key]
 
     def _public_values(self, table: str, column: str) -> tuple[Any, ...]:
@@ -284,8 +325,9 @@ class Connection:
             return listing
         seed = self._usable(seed)
         with self.statements.statement():
-            return self._answer(query, epsilon=epsilon, delta=delta, seed=seed,
-                                dialect=dialect, quantile_ci=quantile_ci)
+            result = self._answer(query, epsilon=epsilon, delta=delta, seed=seed,
+                                  dialect=dialect, quantile_ci=quantile_ci)
+        return dataclasses.replace(result, left=self.left())
 
     def cancel(self) -> None:
         """Cancel the query this connection is answering, from another thread: free if the
@@ -297,11 +339,12 @@ class Connection:
                 seed: int | None, dialect: str | None,
                 quantile_ci: float | None) -> Result:
         """``sql`` for a query: compiled, answered from the cache or charged, run, released."""
-        remaining = None
+        remaining, default = None, self._query_epsilon(epsilon)
         while True:  # each estimate turns one "auto" column into bounds: this ends
             try:
                 compiled = self._compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
-                                         quantile_ci=quantile_ci, remaining=remaining)
+                                         quantile_ci=quantile_ci, default=default,
+                                         remaining=remaining)
                 break
             except BoundsNeeded as need:
                 from dpsql import owner

@@ -25,6 +25,15 @@ and every placeholder bound, else ProgrammingError is raised before anything is 
 ...                            epsilon=0.5)
 >>> [d[0] for d in cur.description], cur.rowcount
 (['k', 'n'], 2)
+
+Beyond PEP 249, a cursor says what its last ``execute`` cost and what is left:
+``cursor.cost`` (a ``Cost``, the exact decimals charged; zero when the answer came from the
+answer cache or the catalog; for ``executemany`` every set's charge, added exactly) and
+``cursor.budget`` (a ``Left``: the budget's ε and δ, or ρ and δ, after it). Both are None
+before the first query. They read the ledger, never the data.
+
+>>> str(cur.cost), str(cur.budget)
+('ε=0.5, δ=0', 'ε=0.5, δ=0')
 """
 
 from __future__ import annotations
@@ -39,13 +48,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
+from dpsql.accounting.values import Cost, Left
 from dpsql.dialect import DIALECTS
 from dpsql.errors import InterfaceError, ProgrammingError
+from dpsql.exact import as_fraction, nearest_float
 from dpsql.parse import parse
+from dpsql.result import Result
 
 if TYPE_CHECKING:
     from dpsql.listing import Listing
-    from dpsql.result import Result
 
 apilevel = "2.0"
 threadsafety = 1
@@ -272,6 +283,9 @@ class Answerer(Protocol):
             seed: int | None = None, dialect: str | None = None) -> Result | Listing:
         """The noisy answer to ``query`` (or the catalog's listing), charged."""
 
+    def left(self) -> Left:
+        """What the budget has left now."""
+
 
 class Cursor:
     """A PEP 249 cursor; ``execute`` also takes dpsql's ``epsilon``/``delta``/``seed``."""
@@ -284,6 +298,8 @@ class Cursor:
         self._rows: list[tuple] = []
         self._position = 0
         self._closed = False
+        self._costs: list[Cost] = []
+        self._left: Left | None = None
 
     def _open(self) -> None:
         if self._closed:
@@ -295,8 +311,9 @@ class Cursor:
         """Answer ``operation`` with its ``parameters`` bound (see the module for styles)."""
         self._open()
         dialect = self.connection.dialect if dialect is None else dialect
-        return self._run(bind(operation, parameters, dialect=dialect), epsilon=epsilon,
-                         delta=delta, seed=seed, dialect=dialect)
+        query = bind(operation, parameters, dialect=dialect)
+        self._costs = []
+        return self._run(query, epsilon=epsilon, delta=delta, seed=seed, dialect=dialect)
 
     def executemany(self, operation: str, seq_of_parameters: Sequence[Parameters], *,
                     epsilon: float | None = None, delta: float | None = None,
@@ -307,7 +324,9 @@ class Cursor:
         """
         self._open()
         dialect = self.connection.dialect if dialect is None else dialect
-        for query in [bind(operation, p, dialect=dialect) for p in seq_of_parameters]:
+        queries = [bind(operation, p, dialect=dialect) for p in seq_of_parameters]
+        self._costs = []
+        for query in queries:
             self._run(query, epsilon=epsilon, delta=delta, seed=seed, dialect=dialect)
         return self
 
@@ -317,7 +336,28 @@ class Cursor:
                                            dialect=dialect)
         self._rows = self._result.fetchall()
         self._position = 0
+        answer = self._result if isinstance(self._result, Result) else None
+        self._costs.append(Cost(0.0, 0.0) if answer is None else answer.cost)
+        self._left = answer.left if answer is not None and answer.left is not None else \
+            self.connection.left()
         return self
+
+    @property
+    def cost(self) -> Cost | None:
+        """What the last ``execute`` charged, as the exact decimals the ledger adds (for
+        ``executemany``, every parameter set's charge); zero for an answer from the cache or
+        the catalog; None before any query."""
+        if not self._costs:
+            return None
+        epsilon = sum(as_fraction(c.epsilon) for c in self._costs)
+        delta = sum(as_fraction(c.delta) for c in self._costs)
+        return Cost(nearest_float(epsilon), nearest_float(delta))
+
+    @property
+    def budget(self) -> Left | None:
+        """What the connection's budget had left after the last query (ε and δ; ρ and δ for
+        a ρ-zCDP budget); None before any query."""
+        return self._left
 
     @property
     def description(self) -> list[tuple] | None:

@@ -114,6 +114,11 @@ class BudgetExceededError(PrivacyError):
     """Running the query would spend more than the remaining budget."""
 
 
+class DeltaNeeded(PrivacyError):
+    """The query needs δ > 0 (it releases private group keys) and was given none. A
+    connection whose budget holds no δ adds how to give it one (``Connection.compile``)."""
+
+
 class ExecutionError(OperationalError):
     """The backend failed while running a rewritten query.
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
-from dpsql.accounting.values import Cost
+from dpsql.accounting.values import Cost, Left
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
@@ -50,7 +50,10 @@ class Result:
     """A released table: ``.df() .arrow() .pl() .fetchall() .ci(level) .explain() .plot()``.
 
     ``private`` is False when noise came from a fixed ``seed`` (tests only); ``engine`` is
-    the engine whose bounded query it released (``explain()`` shows that query).
+    the engine whose bounded query it released (``explain()`` shows that query). ``cost``
+    is what this answer charged (zero when it came from the answer cache), ``left`` what
+    the budget had left once it was charged (set by ``Connection.sql``); both are read from
+    the ledger, never from the data, and the shown table ends with them.
     """
 
     table: pa.Table
@@ -60,6 +63,7 @@ class Result:
     cost: Cost
     private: bool = True
     engine: EngineTraits = DUCKDB
+    left: Left | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -196,10 +200,23 @@ def _cells(result: Result, declare: str, max_rows: int = 20
     bare = [c.name for c in result.plan.columns if c.aggregate and by_name[c.aggregate].quantile
             and (by_name[c.aggregate].quantile.level or 0) < 0.95]
     asked = f"; no CI for {', '.join(bare)}: ask with quantile_ci=0.95" if bare else ""
-    note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs{asked}; cost " \
-        f"{result.cost}" + ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
+    note = f"{more}({count} {'row' if count == 1 else 'rows'}; 95% CIs{asked}; " \
+        f"{spending(result)}" + ("" if result.private else "; SEEDED, NOT PRIVATE") + ")"
     note += "".join(f"\n{line}" for line in result.notes(declare))
     return [c.name for c in result.plan.columns], rows, note
+
+
+def spending(result: Result) -> str:
+    """What every front end says under an answer: what it cost, and what is left.
+
+    >>> import dataclasses, dpsql, pyarrow as pa
+    >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1, delta=1e-6))
+    >>> con.register("t", pa.table({"pid": [1, 2]}), privacy_unit="pid")
+    >>> spending(con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.25))
+    'cost ε=0.25, δ=0; budget left ε=0.75, δ=1e-06'
+    """
+    left = "" if result.left is None else f"; budget left {result.left}"
+    return f"cost {result.cost}{left}"
 
 
 def binding_defaults(plan: PrivacyPlan) -> dict[str, int]:

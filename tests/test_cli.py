@@ -152,9 +152,14 @@ def test_every_format_carries_the_same_seeded_answer(catalog):
     assert all(o.returncode == 0 for o in outputs.values()), outputs
     note = ("bounded by default limits (max_groups_per_unit=1): declare them in the table's "
             "[tables.NAME] entry of the catalog (docs/catalog.md)")
+    # csv and json hold data only: the notes go to stderr, the cost and what is left too on
+    # a terminal only; a fresh budget of ε = 1, of which a query without --epsilon spends a
+    # tenth
+    footer = "cost ε=0.1, δ=0; budget left ε=0.9, δ=1e-06; SEEDED, NOT PRIVATE"
     assert {fmt: o.stderr for fmt, o in outputs.items()} == {
         "table": "", "markdown": "", "csv": f"note: {note}\n", "json": f"note: {note}\n"}
     assert outputs["table"].stdout.splitlines()[-1] == note
+    assert f"(2 rows; 95% CIs; {footer})" in outputs["table"].stdout
     rows = json.loads(outputs["json"].stdout)
     assert [r["sex"] for r in rows] == [0, 1]
     assert list(rows[0]) == ["sex", "n", "mean_income", "n_lower", "n_upper",
@@ -167,7 +172,7 @@ def test_every_format_carries_the_same_seeded_answer(catalog):
     cells = [line.strip("|").split(" | ") for line in table[2:4]]
     assert [int(c[1]) for c in cells] == [r["n"] for r in rows]
     assert cells[0][2] == f"[{rows[0]['n_lower']:g}, {rows[0]['n_upper']:g}]"
-    assert table[4:] == ["", "_2 rows; cost ε=1, δ=0; SEEDED, NOT PRIVATE_", note]
+    assert table[4:] == ["", f"_2 rows; {footer}_", note]
     assert outputs["table"].stdout.splitlines()[1].split()[:2] == ["0", str(rows[0]["n"])]
 
 
@@ -215,7 +220,7 @@ def test_a_ledger_keeps_its_budget_across_runs_and_the_flags_say_how_to_change_i
         tmp_path, catalog):
     """A new ledger takes the default budget (ε = 1); later runs spend from the stored one;
     asking for another total needs --reset-budget; an overdraft names the flags."""
-    ledger = ["--ledger", str(tmp_path / "l.db")]
+    ledger = ["--ledger", str(tmp_path / "l.db"), "--epsilon", "1"]
     first = run_cli(str(catalog), *ledger, "-c", COUNT)
     assert first.returncode == 0, first.stderr
     over = run_cli(str(catalog), *ledger, "-c", BY_SEX)
@@ -233,10 +238,10 @@ def test_a_ledger_keeps_its_budget_across_runs_and_the_flags_say_how_to_change_i
 
 def test_the_catalog_declares_the_budget_and_the_flags_override_it(tmp_path, catalog):
     """A catalog's [budget] is the total when no flag sets one (here ε = 3 allows three
-    queries at the default ε = 1); with a ledger it is stored, and changing it later
-    needs --reset-budget like the flags."""
+    queries at ε = 1); with a ledger it is stored, and changing it later needs
+    --reset-budget like the flags."""
     catalog.write_text("[budget]\nepsilon = 3\ndelta = 1e-6\n\n" + catalog.read_text())
-    ledger = ["--ledger", str(tmp_path / "l.db")]
+    ledger = ["--ledger", str(tmp_path / "l.db"), "--epsilon", "1"]
     for query in (COUNT, BY_SEX, "SELECT AVG(age) FROM pums"):
         answered = run_cli(str(catalog), *ledger, "-c", query)
         assert answered.returncode == 0, answered.stderr
@@ -247,7 +252,7 @@ def test_the_catalog_declares_the_budget_and_the_flags_override_it(tmp_path, cat
     assert changed.returncode == cli.EXIT_CODES["usage"].code
     assert "already holds the budget ε=3" in one_error_line(changed.stderr)
     assert "catalog's [budget]" in changed.stderr and "--reset-budget" in changed.stderr
-    flagged = run_cli(str(catalog), "--budget-epsilon", "0.5", "-c", COUNT)
+    flagged = run_cli(str(catalog), "--budget-epsilon", "0.5", "--epsilon", "1", "-c", COUNT)
     assert flagged.returncode == cli.EXIT_CODES["budget"].code, flagged.stderr
 
 
@@ -311,7 +316,7 @@ def test_shell_runs_a_piped_script(catalog):
     assert out.stderr == ""
     text = out.stdout
     assert "epsilon per query: 0.25" in text
-    assert "(2 rows; 95% CIs; cost ε=0.25, δ=0)" in text
+    assert "(2 rows; 95% CIs; cost ε=0.25, δ=0; budget left ε=0.75, δ=1e-06)" in text
     assert "AVG(age): AVG(age)" in text
     assert "format: csv" in text
     assert text.rstrip().splitlines()[-2] == '"n","n_lower","n_upper"'  # no ';' at the end
@@ -338,7 +343,7 @@ def test_shell_dot_commands(catalog):
     assert "pums (private, privacy unit pid): age BIGINT" in out.stdout
     assert "bounds age [0, 100], income [0, 500000]; max_rows_per_group 2" in out.stdout
     assert "delta per query: 1e-08" in out.stdout
-    assert "epsilon per query: 1 (default)" in out.stdout
+    assert "epsilon per query: 0.1 (default)" in out.stdout  # a tenth of the ε = 1 left
     assert out.stdout.count("| n | n 95% CI |") == 1  # .quit: the last query never ran
     assert "; 0 queries" in out.stdout and "; 1 queries" in out.stdout
 
@@ -414,7 +419,8 @@ def test_interactive_shell_keeps_statements_in_its_history(tmp_path, catalog):
     term.send("SELECT COUNT(*)\n")
     term.expect(b"...> ")
     term.send("AS n FROM pums;\n")
-    assert b"1 row; 95% CIs; cost \xce\xb5=1" in term.expect(b"dpsql> ")
+    assert "1 row; 95% CIs; cost ε=0.1, δ=0; budget left ε=0.9, δ=1e-06".encode() in \
+        term.expect(b"dpsql> ")
     term.send("SELECT MAX(age) FROM pums;\n")
     assert b"error: UnsupportedQueryError" in term.expect(b"dpsql> ")  # and the shell goes on
     term.send(".quit\n")
@@ -499,7 +505,7 @@ def test_ctrl_c_cancels_a_long_query_on_a_terminal_and_charges_it(tmp_path):
     may depend on the data, so the cancelled query is charged in full, and the user is told."""
     database, catalog = view_of_people(tmp_path, 10**9)  # minutes of work
     ledger = ["--ledger", str(tmp_path / "l.db"), "--budget-epsilon", "1"]
-    term = Terminal([str(database), "--catalog", str(catalog), *ledger, "-c",
+    term = Terminal([str(database), "--catalog", str(catalog), *ledger, "--epsilon", "1", "-c",
                      "SELECT COUNT(*) FROM people"], env={**os.environ, "TERM": "xterm"},
                     stdout=subprocess.PIPE)
     assert b"running " in term.expect(b"(Ctrl-C cancels)")
@@ -512,6 +518,17 @@ def test_ctrl_c_cancels_a_long_query_on_a_terminal_and_charges_it(tmp_path):
         b"reading the data, and its full cost (epsilon=1, delta=0) was charged" in term.seen
     assert term.proc.stdout.read() == b""
     assert "1 queries" in run_cli(*ledger, "budget").stdout
+
+
+def test_csv_to_a_file_tells_the_terminal_what_it_cost_and_what_is_left(catalog):
+    """stdout a file holds the data only; stderr, a terminal, hears the cost and what is
+    left (a fresh ε = 1, of which a query without --epsilon spends a tenth)."""
+    term = Terminal([str(catalog), "--format", "csv", "-c", COUNT],
+                    env={**os.environ, "TERM": "xterm"}, stdout=subprocess.PIPE)
+    stdout = term.proc.stdout.read().decode()
+    assert term.close() == 0
+    assert stdout.splitlines()[0] == '"n","n_lower","n_upper"' and "cost" not in stdout
+    assert "-- cost ε=0.1, δ=0; budget left ε=0.9, δ=1e-06".encode() in term.seen
 
 
 def test_progress_on_a_terminal_leaves_piped_stdout_clean(tmp_path):

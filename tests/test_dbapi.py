@@ -256,3 +256,59 @@ def test_connection_is_a_context_manager():
         con.register("t", pa.table({"pid": [1]}), privacy_unit="pid")
     with pytest.raises(dpsql.InterfaceError, match="closed"):
         con.sql("SELECT COUNT(*) FROM t")
+
+
+def test_the_cursor_says_what_each_execute_cost_and_what_is_left():
+    """``cursor.cost`` is the charge of the last execute (exact decimals; executemany adds
+    its sets' charges; a cached answer or a listing is free), ``cursor.budget`` what is left."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1, delta=1e-6))
+    con.register("t", pa.table({"pid": [1, 2, 3], "x": [1.0, 2.0, 3.0]}), privacy_unit="pid",
+                 bounds={"x": (0, 5)})
+    cur = con.cursor()
+    assert (cur.cost, cur.budget) == (None, None)
+    cur.execute("SELECT COUNT(*) AS n FROM t")  # no ε: a tenth of the ε = 1 left
+    assert (str(cur.cost), str(cur.budget)) == ("ε=0.1, δ=0", "ε=0.9, δ=1e-06")
+    cur.executemany("SELECT SUM(x) AS s FROM t WHERE x > ?", [[0], [1], [2]], epsilon=0.1)
+    assert (str(cur.cost), str(cur.budget)) == ("ε=0.3, δ=0", "ε=0.6, δ=1e-06")
+    cur.execute("SELECT SUM(x) AS s FROM t WHERE x > ?", [2], epsilon=0.1)  # asked before
+    assert (str(cur.cost), str(cur.budget)) == ("ε=0, δ=0", "ε=0.6, δ=1e-06")
+    cur.execute("SHOW TABLES")
+    assert (str(cur.cost), str(cur.budget)) == ("ε=0, δ=0", "ε=0.6, δ=1e-06")
+    assert con.budget.remaining.epsilon == 0.6
+
+
+def test_a_query_without_epsilon_spends_a_tenth_of_what_is_left():
+    """The README's two ε = 0.2 examples, then ``dpsql.sql`` without ε: 0.06, not 1."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1, delta=1e-6))
+    con.register("t", pa.table({"pid": [1, 2, 3]}), privacy_unit="pid")
+    for bound in (0, 1):
+        con.sql(f"SELECT COUNT(*) AS n FROM t WHERE pid > {bound}", epsilon=0.2)
+    assert con.default_epsilon == 0.06 and con.explain("SELECT COUNT(*) FROM t").to_dict()["epsilon"] == 0.06
+    res = con.sql("SELECT COUNT(*) AS n FROM t")
+    assert (str(res.cost), str(res.left)) == ("ε=0.06, δ=0", "ε=0.54, δ=1e-06")
+    assert "cost ε=0.06, δ=0; budget left ε=0.54, δ=1e-06" in repr(res)
+    fixed = dpsql.connect(budget=dpsql.Budget(epsilon=1), default_epsilon=0.3)
+    assert fixed.default_epsilon == 0.3
+
+
+def test_a_spent_budget_refuses_a_query_without_epsilon_and_says_why():
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=0.5, delta=1e-6))
+    con.register("t", pa.table({"pid": [1, 2, 3]}), privacy_unit="pid")
+    con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.5)
+    with pytest.raises(dpsql.BudgetExceededError, match="a query without ε spends a tenth"):
+        con.sql("SELECT COUNT(*) AS n FROM t WHERE pid > 1")
+
+
+def test_a_budget_without_delta_names_the_fix_at_both_refusals():
+    """Budget(epsilon=2) is pure ε-DP: private group keys are refused for want of δ, and a
+    δ asked per query by the budget; both messages say how to give the budget a δ."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=2))
+    con.register("t", pa.table({"pid": [1, 2, 3], "k": ["a", "b", "a"]}), privacy_unit="pid")
+    query = "SELECT k, COUNT(*) AS n FROM t GROUP BY k"
+    fix = "dpsql.Budget(epsilon=2, delta=1e-6)"
+    with pytest.raises(dpsql.PrivacyError, match="needs delta > 0") as keys:
+        con.sql(query)
+    with pytest.raises(dpsql.BudgetExceededError, match="delta 1e-06 > remaining 0") as budget:
+        con.sql(query, delta=1e-6)
+    assert fix in str(keys.value) and fix in str(budget.value)
+    assert con.budget.spent.epsilon == 0

@@ -70,6 +70,13 @@ def test_cell_magic_stores_the_result_and_shows_intervals_cost_and_budget(shell)
     assert "budget left ε=2.5" in repr(view) and "95% CIs" in repr(view)
 
 
+def test_a_query_without_epsilon_spends_a_tenth_of_what_is_left_and_says_so(shell):
+    view = shell.run_line_magic("dpsql", "SELECT COUNT(*) AS n FROM t")
+    assert "cost ε=0.3, δ=0 · budget left ε=2.7, δ=1e-06" in view.footer()
+    again = shell.run_line_magic("dpsql", "SELECT COUNT(*) AS n FROM t WHERE v > 0")
+    assert "cost ε=0.27, δ=0 · budget left ε=2.43, δ=1e-06" in again.footer()
+
+
 def test_plus_minus_is_the_ci_half_width(shell):
     view = shell.run_cell_magic("dpsql", "--epsilon 0.5", "SELECT COUNT(*) AS n FROM t")
     bounds = view.result.ci(0.95).to_pylist()[0]
@@ -166,7 +173,8 @@ def test_the_notebook_guide_runs(ipython, tmp_path, monkeypatch):
     bars = [p.get_height() for p in ns["ax"].patches]
     assert bars == ns["res"].arrow().column("mean_stay").to_pylist()
     assert [len(list(out)) for out in (outputs[8], outputs[11])] == [3, 2]  # JupySQL results
-    assert ns["con"].budget.remaining.epsilon == pytest.approx(1.25)  # + one %sql at ε=1
+    # + one %sql at the default ε: a tenth of the 2.25 left, 0.22
+    assert ns["con"].budget.remaining.epsilon == pytest.approx(2.03)
     assert len(ns["rows"]) == 2 and ns["budget"].remaining.epsilon == 1.5
     ConnectionManager.close_all()
     import matplotlib.pyplot as plt

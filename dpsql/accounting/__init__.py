@@ -27,6 +27,13 @@ class BudgetKeeper(Protocol):
     def remaining(self) -> Cost: ...
 
     @property
+    def rho_spent(self) -> float: ...
+
+    @property
+    def basic_remaining(self) -> Cost:
+        """What is left under basic composition, exactly, without a zCDP conversion."""
+
+    @property
     def charges(self) -> tuple[Any, ...]: ...
 
     def check(self, epsilon: float, delta: float, events: tuple = (), *,

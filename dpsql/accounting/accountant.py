@@ -21,7 +21,7 @@ from fractions import Fraction
 
 from dpsql.accounting.composition import MechanismEvent, laplace, zcdp
 from dpsql.accounting.report import build_report, zcdp_epsilon
-from dpsql.accounting.values import Budget, Charge, Cost
+from dpsql.accounting.values import Budget, Charge, Cost, without_delta
 from dpsql.errors import BudgetExceededError
 from dpsql.exact import as_fraction, nearest_float
 
@@ -72,6 +72,16 @@ class Accountant:
         return Cost(self._zcdp_spent(), self.total.delta)
 
     @property
+    def basic_remaining(self) -> Cost:
+        """What is left under basic composition, exactly (the durable ledger's measure, and
+        cheap: no zCDP conversion); never more than ``remaining``."""
+        if self.total.rho is not None:
+            return self.remaining
+        eps, delta = self._sums()
+        return Cost(nearest_float(max(as_fraction(self.total.epsilon) - eps, Fraction(0))),
+                    nearest_float(max(as_fraction(self.total.delta) - delta, Fraction(0))))
+
+    @property
     def remaining(self) -> Cost:
         if self.total.rho is not None:
             return Cost(math.nan, float(as_fraction(self.total.delta) - self._sums()[1]))
@@ -113,7 +123,8 @@ class Accountant:
             over.append(f"delta {delta:g} > remaining {float(left_delta):g}")
         raise BudgetExceededError(
             "query refused, nothing was spent: " + "; ".join(over) +
-            f" (total budget {self.total}, basic composition; zCDP does not fit either). "
+            f" (total budget {self.total}, basic composition; zCDP does not fit either)"
+            f"{without_delta(self.total) if delta > 0 else ''}. "
             "Ask for less epsilon/delta, or for a new budget")
 
     def charge(self, epsilon: float, delta: float, *, query: str, dataset: str = "",

@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpsql.accounting.composition import MechanismEvent
-from dpsql.accounting.values import DATASETS_SEPARATOR, Budget, Cost
+from dpsql.accounting.values import DATASETS_SEPARATOR, Budget, Cost, without_delta
 from dpsql.errors import BudgetExceededError, PrivacyError
 from dpsql.exact import as_fraction, float_at_least, nearest_float
 
@@ -211,6 +211,11 @@ class Ledger:
         eps, delta = self._run(left)
         return Cost(math.nan if eps is None else float(max(eps, Fraction(0))),
                     float(max(delta, Fraction(0))))
+
+    @property
+    def basic_remaining(self) -> Cost:
+        """``remaining``: the ledger measures what is left by basic composition already."""
+        return self.remaining
 
     @property
     def charges(self) -> tuple[LedgerCharge, ...]:
@@ -359,7 +364,8 @@ class Ledger:
                 if want > limit - had:
                     over.append(f"{label} {float(want):.4g} > remaining "
                                 f"{float(max(limit - had, Fraction(0))):.4g} of {scope} "
-                                f"{name!r} (total budget {total})")
+                                f"{name!r} (total budget {total})"
+                                f"{without_delta(total) if label == 'delta' else ''}")
         if over:
             raise BudgetExceededError("query refused, nothing was spent: " + "; ".join(over) +
                                       ". Ask for less epsilon/delta, or for a new budget")

@@ -38,6 +38,7 @@ from pathlib import Path
 from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.values import Budget, Cost
 from dpsql.errors import PrivacyError
+from dpsql.exact import as_fraction, nearest_float
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, verifier TEXT NOT NULL,
@@ -164,7 +165,9 @@ class Users:
         marks = ", ".join("?" for _ in queries)
         rows, _ = self._execute(f"SELECT epsilon, delta FROM charges WHERE analyst = ? AND "
                                 f"id > ? AND query IN ({marks})", (user, after_id, *queries))
-        return Cost(sum(float(e) for e, _ in rows), sum(float(d) for _, d in rows))
+        # Added as the decimals charged (as the ledger adds them), so the shown cost is exact.
+        return Cost(nearest_float(sum(as_fraction(float(e)) for e, _ in rows)),
+                    nearest_float(sum(as_fraction(float(d)) for _, d in rows)))
 
     def last_charge(self) -> int:
         """The id of the newest charge in the ledger (0 if none)."""

@@ -64,15 +64,60 @@ class Budget:
         return f"{head}, δ={self.delta:g}"
 
 
+def decimal_text(value: float) -> str:
+    """``value`` as the decimal the accountant charges for it (``dpsql.exact.as_fraction``):
+    the shortest text that reads back as the float, so a shown cost is the charged one.
+
+    >>> decimal_text(0.1), decimal_text(2.0), decimal_text(1e-06), decimal_text(0.1234567)
+    ('0.1', '2', '1e-06', '0.1234567')
+    """
+    text = repr(float(value))
+    return text.removesuffix(".0")
+
+
+def without_delta(total: Budget) -> str:
+    """What a refusal for want of δ adds when the budget itself holds none ("" otherwise):
+    ``Budget(epsilon=...)`` alone is pure ε-DP, and no query on it can spend δ.
+
+    >>> without_delta(Budget(epsilon=2)).split(": ")[-1], without_delta(Budget(1, 1e-6))
+    ('give it one, e.g. dpsql.Budget(epsilon=2, delta=1e-6)', '')
+    """
+    if total.delta > 0:
+        return ""
+    head = f"epsilon={decimal_text(total.epsilon)}" if total.rho is None else \
+        f"rho={decimal_text(total.rho)}"
+    return (f"; the budget {total} holds no δ (Budget(epsilon=...) alone is pure ε-DP), so "
+            f"no query can spend δ: give it one, e.g. dpsql.Budget({head}, delta=1e-6)")
+
+
 @dataclass(frozen=True)
 class Cost:
-    """An amount of (ε, δ): what a query spends, or what is spent or left."""
+    """An amount of (ε, δ): what a query spends, or what is spent or left. Shown as the
+    exact decimals charged (``decimal_text``)."""
 
     epsilon: float
     delta: float
 
     def __str__(self) -> str:
-        return f"ε={self.epsilon:g}, δ={self.delta:g}"
+        return f"ε={decimal_text(self.epsilon)}, δ={decimal_text(self.delta)}"
+
+
+@dataclass(frozen=True)
+class Left:
+    """What a budget has left: ε and δ, or ρ and δ under a ρ-zCDP budget (ε is then None).
+
+    >>> str(Left(0.9, 1e-06)), str(Left(None, 1e-06, rho=0.25))
+    ('ε=0.9, δ=1e-06', 'ρ=0.25, δ=1e-06')
+    """
+
+    epsilon: float | None
+    delta: float
+    rho: float | None = None
+
+    def __str__(self) -> str:
+        head = f"ε={decimal_text(self.epsilon)}" if self.rho is None else \
+            f"ρ={decimal_text(self.rho)}"
+        return f"{head}, δ={decimal_text(self.delta)}"
 
 
 DATASETS_SEPARATOR = "+"

@@ -22,7 +22,7 @@ from dataclasses import replace
 from fractions import Fraction
 
 from dpsql.analysis.draft import Context, Draft, QueryOptions
-from dpsql.errors import PrivacyError
+from dpsql.errors import DeltaNeeded, PrivacyError
 from dpsql.exact import float_at_least, float_at_most
 from dpsql.mechanisms import Sensitivity, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.chooser import one_share
@@ -203,7 +203,7 @@ def _calibrate_noise(draft: Draft) -> Draft:
         return replace(draft, noise=noise, cost_delta=used)
     if draft.delta == 0:
         keys = ", ".join(k.name for k in draft.keys if not k.public)
-        raise PrivacyError(
+        raise DeltaNeeded(
             f"GROUP BY {keys}: group keys are private, and releasing them needs delta > 0 "
             f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
             f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
@@ -269,7 +269,7 @@ def _keys_only(draft: Draft) -> Draft:
     """Releasing only private keys: the truncated geometric, optimal for this (Desfontaines,
     Voss, Gipson & Mandayam 2022), gets all of ε and δ; nothing is noised."""
     if draft.delta == 0:
-        raise PrivacyError("releasing private group keys needs delta > 0 (e.g. delta=1e-7)")
+        raise DeltaNeeded("releasing private group keys needs delta > 0 (e.g. delta=1e-7)")
     selection = Selection(method="truncated_geometric", threshold=0.0,
                           delta=float_at_most(draft.delta),
                           max_groups_per_unit=draft.contribution.groups_per_unit,

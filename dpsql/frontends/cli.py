@@ -93,7 +93,7 @@ class _Formatter(argparse.HelpFormatter):
 QUERY_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--catalog",), {"metavar": "TOML",
                       "help": "TOML file declaring private and public tables (docs/catalog.md)"}),
-    (("--epsilon",), {"type": float, "metavar": "E", "help": "ε of each query (default 1)"}),
+    (("--epsilon",), {"type": float, "metavar": "E", "help": "ε of each query (default: a tenth of the ε the budget has left)"}),
     (("--delta",), {"type": float, "metavar": "D",
                     "help": "δ of each query (default min(1e-7, budget δ))"}),
     (("--budget-epsilon",), {"type": float, "metavar": "E",
@@ -398,13 +398,15 @@ def options(command: argparse.ArgumentParser) -> list[tuple[list[str], str | Non
 
 
 def _query(args: argparse.Namespace) -> int:
-    from dpsql.frontends.output import render, side_notes
+    from dpsql.frontends.output import render, side_note, side_notes
 
     with _connected(args) as con:
         result = answer(con, args.command, epsilon=args.epsilon, delta=args.delta)
         print(render(result, args.format), flush=True)
         for note in side_notes(result, args.format):
             print(f"note: {note}", file=sys.stderr)
+        if (note := side_note(result, args.format)) is not None and sys.stderr.isatty():
+            print(note, file=sys.stderr, flush=True)
     return 0
 
 

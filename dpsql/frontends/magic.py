@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from dpsql.accounting.values import Cost
+from dpsql.accounting.values import Left
 from dpsql.connection import Connection
 from dpsql.errors import Error, InternalError
 from dpsql.result import Result, format_value
@@ -111,7 +111,7 @@ class DpsqlMagic:
             return ErrorView(error)
         if target is not None:
             self.shell.user_ns[target] = result
-        return ResultView(result, con.budget.remaining)
+        return ResultView(result, con.left())
 
     def notice_connections(self, *_: Any) -> None:
         """Date every Connection in the namespace the first time it is seen (post_run_cell)."""
@@ -184,7 +184,7 @@ class ResultView:
     """A Result as a notebook shows it: ``value ± 95% half-width``, cost and budget left."""
 
     result: Result
-    remaining: Cost
+    remaining: Left
 
     def rows(self) -> list[list[Cell]]:
         """The first MAX_ROWS rows; an aggregate's cell reads ``value ± h`` (see Cell)."""
@@ -222,7 +222,7 @@ class ResultView:
                           for note in self.result.notes()))
 
     def __repr__(self) -> str:
-        return f"{self.result!r}\nbudget left {self.remaining}"
+        return repr(self.result)  # its note ends with the cost and the budget left
 
 
 @dataclass(frozen=True)

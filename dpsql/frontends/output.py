@@ -2,10 +2,11 @@
 
 Every format shows the noisy values and their 95% confidence intervals (which
 cost no budget). ``table`` and ``markdown`` are for people and end with a note
-giving the row count and the cost, and what the answer may have cut (``Result.notes``);
-``csv`` and ``json`` are for programs and hold exactly the columns of ``Result.ci(0.95)``:
-each aggregate ``col`` followed later by ``col_lower`` and ``col_upper`` (their notes are
-``side_notes``, which the command line writes to stderr).
+giving the row count, the cost and the budget left, and what the answer may have cut
+(``Result.notes``); ``csv`` and ``json`` are for programs and hold exactly the columns of
+``Result.ci(0.95)``: each aggregate ``col`` followed later by ``col_lower`` and
+``col_upper`` (their notes are ``side_notes``, which the command line writes to stderr; the
+cost and what is left go there too when it is a terminal: ``side_note``).
 
 >>> import dpsql, pyarrow as pa
 >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0), seed=3)
@@ -18,7 +19,7 @@ each aggregate ``col`` followed later by ``col_lower`` and ``col_upper`` (their 
 | a | ... | [..., ...] |
 | b | ... | [..., ...] |
 <BLANKLINE>
-_2 rows; cost ε=0.5, δ=0; SEEDED, NOT PRIVATE_
+_2 rows; cost ε=0.5, δ=0; budget left ε=0.5, δ=0; SEEDED, NOT PRIVATE_
 bounded by default limits (max_rows_per_group=1, max_groups_per_unit=1): declare them in the \
 table's [tables.NAME] entry of the catalog (docs/catalog.md)
 >>> render(res, "csv").splitlines()[0]
@@ -31,7 +32,7 @@ import io
 import json
 from typing import TYPE_CHECKING
 
-from dpsql.result import format_value, shown_text
+from dpsql.result import format_value, shown_text, spending
 
 if TYPE_CHECKING:
     from dpsql.result import Result
@@ -61,6 +62,24 @@ def render(result: Result, fmt: str) -> str:
     raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
 
 
+def side_note(result: Result, fmt: str) -> str | None:
+    """The line a format that is pure data (csv, json) leaves out, for standard error on a
+    terminal (a pipeline's stderr stays quiet): what the answer cost and what is left (None:
+    ``fmt`` shows it under the table).
+
+    >>> import dpsql, pyarrow as pa
+    >>> con = dpsql.connect(budget=dpsql.Budget(epsilon=1.0))
+    >>> con.register("t", pa.table({"pid": [1, 2]}), privacy_unit="pid")
+    >>> res = con.sql("SELECT COUNT(*) AS n FROM t", epsilon=0.5)
+    >>> side_note(res, "csv"), side_note(res, "table")
+    ('-- cost ε=0.5, δ=0; budget left ε=0.5, δ=0', None)
+    """
+    if fmt not in ("csv", "json"):
+        return None
+    private = "" if result.private else "; SEEDED, NOT PRIVATE"
+    return f"-- {spending(result)}{private}"
+
+
 def markdown(result: Result) -> str:
     """A GitHub-flavoured Markdown table: every aggregate gets a ``95% CI`` column after it."""
     bounds = result.ci(LEVEL)
@@ -84,7 +103,7 @@ def markdown(result: Result) -> str:
                 cells.append("" if lo is None else f"[{format_value(lo)}, {format_value(hi)}]")
         lines.append(_row(cells))
     private = "" if result.private else "; SEEDED, NOT PRIVATE"
-    lines += ["", f"_{bounds.num_rows} rows; cost {result.cost}{private}_"]
+    lines += ["", f"_{bounds.num_rows} rows; {spending(result)}{private}_"]
     lines += list(result.notes(DECLARE_IN_CATALOG))
     return "\n".join(lines)
 

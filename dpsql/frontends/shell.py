@@ -67,12 +67,14 @@ class Session:
 
     def query(self, sql: str) -> None:
         """Answer ``sql`` privately and print it (Ctrl-C cancels; progress on a terminal)."""
-        from dpsql.frontends.output import render, side_notes
+        from dpsql.frontends.output import render, side_note, side_notes
 
         result: Result = answer(self.con, sql, epsilon=self.epsilon, delta=self.delta)
         self.print(render(result, self.fmt))
         for note in side_notes(result, self.fmt):
             print(f"note: {note}", file=sys.stderr)
+        if (note := side_note(result, self.fmt)) is not None and sys.stderr.isatty():
+            sys.stderr.write(note + "\n")
 
     def explain(self, sql: str) -> None:
         import json

@@ -43,7 +43,7 @@ PARAMETERS = {
     "budget_epsilon": "total ε budget (default 1, or what the ledger file holds)",
     "budget_rho": "total ρ budget instead, for zCDP accounting",
     "budget_delta": "total δ budget (default 1e-6)",
-    "epsilon": "ε of each query (the connection's default_epsilon, default 1)",
+    "epsilon": "ε of each query (default: a tenth of the ε the budget has left)",
     "delta": "δ of each query (the connection's default_delta)",
     "ledger": "durable privacy ledger file shared by every process",
     "analyst": "whose budget to spend in the ledger (default 'default')",

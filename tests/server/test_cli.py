@@ -50,12 +50,13 @@ def test_users_add_list_reset_remove(tmp_path, monkeypatch, capsys):
 def test_audit_lists_what_the_server_answered(served, monkeypatch, capsys):
     user = served.new_user()
     with served.connect(user) as con:
+        con.execute("SET dpsql.epsilon = 1")
         con.execute("SELECT COUNT(*) AS n FROM pums WHERE age > 33")
         with pytest.raises(psycopg.errors.FeatureNotSupported):
             con.execute("SELECT * FROM pums")
     code, out, _ = run(monkeypatch, capsys, "audit", "--ledger", str(served.ledger), "--user",
                        user)
-    lines = out.splitlines()
+    lines = out.splitlines()[1:]  # after the SET
     assert code == 0 and len(lines) == 2
     assert "ok (00000)  ε=1" in lines[0] and "age > 33" in lines[0]
     assert "UnsupportedQueryError (0A000)  ε=0" in lines[1]

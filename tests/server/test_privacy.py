@@ -26,7 +26,6 @@ ROUTES = [
     "CREATE TABLE copy AS SELECT * FROM pums",
     "INSERT INTO pums VALUES (1, 1, 1, 1, 1, 1, 1)",
     "SET enable_external_access = true",
-    "SELECT current_setting('home_directory')",
     "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
     "SELECT n FROM r, pg_catalog.pg_class",
     "SELECT * FROM pums; SELECT COUNT(*) FROM pums",  # a batch stops at its first error
@@ -45,6 +44,8 @@ def budget(con) -> tuple[float, float]:
 def test_two_analysts_have_separate_budgets_and_connections_share_one(served):
     alice, bob = served.new_user(epsilon=3), served.new_user(epsilon=2)
     with served.connect(alice) as a1, served.connect(alice) as a2, served.connect(bob) as b:
+        for con in (a1, a2, b):
+            con.execute("SET dpsql.epsilon = 1")
         a1.execute("SELECT COUNT(*) AS n FROM pums")
         a2.execute("SELECT COUNT(*) AS n FROM pums WHERE age > 30")
         assert budget(a1) == budget(a2) == (2.0, 1.0)
@@ -65,6 +66,15 @@ def test_no_route_reads_raw_rows_and_refusals_spend_nothing(served, sql):
             assert "17000" not in text and "59,1,9" not in text  # no value of the data
         else:
             pytest.fail(f"{sql!r} was answered: {rows[:3]}")
+        assert budget(con)[0] == 0
+
+
+def test_settings_answer_postgresqls_values_not_the_engines(served):
+    """``current_setting`` answers from PostgreSQL's fixed list (drivers read a few), never
+    the engine's own settings (its home directory, memory, threads)."""
+    with served.connect(served.new_user()) as con:
+        assert con.execute("SELECT current_setting('home_directory')").fetchall() == [(None,)]
+        assert con.execute("SELECT current_setting('memory_limit')").fetchall() == [(None,)]
         assert budget(con)[0] == 0
 
 
@@ -106,6 +116,7 @@ def test_an_analyst_spends_their_own_budget_not_the_catalogs(tmp_path):
         user = running.new_user(epsilon=1.5)
         with running.connect(user) as con:
             assert budget(con) == (0.0, 1.5)
+            con.execute("SET dpsql.epsilon = 1")
             con.execute("SELECT COUNT(*) FROM pums")
             with pytest.raises(psycopg.Error, match="budget"):
                 con.execute("SELECT AVG(age) FROM pums")

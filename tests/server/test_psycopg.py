@@ -25,9 +25,9 @@ def test_a_private_query_is_answered_and_charged(served):
         assert [r[0] for r in rows] == [0, 1]
         assert all(isinstance(r[1], int) and isinstance(r[2], float) for r in rows)
         assert 700 < rows[0][1] < 1100
-        assert spent(con) == pytest.approx(1.0)
+        assert spent(con) == pytest.approx(0.2)  # no ε set: a tenth of the ε = 2 left
     entry = served.audit(user)[0]
-    assert (entry.outcome, entry.sqlstate, entry.epsilon) == ("ok", "00000", 1.0)
+    assert (entry.outcome, entry.sqlstate, entry.epsilon) == ("ok", "00000", 0.2)
 
 
 def test_prepared_statements_bind_parameters_as_literals(served):
@@ -89,6 +89,7 @@ def test_errors_carry_sqlstates_and_dpsql_messages(served):
 def test_budget_exhaustion_refuses_with_53dp1_and_spends_nothing(served):
     user = served.new_user(epsilon=1.0)
     with served.connect(user) as con:
+        con.execute("SET dpsql.epsilon = 1")
         con.execute("SELECT COUNT(*) AS n FROM pums WHERE age > 50")
         with pytest.raises(psycopg.errors.OperationalError) as caught:
             con.execute("SELECT COUNT(*) AS n FROM pums WHERE age > 60")
@@ -202,6 +203,7 @@ def test_32_concurrent_connections_of_one_analyst_never_overdraw(served):
 
     def ask(i: int) -> str:
         with served.connect(user) as con:
+            con.execute("SET dpsql.epsilon = 1")
             try:
                 con.execute("SELECT COUNT(*) AS n FROM pums WHERE age > %s", [i])
             except psycopg.Error as error:

@@ -213,9 +213,15 @@ class Session:
                                   delta=self.settings.delta, dialect=DIALECT)
         table = result.ci(self.settings.interval_level) if self.settings.intervals and \
             isinstance(result, Result) else result.arrow()
-        return Answer.of_table(table, charged=self.users.charged_since(self.user, before,
-                                                                       (bound,)),
-                               notices=_notices(result))
+        charged = self.users.charged_since(self.user, before, (bound,))
+        return Answer.of_table(table, charged=charged,
+                               notices=(*_notices(result), self._spending(charged)))
+
+    def _spending(self, charged: Cost) -> str:
+        """The NOTICE every private answer ends with: what the ledger charged for it and what
+        the analyst's budget has left, read after the charge; both come from the ledger,
+        which the analyst knows, never from the data."""
+        return f"cost {charged}; budget left {self.con.left()}"
 
     def _probe(self, tree) -> Answer:
         metadata.check(tree)
