@@ -174,7 +174,7 @@ SELECT DISTINCT region FROM visits;
 
 # title: unknown column
 SELECT COUNT(diagnosis) FROM visits;
-# error: UnsupportedQueryError: column `diagnosis` is not in table 'visits'
+# error: CatalogError: column `diagnosis` is not in table 'visits'
 
 # title: qualifier that is not in FROM
 SELECT p.region, COUNT(*) FROM visits v GROUP BY p.region;

@@ -178,6 +178,7 @@ def test_every_format_carries_the_same_seeded_answer(catalog):
     (("{catalog}", "-c", COUNT, "shell"), "usage", "cannot be combined with shell"),
     (("{catalog}", "-c", "SELECT COUNT(* FROM pums"), "invalid", "ParseError"),
     (("{catalog}", "-c", "SELECT COUNT(*) FROM nowhere"), "invalid", "CatalogError"),
+    (("{catalog}", "-c", "SELECT AVG(nope) FROM pums"), "invalid", "CatalogError: column `nope`"),
     (("{catalog}", "-c", "SELECT MAX(age) FROM pums"), "refused", "UnsupportedQueryError"),
     (("{catalog}", "-c", COUNT, "--epsilon", "3"), "budget", "BudgetExceededError"),
     (("{catalog}", "-c", COUNT, "--epsilon", "-1"), "privacy", "PrivacyError"),
