@@ -7,6 +7,7 @@ import io
 import json
 import os
 import pty
+import re
 import select
 import signal
 import subprocess
@@ -193,6 +194,29 @@ def test_exit_codes_and_one_line_messages(catalog, args, name, fragment):
     assert out.returncode == cli.EXIT_CODES[name].code, out.stderr
     assert fragment in one_error_line(out.stderr)
     assert out.stdout == ""
+
+
+PYTHON_ADVICE = r"con\.\w+\(|register(_public)?\(|Budget\(|\bpass (e\.g\. )?(epsilon|delta)=|=\{"
+"""What the library's messages say that a command line user cannot type."""
+
+
+@pytest.mark.parametrize(("args", "name", "fixes"), [
+    (("-c", "SELECT educ, COUNT(*) FROM pums GROUP BY educ", "--budget-delta", "0"), "privacy",
+     ("give --delta 1e-6", "public_keys = { educ = [...] } in the table's [tables.NAME] entry")),
+    (("-c", "SELECT COUNT(*) FROM nowhere"), "invalid",
+     ("[tables.NAME] with source and privacy_unit", "[public.NAME] with source")),
+    (("-c", "SELECT AVG(married) FROM pums"), "refused", ("bounds = { married = [lo, hi] }",)),
+    (("-c", COUNT, "--delta", "2"), "privacy", ("e.g. --delta 1e-7, or --delta 0",)),
+    (("-c", "SELECT COUNT(*) FROM 'x.csv'"), "refused", ("source of a [tables.NAME] entry",)),
+])
+def test_errors_speak_flags_and_catalog_keys(catalog, args, name, fixes):
+    """The library's Python advice (con.register(...), pass delta=...) is said as the flags
+    and catalog.toml keys that do the same (dpsql.frontends.advice)."""
+    out = run_cli(str(catalog), *args)
+    assert out.returncode == cli.EXIT_CODES[name].code, out.stderr
+    line = one_error_line(out.stderr)
+    assert all(fix in line for fix in fixes), line
+    assert not re.search(PYTHON_ADVICE, line), line
 
 
 def test_an_engine_failure_exits_1_and_is_charged(tmp_path):

@@ -566,8 +566,12 @@ def _dispatch(argv: Sequence[str]) -> int:
 
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings as one ``warning: ...`` line on stderr (no source location)."""
-    sys.stderr.write(f"warning: {category.__name__}: {' '.join(str(message).split())}\n")
+    """Warnings as one ``warning: ...`` line on stderr (no source location), their Python
+    advice said as flags and catalog keys."""
+    from dpsql.frontends.advice import for_cli
+
+    text = for_cli(" ".join(str(message).split()))
+    sys.stderr.write(f"warning: {category.__name__}: {text}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
