@@ -38,7 +38,7 @@ from dpsql.analysis.grammar import (
     sums_as_double,
 )
 from dpsql.catalog import Catalog
-from dpsql.errors import CatalogError, UnsupportedQueryError
+from dpsql.errors import CatalogError
 from dpsql.plan import ROW_ID, OutputColumn
 
 RELEASE = "__dp_release"
