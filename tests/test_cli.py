@@ -10,6 +10,7 @@ import pty
 import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -558,3 +559,39 @@ def test_pipes_get_no_progress_line(tmp_path):
     out = run_cli(str(database), "--catalog", str(catalog), "-c", "SELECT COUNT(*) FROM people")
     assert out.returncode == 0 and out.stderr == ""
     assert len(out.stdout.splitlines()) == 4  # the table, its note, the default limits
+
+
+# -- the server's commands ---------------------------------------------------------------------
+
+
+def test_users_set_budget_changes_the_total_and_keeps_what_is_not_given(tmp_path):
+    ledger = str(tmp_path / "ledger.db")
+    added = run_cli("users", "add", "alice", "--ledger", ledger, "--epsilon", "2",
+                    "--password-stdin", stdin="a long passphrase\n")
+    assert added.returncode == 0, added.stderr
+    raised = run_cli("users", "set-budget", "alice", "--ledger", ledger, "--epsilon", "5")
+    assert raised.returncode == 0, raised.stderr
+    assert "set to ε=5, δ=1e-06" in raised.stdout and "(was ε=2, δ=1e-06)" in raised.stdout
+    delta = run_cli("users", "set-budget", "alice", "--ledger", ledger, "--delta", "1e-5")
+    assert "set to ε=5, δ=1e-05" in delta.stdout, delta.stderr
+    listed = run_cli("users", "list", "--ledger", ledger)
+    assert listed.stdout.splitlines()[1].split() == ["alice", "ε,", "δ", "5", "0", "1e-05", "0"]
+    nothing = run_cli("users", "set-budget", "alice", "--ledger", ledger)
+    assert nothing.returncode == cli.EXIT_CODES["usage"].code
+    assert "needs --epsilon, --rho or --delta" in one_error_line(nothing.stderr)
+    nobody = run_cli("users", "set-budget", "bob", "--ledger", ledger, "--epsilon", "1")
+    assert "no user 'bob'" in one_error_line(nobody.stderr)
+
+
+def test_serve_on_a_busy_port_is_a_usage_error_naming_the_option(tmp_path, catalog):
+    ledger = str(tmp_path / "ledger.db")
+    run_cli("users", "add", "alice", "--ledger", ledger, "--epsilon", "2", "--password-stdin",
+            stdin="a long passphrase\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = run_cli("serve", str(catalog), "--ledger", ledger, "--port", str(port))
+    assert out.returncode == cli.EXIT_CODES["usage"].code, out.stderr
+    line = one_error_line(out.stderr)
+    assert f"cannot listen on 127.0.0.1:{port}: it is in use: give another --port" in line

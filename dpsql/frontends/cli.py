@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 import warnings
@@ -206,21 +207,26 @@ def _add_serve(sub) -> None:
     _add_server_ledger(serve)
 
 
+USER_ACTIONS = (("add", "add an analyst with a budget and a password", " alice --epsilon 3"),
+                ("list", "every analyst with budget and spend", ""),
+                ("set-budget", "give an analyst a new total budget (spends stay spent)",
+                 " alice --epsilon 5 --delta 1e-6"),
+                ("remove", "remove a login (spends stay in the ledger)", " alice"),
+                ("reset-password", "set a new password", " alice"))
+"""``dpsql users`` actions: name, help and the arguments of its example."""
+
+
 def _add_users(sub) -> None:
-    """``users``: add, list, remove or reset-password an analyst (each its own action)."""
-    users = sub.add_parser("users", help="the server's analysts: add, list, remove, "
-                                         "reset-password",
+    """``users``: add, list, set-budget, remove or reset-password an analyst."""
+    users = sub.add_parser("users", help="the server's analysts: add, list, set-budget, "
+                                         "remove, reset-password",
                            description="Example: dpsql users add alice --ledger ledger.db "
                                        "--epsilon 3 --delta 1e-6")
     actions = users.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
-                                   required=True, help="add, list, remove or reset-password")
-    for name, text in (("add", "add an analyst with a budget and a password"),
-                       ("list", "every analyst with budget and spend"),
-                       ("remove", "remove a login (spends stay in the ledger)"),
-                       ("reset-password", "set a new password")):
+                                   required=True, help=", ".join(a[0] for a in USER_ACTIONS))
+    for name, text, example in USER_ACTIONS:
         action = actions.add_parser(name, help=text, description=f"{text}. Example: dpsql "
-                                    f"users {name}{'' if name == 'list' else ' alice'} "
-                                    "--ledger ledger.db")
+                                    f"users {name}{example} --ledger ledger.db")
         if name != "list":
             action.add_argument("name", metavar="NAME", help="the analyst's login name")
         action.add_argument("--ledger", metavar="FILE", required=True,
@@ -228,14 +234,21 @@ def _add_users(sub) -> None:
         if name in ("add", "reset-password"):
             action.add_argument("--password-stdin", action="store_true",
                                 help="read the password from standard input's first line")
-        if name == "add":
-            total = action.add_mutually_exclusive_group(required=True)
-            total.add_argument("--epsilon", type=float, metavar="E",
-                               help="the analyst's total ε budget")
-            total.add_argument("--rho", type=float, metavar="R",
-                               help="a ρ-zCDP budget instead: the analyst's total ρ")
-            action.add_argument("--delta", type=float, default=1e-6, metavar="D",
-                                help="the analyst's total δ budget (default 1e-6)")
+        if name in ("add", "set-budget"):
+            _add_budget_options(action, adding=name == "add")
+
+
+def _add_budget_options(action: argparse.ArgumentParser, *, adding: bool) -> None:
+    """``--epsilon`` or ``--rho``, and ``--delta``: required to add, each optional to set."""
+    kept = "" if adding else " (default: as stored)"
+    total = action.add_mutually_exclusive_group(required=adding)
+    total.add_argument("--epsilon", type=float, metavar="E",
+                       help=f"the analyst's total ε budget{kept}")
+    total.add_argument("--rho", type=float, metavar="R",
+                       help=f"a ρ-zCDP budget instead: the analyst's total ρ{kept}")
+    action.add_argument("--delta", type=float, default=1e-6 if adding else None, metavar="D",
+                        help="the analyst's total δ budget (default "
+                             f"{'1e-6' if adding else 'as stored'})")
 
 
 def _add_audit(sub) -> None:
@@ -515,15 +528,40 @@ def _serve(args: argparse.Namespace) -> int:
     if catalog is None:
         raise UsageError("serve needs a catalog: dpsql serve catalog.toml --ledger ledger.db")
     cap = None if args.memory_cap is None else memory_size(args.memory_cap)
-    return serve(ServerConfig(catalog=catalog, ledger=args.ledger, host=args.host,
-                              port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key,
-                              session_memory=memory_size(args.session_memory),
-                              session_threads=args.session_threads, memory_cap=cap,
-                              max_connections=args.max_connections,
-                              max_pending=args.max_pending,
-                              session_disk=memory_size(args.session_disk),
-                              statement_timeout=args.statement_timeout,
-                              time_quantum=args.time_quantum))
+    with _listening(args.host, args.port):
+        return serve(ServerConfig(catalog=catalog, ledger=args.ledger, host=args.host,
+                                  port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key,
+                                  session_memory=memory_size(args.session_memory),
+                                  session_threads=args.session_threads, memory_cap=cap,
+                                  max_connections=args.max_connections,
+                                  max_pending=args.max_pending,
+                                  session_disk=memory_size(args.session_disk),
+                                  statement_timeout=args.statement_timeout,
+                                  time_quantum=args.time_quantum))
+
+
+ADDRESS_ERRORS = {
+    errno.EADDRINUSE: "it is in use: give another --port (e.g. --port {next}), or stop what "
+                      "listens there",
+    errno.EADDRNOTAVAIL: "it is not an address of this machine: give one of its addresses as "
+                         "--host (e.g. --host 127.0.0.1)",
+    errno.EACCES: "a port below 1024 needs privileges: give --port 1024 or above (e.g. "
+                  "--port 5433)",
+}
+"""Why the server cannot listen where the options say, and the option to change, by errno."""
+
+
+@contextlib.contextmanager
+def _listening(host: str, port: int) -> Iterator[None]:
+    """A failure to listen on ``host:port`` as a usage error naming the option to change."""
+    from dpsql.frontends.server.server import ListenError
+
+    try:
+        yield
+    except ListenError as error:
+        why = ADDRESS_ERRORS.get(error.errno, "{reason}: check --host and --port")
+        raise UsageError(f"cannot listen on {host}:{port}: "
+                         + why.format(next=port + 1, reason=error.reason)) from None
 
 
 def _users(args: argparse.Namespace) -> int:
@@ -531,6 +569,12 @@ def _users(args: argparse.Namespace) -> int:
 
     if args.action == "list":
         print(admin.users_list(args.ledger))
+    elif args.action == "set-budget":
+        if args.epsilon is None and args.rho is None and args.delta is None:
+            raise UsageError("set-budget needs --epsilon, --rho or --delta; see dpsql users "
+                             "set-budget --help")
+        print(admin.users_set_budget(args.ledger, args.name, epsilon=args.epsilon,
+                                     delta=args.delta, rho=args.rho))
     elif args.action == "remove":
         print(admin.users_remove(args.ledger, args.name))
     else:
