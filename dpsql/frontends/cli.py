@@ -59,7 +59,8 @@ DEMO_QUERIES = (
     ("How many people, and how old and rich are they on average? (PUMS, user-level)",
      "SELECT COUNT(DISTINCT pid) AS people, AVG(age) AS mean_age, AVG(income) AS mean_income "
      "FROM pums"),
-    ("Income by sex (public keys: both groups always appear)",
+    ("Income by sex (public keys: both groups always appear; n counts rows, at most 2 a "
+     "person)",
      "SELECT sex, COUNT(*) AS n, AVG(income) AS mean_income FROM pums GROUP BY sex ORDER BY sex"),
     ("Top specialties by visits (private keys: DP partition selection)",
      "SELECT specialty, COUNT(*) AS visits, COUNT(DISTINCT patient_id) AS patients "
@@ -503,13 +504,12 @@ def _demo(args: argparse.Namespace) -> int:
     epsilon = DEMO_EPSILON if args.epsilon is None else args.epsilon
     con = dpsql.connect(budget=dpsql.Budget(epsilon=4.0, delta=1e-6), seed=args.seed)
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
-                 bounds={"age": (0, 100), "income": (0, 500_000)},
+                 bounds={"age": (0, 100), "income": (0, 500_000)}, max_groups_per_unit=1,
                  max_rows_per_group=2, public_keys={"sex": [0, 1]})
     con.register("visits", visits(args.rows, seed=1), privacy_unit="patient_id",
                  bounds={"cost": (0, 2000), "age": (0, 100)}, max_groups_per_unit=3,
                  max_rows_per_group=4, public_keys={"region": list(REGIONS)})
-    print(f"dpsql demo: PUMS_dup.csv (1,948 rows) and {args.rows:,} synthetic visits; "
-          f"budget {con.budget.total}\n")
+    print(_demo_intro(con, args.rows))
     for title, sql in DEMO_QUERIES:
         res = con.sql(sql, epsilon=epsilon, delta=1e-7)
         print(f"-- {title}\n{sql}\n{res!r}\n")
@@ -517,6 +517,23 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"budget left: ε={left.epsilon:.4g} δ={left.delta:.4g} "
           f"(spent ε={con.budget.spent.epsilon:.4g} on {len(con.budget.charges)} queries)")
     return 0
+
+
+def _demo_intro(con: Connection, rows: int) -> str:
+    """The demo's tables with what each declares, and what the limits do to the counts."""
+    import textwrap
+
+    from dpsql.frontends.shell import describe_table
+
+    tables = "\n".join(describe_table(con.catalog.get(name)) for name in ("pums", "visits"))
+    limits = textwrap.fill(
+        "pums is PUMS_dup.csv: 1,948 rows of 1,000 people, up to 4 rows each. One person "
+        "adds at most 2 rows to a group (max_rows_per_group 2), so COUNT(*) counts the rows "
+        "kept under that limit, fewer than the file's 1,948; COUNT(DISTINCT pid) counts "
+        f"people. visits holds {rows:,} synthetic hospital visits; a patient counts in at "
+        "most 3 specialties or regions, with at most 4 visits in each.", width=92)
+    return (f"dpsql demo: budget {con.budget.total}. The tables, with what each declares:\n"
+            f"{tables}\n\n{limits}\n")
 
 
 def _serve(args: argparse.Namespace) -> int:
