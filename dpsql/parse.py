@@ -8,10 +8,13 @@
 
 from __future__ import annotations
 
+import difflib
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError as SqlglotParseError
 from sqlglot.errors import TokenError
+from sqlglot.tokens import TokenType
 
 from dpsql.dialect import DIALECTS
 from dpsql.errors import ParseError
@@ -35,10 +38,7 @@ def parse(sql: str, *, dialect: str = "duckdb") -> exp.Expression:
     try:
         statements = [s for s in sqlglot.parse(sql, read=read) if s is not None]
     except SqlglotParseError as err:
-        detail = err.errors[0] if err.errors else {}
-        where = f" at line {detail.get('line')}, column {detail.get('col')}" if detail else ""
-        raise ParseError(f"cannot parse the query{where}: {detail.get('description', err)}; "
-                         f"near {detail.get('highlight', '')!r}") from None
+        raise ParseError(_parse_failure(sql, read, err)) from None
     except (TokenError, ValueError) as err:
         raise ParseError(f"cannot parse the query: {err}") from None
     except RecursionError:
@@ -49,6 +49,81 @@ def parse(sql: str, *, dialect: str = "duckdb") -> exp.Expression:
     if depth(statements[0]) > MAX_DEPTH:
         raise ParseError(TOO_DEEP)
     return statements[0]
+
+
+def _parse_failure(sql: str, read: type, err: SqlglotParseError) -> str:
+    """What the parser stopped at, led by the misspelt keyword that likely made it stop."""
+    detail = err.errors[0] if err.errors else {}
+    where = f" at line {detail.get('line')}, column {detail.get('col')}" if detail else ""
+    stopped = f"{detail.get('description', err)}; near {detail.get('highlight', '')!r}"
+    try:
+        tokens = read().tokenize(sql)
+    except (TokenError, ValueError):
+        tokens = []
+    hint = _misspelt_keyword(tokens, detail.get("line"), detail.get("col"))
+    if hint is None:
+        return f"cannot parse the query{where}: {stopped}"
+    return f"cannot parse the query: {hint} (the parser stopped{where}: {stopped})"
+
+
+STATEMENT_KEYWORDS = ("SELECT", "WITH", "FROM", "VALUES", "EXPLAIN", "SHOW", "SET", "DESCRIBE")
+"""Words a statement dpsql reads may start with."""
+CLAUSE_KEYWORDS = (
+    "SELECT", "FROM", "WHERE", "GROUP", "BY", "HAVING", "ORDER", "LIMIT", "OFFSET", "QUALIFY",
+    "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "ON", "USING", "UNION", "ALL",
+    "EXCEPT", "INTERSECT", "DISTINCT", "AS", "CASE", "WHEN", "THEN", "ELSE", "END", "AND", "OR",
+    "NOT", "IN", "BETWEEN", "LIKE", "ILIKE", "IS", "NULL", "EXISTS", "WITHIN", "FILTER", "OVER",
+    "PARTITION", "ASC", "DESC", "WITH", "CAST")
+"""Keywords a misspelling of which stops the parser a token or two later."""
+SIMILAR = 0.75
+"""difflib ratio above which a word reads as a misspelt keyword (FORM, fron, WTIH: 0.75)."""
+
+
+def _misspelt_keyword(tokens: list, line: int | None, col: int | None) -> str | None:
+    """The word that is likely a misspelt keyword, and the keyword, or None.
+
+    A statement's first word must be a statement keyword; otherwise the parser stops at,
+    or one or two tokens after, a misspelt clause keyword it read as a name.
+
+    >>> from dpsql.dialect import DIALECTS
+    >>> tokens = DIALECTS["duckdb"]().tokenize("SELECT sex FROM pums GRUOP BY sex")
+    >>> _misspelt_keyword(tokens, 1, 29)
+    '`GRUOP` (line 1, column 22) is not a keyword here: did you mean GROUP?'
+    >>> _misspelt_keyword(DIALECTS["duckdb"]().tokenize("SELEC COUNT(*) FROM t"), 1, 12)
+    '`SELEC` (line 1, column 1) does not start a statement: did you mean SELECT?'
+    """
+    if not tokens:
+        return None
+    if _is_word(tokens, 0):
+        return _suggest(tokens[0], STATEMENT_KEYWORDS, "does not start a statement",
+                        "a query starts with SELECT or WITH")
+    stop = next((i for i, t in enumerate(tokens) if (t.line, t.col) == (line, col)), None)
+    for i in () if stop is None else range(stop, max(stop - 3, -1), -1):
+        if _is_word(tokens, i):
+            hint = _suggest(tokens[i], CLAUSE_KEYWORDS, "is not a keyword here", None)
+            if hint is not None:
+                return hint
+    return None
+
+
+def _is_word(tokens: list, i: int) -> bool:
+    """An unquoted name that is neither a function (before ``(``) nor part of ``a.b``."""
+    after = tokens[i + 1].token_type if i + 1 < len(tokens) else None
+    before = tokens[i - 1].token_type if i > 0 else None
+    return (tokens[i].token_type == TokenType.VAR
+            and TokenType.DOT not in (after, before) and after != TokenType.L_PAREN)
+
+
+def _suggest(token, keywords: tuple[str, ...], problem: str, otherwise: str | None
+             ) -> str | None:
+    """``token``'s closest keyword as advice; ``otherwise`` when none is close."""
+    word = token.text.upper()
+    close = difflib.get_close_matches(word, keywords, n=1, cutoff=SIMILAR)
+    if word in keywords or (not close and otherwise is None):
+        return None
+    start = token.col - len(token.text) + 1
+    fix = f"did you mean {close[0]}?" if close else otherwise
+    return f"`{token.text}` (line {token.line}, column {start}) {problem}: {fix}"
 
 
 def depth(tree: exp.Expression) -> int:

@@ -501,7 +501,7 @@ SELECT COUNT(*) FROM visits WHERE specialty = "cardiology";
 
 # title: duckdb dialect double quotes make a column name
 SELECT COUNT(*) FROM visits WHERE specialty = "cardiology";
-# error: UnsupportedQueryError: column `cardiology` is not in table 'visits'
+# error: CatalogError: column `cardiology` is not in table 'visits'
 
 # title: bigquery dialect named bounds and post-processing together
 # dialect: bigquery

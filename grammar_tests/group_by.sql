@@ -149,7 +149,7 @@ SELECT region, COUNT(*) FROM visits GROUP BY region, visits.region;
 
 # title: unknown group key
 SELECT ward, COUNT(*) FROM visits GROUP BY ward;
-# error: UnsupportedQueryError: column `ward` is not in table 'visits'
+# error: CatalogError: column `ward` is not in table 'visits'
 
 # title: column neither grouped nor aggregated
 SELECT region, specialty, COUNT(*) FROM visits GROUP BY region;

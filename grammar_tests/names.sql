@@ -92,7 +92,7 @@ SELECT SUM(amount) FROM (SELECT * RENAME (cost AS amount) FROM visits) s;
 
 # title: EXCLUDE of a column that is not there is refused
 SELECT COUNT(*) FROM (SELECT * EXCLUDE (nothing) FROM visits) s;
-# error: UnsupportedQueryError: column `nothing` is not in the FROM clause
+# error: CatalogError: column `nothing` is not in the FROM clause
 
 # title: REPLACE of the privacy unit does not make the new column the unit
 SELECT COUNT(DISTINCT patient_id), COUNT(*) FROM (SELECT * REPLACE (age AS patient_id) FROM visits) s;

@@ -169,7 +169,7 @@ SELECT COUNT(*), now() FROM visits;
 
 # title: output alias used in the same SELECT
 SELECT COUNT(*) AS n, n + 1 AS m FROM visits;
-# error: UnsupportedQueryError: column `n` is not in table 'visits'
+# error: CatalogError: column `n` is not in table 'visits'
 
 # title: subquery in HAVING
 SELECT region, COUNT(*) FROM visits GROUP BY region HAVING region IN (SELECT region FROM regions);

@@ -107,4 +107,4 @@ SELECT sex, COUNT(*) FROM people GROUP BY sex;
 
 # title: COUNT DISTINCT of a column named like a unit on a row-level table
 SELECT COUNT(DISTINCT pid) FROM people;
-# error: UnsupportedQueryError: column `pid` is not in table 'people'
+# error: CatalogError: column `pid` is not in table 'people'

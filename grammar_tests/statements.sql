@@ -106,7 +106,15 @@ SELECT COUNT(*) FROM visits; SELECT COUNT(*) FROM pums;
 
 # title: misspelt keyword is a parse error
 SELEC COUNT(*) FROM visits;
-# error: ParseError: cannot parse the query at line 1
+# error: ParseError: cannot parse the query: `SELEC` (line 1, column 1) does not start a statement: did you mean SELECT?
+
+# title: misspelt clause keyword is named
+SELECT region, COUNT(*) FROM visits GRUOP BY region;
+# error: ParseError: `GRUOP` (line 1, column 37) is not a keyword here: did you mean GROUP?
+
+# title: misspelt FROM is named
+SELECT COUNT(*) FORM visits;
+# error: ParseError: `FORM` (line 1, column 17) is not a keyword here: did you mean FROM?
 
 # title: backtick quotes are not DuckDB syntax
 SELECT `region`, COUNT(*) FROM visits GROUP BY `region`;
@@ -174,7 +182,7 @@ SELECT DISTINCT region FROM visits;
 
 # title: unknown column
 SELECT COUNT(diagnosis) FROM visits;
-# error: UnsupportedQueryError: column `diagnosis` is not in table 'visits'
+# error: CatalogError: column `diagnosis` is not in table 'visits'
 
 # title: qualifier that is not in FROM
 SELECT p.region, COUNT(*) FROM visits v GROUP BY p.region;

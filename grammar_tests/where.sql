@@ -160,7 +160,7 @@ SELECT COUNT(*) FROM visits WHERE age > ?;
 
 # title: unknown column in WHERE
 SELECT COUNT(*) FROM visits WHERE diagnosis = 'flu';
-# error: UnsupportedQueryError: its columns are age, cost, patient_id, region, specialty, visit_date
+# error: CatalogError: its columns are age, cost, patient_id, region, specialty, visit_date
 
 # title: text column compared with a number is refused before reading data
 SELECT COUNT(*) FROM visits WHERE patient_id = 3 AND region = 5;

@@ -112,7 +112,7 @@ SELECT * FROM (SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING C
 
 # title: outer query names a column the release does not have
 SELECT AVG(cost) FROM (SELECT region, COUNT(*) AS n FROM visits GROUP BY region) AS c;
-# error: UnsupportedQueryError: column `cost` is not a column of the release in FROM; its columns are region, n
+# error: CatalogError: column `cost` is not a column of the release in FROM; its columns are region, n
 
 # title: outer query reads a table of its own
 SELECT AVG(n) FROM (SELECT region, COUNT(*) AS n FROM visits GROUP BY region) AS c WHERE region IN (SELECT region FROM regions);

@@ -7,8 +7,10 @@ import io
 import json
 import os
 import pty
+import re
 import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -187,7 +189,12 @@ def test_every_format_carries_the_same_seeded_answer(catalog):
     (("{catalog}", "--catalog", "{catalog}", "-c", COUNT), "usage", "two catalogs"),
     (("{catalog}", "-c", COUNT, "shell"), "usage", "cannot be combined with shell"),
     (("{catalog}", "-c", "SELECT COUNT(* FROM pums"), "invalid", "ParseError"),
+    (("{catalog}", "-c", "SELEC COUNT(*) FROM pums"), "invalid",
+     "`SELEC` (line 1, column 1) does not start a statement: did you mean SELECT?"),
+    (("{catalog}", "-c", "SELECT sex, COUNT(*) FROM pums\nGRUOP BY sex"), "invalid",
+     "`GRUOP` (line 2, column 1) is not a keyword here: did you mean GROUP?"),
     (("{catalog}", "-c", "SELECT COUNT(*) FROM nowhere"), "invalid", "CatalogError"),
+    (("{catalog}", "-c", "SELECT AVG(nope) FROM pums"), "invalid", "CatalogError: column `nope`"),
     (("{catalog}", "-c", "SELECT MAX(age) FROM pums"), "refused", "UnsupportedQueryError"),
     (("{catalog}", "-c", COUNT, "--epsilon", "3"), "budget", "BudgetExceededError"),
     (("{catalog}", "-c", COUNT, "--epsilon", "-1"), "privacy", "PrivacyError"),
@@ -198,6 +205,29 @@ def test_exit_codes_and_one_line_messages(catalog, args, name, fragment):
     assert out.returncode == cli.EXIT_CODES[name].code, out.stderr
     assert fragment in one_error_line(out.stderr)
     assert out.stdout == ""
+
+
+PYTHON_ADVICE = r"con\.\w+\(|register(_public)?\(|Budget\(|\bpass (e\.g\. )?(epsilon|delta)=|=\{"
+"""What the library's messages say that a command line user cannot type."""
+
+
+@pytest.mark.parametrize(("args", "name", "fixes"), [
+    (("-c", "SELECT educ, COUNT(*) FROM pums GROUP BY educ", "--budget-delta", "0"), "privacy",
+     ("give --delta 1e-6", "public_keys = { educ = [...] } in the table's [tables.NAME] entry")),
+    (("-c", "SELECT COUNT(*) FROM nowhere"), "invalid",
+     ("[tables.NAME] with source and privacy_unit", "[public.NAME] with source")),
+    (("-c", "SELECT AVG(married) FROM pums"), "refused", ("bounds = { married = [lo, hi] }",)),
+    (("-c", COUNT, "--delta", "2"), "privacy", ("e.g. --delta 1e-7, or --delta 0",)),
+    (("-c", "SELECT COUNT(*) FROM 'x.csv'"), "refused", ("source of a [tables.NAME] entry",)),
+])
+def test_errors_speak_flags_and_catalog_keys(catalog, args, name, fixes):
+    """The library's Python advice (con.register(...), pass delta=...) is said as the flags
+    and catalog.toml keys that do the same (dpsql.frontends.advice)."""
+    out = run_cli(str(catalog), *args)
+    assert out.returncode == cli.EXIT_CODES[name].code, out.stderr
+    line = one_error_line(out.stderr)
+    assert all(fix in line for fix in fixes), line
+    assert not re.search(PYTHON_ADVICE, line), line
 
 
 def test_an_engine_failure_exits_1_and_is_charged(tmp_path):
@@ -551,3 +581,39 @@ def test_pipes_get_no_progress_line(tmp_path):
     out = run_cli(str(database), "--catalog", str(catalog), "-c", "SELECT COUNT(*) FROM people")
     assert out.returncode == 0 and out.stderr == ""
     assert len(out.stdout.splitlines()) == 4  # the table, its note, the default limits
+
+
+# -- the server's commands ---------------------------------------------------------------------
+
+
+def test_users_set_budget_changes_the_total_and_keeps_what_is_not_given(tmp_path):
+    ledger = str(tmp_path / "ledger.db")
+    added = run_cli("users", "add", "alice", "--ledger", ledger, "--epsilon", "2",
+                    "--password-stdin", stdin="a long passphrase\n")
+    assert added.returncode == 0, added.stderr
+    raised = run_cli("users", "set-budget", "alice", "--ledger", ledger, "--epsilon", "5")
+    assert raised.returncode == 0, raised.stderr
+    assert "set to ε=5, δ=1e-06" in raised.stdout and "(was ε=2, δ=1e-06)" in raised.stdout
+    delta = run_cli("users", "set-budget", "alice", "--ledger", ledger, "--delta", "1e-5")
+    assert "set to ε=5, δ=1e-05" in delta.stdout, delta.stderr
+    listed = run_cli("users", "list", "--ledger", ledger)
+    assert listed.stdout.splitlines()[1].split() == ["alice", "ε,", "δ", "5", "0", "1e-05", "0"]
+    nothing = run_cli("users", "set-budget", "alice", "--ledger", ledger)
+    assert nothing.returncode == cli.EXIT_CODES["usage"].code
+    assert "needs --epsilon, --rho or --delta" in one_error_line(nothing.stderr)
+    nobody = run_cli("users", "set-budget", "bob", "--ledger", ledger, "--epsilon", "1")
+    assert "no user 'bob'" in one_error_line(nobody.stderr)
+
+
+def test_serve_on_a_busy_port_is_a_usage_error_naming_the_option(tmp_path, catalog):
+    ledger = str(tmp_path / "ledger.db")
+    run_cli("users", "add", "alice", "--ledger", ledger, "--epsilon", "2", "--password-stdin",
+            stdin="a long passphrase\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        out = run_cli("serve", str(catalog), "--ledger", ledger, "--port", str(port))
+    assert out.returncode == cli.EXIT_CODES["usage"].code, out.stderr
+    line = one_error_line(out.stderr)
+    assert f"cannot listen on 127.0.0.1:{port}: it is in use: give another --port" in line

@@ -62,6 +62,9 @@ def test_cli_demo_prints_answers_with_intervals_and_budget():
     assert out.returncode == 0, out.stderr
     assert "95% CIs" in out.stdout and "budget left" in out.stdout
     assert out.stdout.count("; 95% CIs") == 4
+    assert "max_groups_per_unit 1; max_rows_per_group 2" in out.stdout  # declared, and said
+    assert "COUNT(*) counts the rows kept under that limit" in " ".join(out.stdout.split())
+    assert "bounded by default limits" not in out.stdout
 
 
 def test_cli_help_is_fast_and_documents_commands():

@@ -124,6 +124,23 @@ class Users:
         if changed == 0:
             raise PrivacyError(_no_such_user(name))
 
+    def budget(self, name: str) -> Budget:
+        """A user's total budget, as stored; PrivacyError if there is no such user."""
+        if self.verifier(name) is None:
+            raise PrivacyError(_no_such_user(name))
+        with Ledger(self.path, budget=None, analyst=name) as ledger:
+            return ledger.total
+
+    def set_budget(self, name: str, budget: Budget) -> None:
+        """Give a user a new total budget; PrivacyError if there is no such user.
+
+        What was spent stays spent: the new total counts every earlier spend, so one below
+        them leaves nothing. A running server applies it from the user's next query.
+        """
+        if self.verifier(name) is None:
+            raise PrivacyError(_no_such_user(name))
+        Ledger(self.path, budget=budget, analyst=name, reset_budget=True).close()
+
     def remove(self, name: str) -> None:
         """Remove a login (its budget and spends stay in the ledger)."""
         if self._execute("DELETE FROM users WHERE name = ?", (name,))[1] == 0:

@@ -38,7 +38,7 @@ from dpsql.analysis.grammar import (
     sums_as_double,
 )
 from dpsql.catalog import Catalog
-from dpsql.errors import UnsupportedQueryError
+from dpsql.errors import CatalogError
 from dpsql.plan import ROW_ID, OutputColumn
 
 RELEASE = "__dp_release"
@@ -195,6 +195,6 @@ def _check_outer(node: exp.Expression, names: dict[str, str], aliases: set[str])
 def _check_name(column: exp.Column, names: dict[str, str], aliases: set[str]) -> None:
     name = column.name.lower()
     if name not in names and name not in aliases:
-        raise UnsupportedQueryError(
+        raise CatalogError(
             f"column `{column.name}` is not a column of the release in FROM; its columns are "
             f"{', '.join(names.values())}")

@@ -45,7 +45,7 @@ from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
 from dpsql.analysis.lookups import VALUE, Lookup, check_lookup, split_lookups
 from dpsql.catalog import PublicColumn, TableInfo, WorkLimits, column_class, text_width, with_width
-from dpsql.errors import UnsupportedQueryError
+from dpsql.errors import CatalogError, UnsupportedQueryError
 from dpsql.expr.size import measure
 from dpsql.expr.totality import error_free
 from dpsql.expr.types import type_class
@@ -349,8 +349,8 @@ def _check_known(node: exp.Expression | list | None, columns: Mapping[str, str])
         for column in part.find_all(exp.Column):
             if not isinstance(column.this, exp.Star) and column.name.lower() not in columns:
                 visible = ", ".join(sorted(c for c in columns if not is_reserved(c)))
-                raise UnsupportedQueryError(f"column `{column.name}` is not in the FROM clause; "
-                                            f"its columns are {visible}")
+                raise CatalogError(f"column `{column.name}` is not in the FROM clause; its columns "
+                                   f"are {visible}")
 
 
 def _star_items(item: exp.Expression, names: Mapping[tuple[str | None, str], str]

@@ -19,7 +19,7 @@ from sqlglot import exp
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
 from dpsql.catalog import PublicColumn, TableInfo, key_values
-from dpsql.errors import BoundsNeeded, UnsupportedQueryError
+from dpsql.errors import BoundsNeeded, CatalogError, UnsupportedQueryError
 from dpsql.expr.types import type_class
 from dpsql.names import check_query_names
 from dpsql.plan import GroupKey
@@ -122,7 +122,7 @@ def _check_columns(draft: Draft, select: exp.Select, info: TableInfo) -> Draft:
     for column in select.find_all(exp.Column):
         name = column.name.lower()
         if name not in info.columns and not (name in aliases and _outside_source(column)):
-            raise UnsupportedQueryError(
+            raise CatalogError(
                 f"column `{column.name}` is not in {_describe(info)}; "
                 f"its columns are {', '.join(visible)}")
     return replace(draft, ast=select, table=info)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
 import sys
 import warnings
@@ -58,7 +59,8 @@ DEMO_QUERIES = (
     ("How many people, and how old and rich are they on average? (PUMS, user-level)",
      "SELECT COUNT(DISTINCT pid) AS people, AVG(age) AS mean_age, AVG(income) AS mean_income "
      "FROM pums"),
-    ("Income by sex (public keys: both groups always appear)",
+    ("Income by sex (public keys: both groups always appear; n counts rows, at most 2 a "
+     "person)",
      "SELECT sex, COUNT(*) AS n, AVG(income) AS mean_income FROM pums GROUP BY sex ORDER BY sex"),
     ("Top specialties by visits (private keys: DP partition selection)",
      "SELECT specialty, COUNT(*) AS visits, COUNT(DISTINCT patient_id) AS patients "
@@ -206,21 +208,26 @@ def _add_serve(sub) -> None:
     _add_server_ledger(serve)
 
 
+USER_ACTIONS = (("add", "add an analyst with a budget and a password", " alice --epsilon 3"),
+                ("list", "every analyst with budget and spend", ""),
+                ("set-budget", "give an analyst a new total budget (spends stay spent)",
+                 " alice --epsilon 5 --delta 1e-6"),
+                ("remove", "remove a login (spends stay in the ledger)", " alice"),
+                ("reset-password", "set a new password", " alice"))
+"""``dpsql users`` actions: name, help and the arguments of its example."""
+
+
 def _add_users(sub) -> None:
-    """``users``: add, list, remove or reset-password an analyst (each its own action)."""
-    users = sub.add_parser("users", help="the server's analysts: add, list, remove, "
-                                         "reset-password",
+    """``users``: add, list, set-budget, remove or reset-password an analyst."""
+    users = sub.add_parser("users", help="the server's analysts: add, list, set-budget, "
+                                         "remove, reset-password",
                            description="Example: dpsql users add alice --ledger ledger.db "
                                        "--epsilon 3 --delta 1e-6")
     actions = users.add_subparsers(dest="action", metavar="ACTION", parser_class=_Parser,
-                                   required=True, help="add, list, remove or reset-password")
-    for name, text in (("add", "add an analyst with a budget and a password"),
-                       ("list", "every analyst with budget and spend"),
-                       ("remove", "remove a login (spends stay in the ledger)"),
-                       ("reset-password", "set a new password")):
+                                   required=True, help=", ".join(a[0] for a in USER_ACTIONS))
+    for name, text, example in USER_ACTIONS:
         action = actions.add_parser(name, help=text, description=f"{text}. Example: dpsql "
-                                    f"users {name}{'' if name == 'list' else ' alice'} "
-                                    "--ledger ledger.db")
+                                    f"users {name}{example} --ledger ledger.db")
         if name != "list":
             action.add_argument("name", metavar="NAME", help="the analyst's login name")
         action.add_argument("--ledger", metavar="FILE", required=True,
@@ -228,14 +235,21 @@ def _add_users(sub) -> None:
         if name in ("add", "reset-password"):
             action.add_argument("--password-stdin", action="store_true",
                                 help="read the password from standard input's first line")
-        if name == "add":
-            total = action.add_mutually_exclusive_group(required=True)
-            total.add_argument("--epsilon", type=float, metavar="E",
-                               help="the analyst's total ε budget")
-            total.add_argument("--rho", type=float, metavar="R",
-                               help="a ρ-zCDP budget instead: the analyst's total ρ")
-            action.add_argument("--delta", type=float, default=1e-6, metavar="D",
-                                help="the analyst's total δ budget (default 1e-6)")
+        if name in ("add", "set-budget"):
+            _add_budget_options(action, adding=name == "add")
+
+
+def _add_budget_options(action: argparse.ArgumentParser, *, adding: bool) -> None:
+    """``--epsilon`` or ``--rho``, and ``--delta``: required to add, each optional to set."""
+    kept = "" if adding else " (default: as stored)"
+    total = action.add_mutually_exclusive_group(required=adding)
+    total.add_argument("--epsilon", type=float, metavar="E",
+                       help=f"the analyst's total ε budget{kept}")
+    total.add_argument("--rho", type=float, metavar="R",
+                       help=f"a ρ-zCDP budget instead: the analyst's total ρ{kept}")
+    action.add_argument("--delta", type=float, default=1e-6 if adding else None, metavar="D",
+                        help="the analyst's total δ budget (default "
+                             f"{'1e-6' if adding else 'as stored'})")
 
 
 def _add_audit(sub) -> None:
@@ -494,13 +508,12 @@ def _demo(args: argparse.Namespace) -> int:
     epsilon = DEMO_EPSILON if args.epsilon is None else args.epsilon
     con = dpsql.connect(budget=dpsql.Budget(epsilon=4.0, delta=1e-6), seed=args.seed)
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
-                 bounds={"age": (0, 100), "income": (0, 500_000)},
+                 bounds={"age": (0, 100), "income": (0, 500_000)}, max_groups_per_unit=1,
                  max_rows_per_group=2, public_keys={"sex": [0, 1]})
     con.register("visits", visits(args.rows, seed=1), privacy_unit="patient_id",
                  bounds={"cost": (0, 2000), "age": (0, 100)}, max_groups_per_unit=3,
                  max_rows_per_group=4, public_keys={"region": list(REGIONS)})
-    print(f"dpsql demo: PUMS_dup.csv (1,948 rows) and {args.rows:,} synthetic visits; "
-          f"budget {con.budget.total}\n")
+    print(_demo_intro(con, args.rows))
     for title, sql in DEMO_QUERIES:
         res = con.sql(sql, epsilon=epsilon, delta=1e-7)
         print(f"-- {title}\n{sql}\n{res!r}\n")
@@ -508,6 +521,23 @@ def _demo(args: argparse.Namespace) -> int:
     print(f"budget left: ε={left.epsilon:.4g} δ={left.delta:.4g} "
           f"(spent ε={con.budget.spent.epsilon:.4g} on {len(con.budget.charges)} queries)")
     return 0
+
+
+def _demo_intro(con: Connection, rows: int) -> str:
+    """The demo's tables with what each declares, and what the limits do to the counts."""
+    import textwrap
+
+    from dpsql.frontends.shell import describe_table
+
+    tables = "\n".join(describe_table(con.catalog.get(name)) for name in ("pums", "visits"))
+    limits = textwrap.fill(
+        "pums is PUMS_dup.csv: 1,948 rows of 1,000 people, up to 4 rows each. One person "
+        "adds at most 2 rows to a group (max_rows_per_group 2), so COUNT(*) counts the rows "
+        "kept under that limit, fewer than the file's 1,948; COUNT(DISTINCT pid) counts "
+        f"people. visits holds {rows:,} synthetic hospital visits; a patient counts in at "
+        "most 3 specialties or regions, with at most 4 visits in each.", width=92)
+    return (f"dpsql demo: budget {con.budget.total}. The tables, with what each declares:\n"
+            f"{tables}\n\n{limits}\n")
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -519,15 +549,40 @@ def _serve(args: argparse.Namespace) -> int:
     if catalog is None:
         raise UsageError("serve needs a catalog: dpsql serve catalog.toml --ledger ledger.db")
     cap = None if args.memory_cap is None else memory_size(args.memory_cap)
-    return serve(ServerConfig(catalog=catalog, ledger=args.ledger, host=args.host,
-                              port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key,
-                              session_memory=memory_size(args.session_memory),
-                              session_threads=args.session_threads, memory_cap=cap,
-                              max_connections=args.max_connections,
-                              max_pending=args.max_pending,
-                              session_disk=memory_size(args.session_disk),
-                              statement_timeout=args.statement_timeout,
-                              time_quantum=args.time_quantum))
+    with _listening(args.host, args.port):
+        return serve(ServerConfig(catalog=catalog, ledger=args.ledger, host=args.host,
+                                  port=args.port, tls_cert=args.tls_cert, tls_key=args.tls_key,
+                                  session_memory=memory_size(args.session_memory),
+                                  session_threads=args.session_threads, memory_cap=cap,
+                                  max_connections=args.max_connections,
+                                  max_pending=args.max_pending,
+                                  session_disk=memory_size(args.session_disk),
+                                  statement_timeout=args.statement_timeout,
+                                  time_quantum=args.time_quantum))
+
+
+ADDRESS_ERRORS = {
+    errno.EADDRINUSE: "it is in use: give another --port (e.g. --port {next}), or stop what "
+                      "listens there",
+    errno.EADDRNOTAVAIL: "it is not an address of this machine: give one of its addresses as "
+                         "--host (e.g. --host 127.0.0.1)",
+    errno.EACCES: "a port below 1024 needs privileges: give --port 1024 or above (e.g. "
+                  "--port 5433)",
+}
+"""Why the server cannot listen where the options say, and the option to change, by errno."""
+
+
+@contextlib.contextmanager
+def _listening(host: str, port: int) -> Iterator[None]:
+    """A failure to listen on ``host:port`` as a usage error naming the option to change."""
+    from dpsql.frontends.server.server import ListenError
+
+    try:
+        yield
+    except ListenError as error:
+        why = ADDRESS_ERRORS.get(error.errno, "{reason}: check --host and --port")
+        raise UsageError(f"cannot listen on {host}:{port}: "
+                         + why.format(next=port + 1, reason=error.reason)) from None
 
 
 def _users(args: argparse.Namespace) -> int:
@@ -535,6 +590,12 @@ def _users(args: argparse.Namespace) -> int:
 
     if args.action == "list":
         print(admin.users_list(args.ledger))
+    elif args.action == "set-budget":
+        if args.epsilon is None and args.rho is None and args.delta is None:
+            raise UsageError("set-budget needs --epsilon, --rho or --delta; see dpsql users "
+                             "set-budget --help")
+        print(admin.users_set_budget(args.ledger, args.name, epsilon=args.epsilon,
+                                     delta=args.delta, rho=args.rho))
     elif args.action == "remove":
         print(admin.users_remove(args.ledger, args.name))
     else:
@@ -570,8 +631,12 @@ def _dispatch(argv: Sequence[str]) -> int:
 
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
-    """Warnings as one ``warning: ...`` line on stderr (no source location)."""
-    sys.stderr.write(f"warning: {category.__name__}: {' '.join(str(message).split())}\n")
+    """Warnings as one ``warning: ...`` line on stderr (no source location), their Python
+    advice said as flags and catalog keys."""
+    from dpsql.frontends.advice import for_cli
+
+    text = for_cli(" ".join(str(message).split()))
+    sys.stderr.write(f"warning: {category.__name__}: {text}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

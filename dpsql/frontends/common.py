@@ -76,13 +76,16 @@ class UsageError(InterfaceError):
 
 
 def describe(error: BaseException) -> tuple[int, str]:
-    """The exit code for ``error`` and its one-line message (without ``error: ``)."""
+    """The exit code for ``error`` and its one-line message (without ``error: ``), its
+    Python advice said as flags and catalog keys (:mod:`dpsql.frontends.advice`)."""
     text = " ".join(str(error).split())
     if isinstance(error, UsageError):
         return EXIT_CODES["usage"].code, f"usage: {text}"
     for cls, name in _BY_ERROR:
         if isinstance(error, cls):
-            return EXIT_CODES[name].code, f"{type(error).__name__}: {text}"
+            from dpsql.frontends.advice import for_cli  # only when failing: start-up time
+
+            return EXIT_CODES[name].code, f"{type(error).__name__}: {for_cli(text)}"
     return (EXIT_CODES["internal"].code,
             f"internal error, please report it: {type(error).__name__}: {text}")
 

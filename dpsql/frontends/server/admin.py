@@ -100,6 +100,28 @@ def _used(user: User) -> float:
     return user.spent.epsilon if user.rho_spent is None else user.rho_spent
 
 
+def users_set_budget(ledger: str, name: str, *, epsilon: float | None, delta: float | None,
+                     rho: float | None = None) -> str:
+    """Give a user a new total budget; what is not given stays as stored. The line to print."""
+    with Users(_existing(ledger)) as users:
+        stored = users.budget(name)
+        budget = _new_budget(stored, epsilon=epsilon, delta=delta, rho=rho)
+        users.set_budget(name, budget)
+        user = next(u for u in users.list() if u.name == name)
+    left = max(_total(budget) - _used(user), 0.0)
+    return (f"budget of user {name!r} set to {budget} in {ledger} (was {stored}); spent "
+            f"{_used(user):.4g} of it, {left:.4g} left (what was spent stays spent)")
+
+
+def _new_budget(stored: Budget, *, epsilon: float | None, delta: float | None,
+                rho: float | None) -> Budget:
+    """``stored`` with what is given replaced: ε or ρ (one replaces the other), and δ."""
+    delta = stored.delta if delta is None else delta
+    if epsilon is None and rho is None:
+        epsilon, rho = stored.epsilon, stored.rho
+    return Budget(epsilon=epsilon, delta=delta, rho=rho)
+
+
 def users_remove(ledger: str, name: str) -> str:
     with Users(_existing(ledger)) as users:
         users.remove(name)

@@ -121,6 +121,16 @@ def is_loopback(host: str) -> bool:
     return (mapped or address).is_loopback
 
 
+class ListenError(dpsql.InterfaceError):
+    """The server cannot listen on its host and port (in use, not this machine's, or
+    privileged); ``errno`` says which."""
+
+    def __init__(self, host: str, port: int, error: OSError) -> None:
+        super().__init__(f"cannot listen on {host}:{port}: {error.strerror or error}")
+        self.host, self.port, self.errno = host, port, error.errno
+        self.reason = error.strerror or str(error)
+
+
 class Server:
     """The listener, the registry of sessions (for cancel requests) and the shared state."""
 
@@ -154,8 +164,12 @@ class Server:
         family = socket.AF_INET6 if ":" in self.config.host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((self.config.host, self.config.port))
-        listener.listen(128)
+        try:
+            listener.bind((self.config.host, self.config.port))
+            listener.listen(128)
+        except OSError as error:
+            listener.close()
+            raise ListenError(self.config.host, self.config.port, error) from None
         self._listener = listener
         threading.Thread(target=self._accept, name="dpsql-accept", daemon=True).start()
         return self
@@ -233,7 +247,11 @@ class Server:
         self.users.close()
 
     def __enter__(self) -> Server:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.close()
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.close()
