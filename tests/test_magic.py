@@ -37,6 +37,7 @@ def ipython():
     main = sys.modules["__main__"]
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "dpsql.frontends.magic")
+    shell.dpsql_real_main = main
     yield shell
     # IPython puts its namespace in sys.modules["__main__"]; multiprocessing's spawn, used
     # by tests that run later in this worker, needs the real one.
@@ -148,7 +149,11 @@ def test_the_notebook_guide_runs(ipython, tmp_path, monkeypatch):
     """Every example of docs/notebooks.md, in order, in one shell (as in one notebook)."""
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
-    from sql.connection import ConnectionManager
+    # JupySQL imports pyspark's Connect client where pyspark is installed, which reads
+    # __main__.__spec__: the real __main__'s, not the namespace IPython put in its place.
+    with monkeypatch.context() as real:
+        real.setitem(sys.modules, "__main__", ipython.dpsql_real_main)
+        from sql.connection import ConnectionManager
     from sqlalchemy import make_url
 
     from dpsql.frontends.sqlalchemy import DpsqlDialect

@@ -86,7 +86,7 @@ def without_delta(total: Budget) -> str:
         return ""
     head = f"epsilon={decimal_text(total.epsilon)}" if total.rho is None else \
         f"rho={decimal_text(total.rho)}"
-    return (f"; the budget {total} holds no δ (Budget(epsilon=...) alone is pure ε-DP), so "
+    return (f"; the budget {total} holds no δ (a budget of ε alone is pure ε-DP), so "
             f"no query can spend δ: give it one, e.g. dpsql.Budget({head}, delta=1e-6)")
 
 

@@ -5,10 +5,10 @@ delta=1e-6``); at the command line the same fix is a flag or a line of the catal
 Each rewording is one row of WORDINGS, applied in order to the message of every error and
 warning the ``dpsql`` command prints (:func:`dpsql.frontends.common.describe`).
 
->>> for_cli('GROUP BY educ: releasing them needs delta > 0 (pass delta=1e-6), or declare '
-...         'the keys public: con.register(..., public_keys={"educ": [...values...]})')
-'GROUP BY educ: releasing them needs delta > 0 (give --delta 1e-6), or declare the keys \
-public: public_keys = { educ = [...] } in the table\\'s [tables.NAME] entry of the catalog'
+>>> print(for_cli('GROUP BY educ: releasing them needs delta > 0 (pass delta=1e-6), or '
+...               'declare the keys public: con.register(..., public_keys={"educ": [...]})'))
+GROUP BY educ: releasing them needs delta > 0 (give --delta 1e-6), or declare the keys \
+public: public_keys = { educ = [...] } in the table's [tables.NAME] entry of the catalog
 """
 
 from __future__ import annotations
