@@ -98,10 +98,6 @@ def test_sqlalchemy_inspector_reflects_keys_and_indexes_for_free(bi_served):
     assert spent(bi_served, user) == 0
 
 
-@pytest.mark.xfail(reason="the column query SQLAlchemy sends (correlated subqueries per "
-                   "column) is sometimes refused for memory by the probe process's "
-                   "RLIMIT_DATA ceiling with its 8 threads (fine with 1): issue 38, left open",
-                   strict=False)
 def test_sqlalchemy_reflects_columns_and_autoloads_tables(bi_served):
     from sqlalchemy import MetaData, Table, inspect
 
