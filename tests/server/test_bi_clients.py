@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,9 @@ JDBC_JAR = Path("/usr/share/java/postgresql.jar")
 HERE = Path(__file__).resolve().parent
 COLUMNS = ["patient_id", "specialty", "age", "cost", "visit_date", "region", "visit_time",
            "insured"]
+TYPES = ["BIGINT", "VARCHAR", "INTEGER", "NUMERIC(10, 2)", "DATE", "VARCHAR", "TIMESTAMP",
+         "BOOLEAN"]
+"""The columns' types as SQLAlchemy reflects them, from PostgreSQL's type names."""
 
 
 def spent(served, user: str) -> float:
@@ -102,8 +106,11 @@ def test_sqlalchemy_reflects_columns_and_autoloads_tables(bi_served):
     from sqlalchemy import MetaData, Table, inspect
 
     engine = sqlalchemy_engine(bi_served, bi_served.new_user())
-    columns = [c["name"] for c in inspect(engine).get_columns("visits")]
-    assert columns == COLUMNS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Did not recognize type 'int8'": DuckDB's names
+        columns = inspect(engine).get_columns("visits")
+    assert [c["name"] for c in columns] == COLUMNS
+    assert [str(c["type"]) for c in columns] == TYPES
     table = Table("visits", MetaData(), autoload_with=engine)
     assert [c.name for c in table.columns] == COLUMNS
     engine.dispose()
@@ -142,8 +149,6 @@ def test_psqlodbc_through_unixodbc_queries_and_lists_tables_and_columns(bi_serve
 
 @pytest.mark.skipif(not ODBC_DRIVER.exists(), reason="psqlODBC is missing (apt-get install "
                     "odbc-postgresql unixodbc; .ci/run does)")
-@pytest.mark.xfail(reason="psqlODBC's SQLColumns query fails on the metadata database "
-                   "(HY000): issue 38, left open", strict=True)
 def test_psqlodbc_lists_columns(bi_served):
     pyodbc = pytest.importorskip("pyodbc", reason="needs the clients extra: pip install "
                                  "'dpsql[clients]'")
@@ -157,3 +162,20 @@ def odbc_string(served, user: str) -> str:
     """A DSN-less connection string naming psqlODBC's Unicode driver by its path."""
     return (f"Driver={ODBC_DRIVER};Server={served.host};Port={served.port};Database=dpsql;"
             f"Uid={user};Pwd={PASSWORD};SSLmode=disable")
+
+
+PSQL_DESCRIBES = ["patient_id|bigint|||", "specialty|character varying|||", "age|integer|||",
+                  "cost|numeric(10,2)|||", "visit_date|date|||", "region|character varying|||",
+                  "visit_time|timestamp without time zone|||", "insured|boolean|||"]
+"""``\\d visits`` as PostgreSQL 15's psql shows a table of these types (checked against a
+PostgreSQL 15 server): its type names, ``numeric(p,s)`` from its typmod."""
+
+
+@pytest.mark.skipif(shutil.which("psql") is None, reason="psql is not installed (apt-get "
+                    "install postgresql-client; .ci/run does)")
+def test_psql_describes_columns_with_postgresql_type_names(bi_served):
+    from tests.server.test_clients import psql
+
+    done = psql(bi_served, bi_served.new_user(), r"\d visits")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == PSQL_DESCRIBES

@@ -165,14 +165,20 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
         node.set("db", None)  # DuckDB's generate_series is not in a schema
     if isinstance(node, exp.GenerateSeries):
         return _clamped(node)
-    if isinstance(node, exp.Table):
-        return pgcatalog.redirect(node)
+    if isinstance(node, exp.Table) and (moved := pgcatalog.redirect(node)) is not node:
+        for join in moved.args.get("joins") or []:  # the joins it carries, not its body
+            join.replace(join.transform(lambda inner: _replace(inner, who)))
+        return moved
     if isinstance(node, exp.Column):
         return pgcatalog.unqualify(node)
     if isinstance(node, exp.Func) and (name := function_name(node)) in CONSTANTS:
         return CONSTANTS[name](who)
     if isinstance(node, exp.Func) and function_name(node) == "current_setting":
         return _setting(node)
+    if isinstance(node, exp.Func) and function_name(node) == "format_type":
+        oid, typmod = [argument.transform(lambda inner: _replace(inner, who))
+                       for argument in [*_arguments(node), exp.null()][:2]]
+        return pgcatalog.format_type(oid, typmod)
     if isinstance(node, exp.Cast) and (_type_name(node.to) or "").startswith("reg"):
         return _object_identifier(node).transform(lambda inner: _replace(inner, who))
     if isinstance(node, exp.DataType) and (target := _type_name(node)) is not None:
@@ -190,13 +196,18 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
 def _setting(call: exp.Func) -> exp.Expression:
     """``current_setting('name')`` as the constant :data:`SETTINGS` gives (NULL for a name
     not written as a literal, or not listed)."""
-    arguments = [call.this, *call.expressions] if isinstance(call.this, exp.Expression) \
-        else call.expressions
+    arguments = _arguments(call)
     name = arguments[0] if arguments else None
     while isinstance(name, exp.Cast):
         name = name.this
     known = isinstance(name, exp.Literal) and name.is_string
     return exp.convert(SETTINGS.get(name.name.lower()) if known else None)
+
+
+def _arguments(call: exp.Func) -> list[exp.Expression]:
+    """A call's arguments in order (sqlglot keeps the first in ``this`` for some calls)."""
+    return [call.this, *call.expressions] if isinstance(call.this, exp.Expression) \
+        else list(call.expressions)
 
 
 def _type_name(to: exp.DataType) -> str | None:
@@ -262,7 +273,8 @@ def _output_name(node: exp.Expression) -> str | None:
     for cls, name in named.items():
         if isinstance(node, cls):
             return name
-    if isinstance(node, exp.Func) and function_name(node) in {*CONSTANTS, "current_setting"}:
+    if isinstance(node, exp.Func) and function_name(node) in {*CONSTANTS, "current_setting",
+                                                             "format_type"}:
         return function_name(node)
     return None
 
