@@ -35,6 +35,7 @@ from dpsql.frontends.server.probecheck import MAX_SERIES, function_name
 from dpsql.frontends.server.probechild import NO_MEMORY, TOO_LARGE, Limits
 from dpsql.frontends.server.probeworker import ProbeCursor, ProbeFailed, ProbeWorker
 from dpsql.frontends.server.sqlstates import SessionError
+from dpsql.frontends.server.types import parse_array
 
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
 SCHEMA = "public"
@@ -113,6 +114,9 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "current_catalog": lambda who: exp.Literal.string(who.database),
     "pg_backend_pid": lambda who: exp.Literal.number(who.pid),
     "pg_get_userbyid": _constant("dpsql"),
+    # The schemas searched (pgcli's search path): PostgreSQL's answer to current_schemas(true).
+    "current_schemas": lambda _: exp.Array(expressions=[exp.Literal.string("pg_catalog"),
+                                                        exp.Literal.string(SCHEMA)]),
     "pg_table_is_visible": _constant(True),
     "pg_type_is_visible": _constant(True),
     "pg_function_is_visible": _constant(True),
@@ -165,6 +169,9 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
         node.set("db", None)  # DuckDB's generate_series is not in a schema
     if isinstance(node, exp.GenerateSeries):
         return _clamped(node)
+    if isinstance(node, exp.Any) and isinstance(node.this.unnest(), exp.Literal) and \
+            node.this.unnest().is_string:
+        return _any_of_array_text(node.this.unnest())
     if isinstance(node, exp.Table) and (moved := pgcatalog.redirect(node)) is not node:
         for join in moved.args.get("joins") or []:  # the joins it carries, not its body
             join.replace(join.transform(lambda inner: _replace(inner, who)))
@@ -191,6 +198,18 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
             match = exp.RegexpLike(this=node.this, expression=node.expression)
             return match if operator == "~" else exp.Not(this=match)
     return node
+
+
+def _any_of_array_text(text: exp.Literal) -> exp.Any:
+    """``relkind = ANY('{r,v}')``: an array written as text (pgcli's client-side binding of
+    a list), which PostgreSQL reads as an array from the context, as the array of its
+    elements; refused (22P02) if the text is not a one-dimensional array."""
+    try:
+        items = parse_array(text.this, str)
+    except ValueError:
+        raise SessionError("22P02", f"ANY({text.sql('postgres')[:60]}): write an array "
+                           "as '{a,b}' or ARRAY['a', 'b']") from None
+    return exp.Any(this=exp.Array(expressions=[exp.convert(item) for item in items]))
 
 
 def _setting(call: exp.Func) -> exp.Expression:
