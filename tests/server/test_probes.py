@@ -115,3 +115,32 @@ def test_a_probe_process_that_died_is_replaced(served):
         time.sleep(0.2)
         assert con.execute("SELECT c.relname FROM pg_catalog.pg_class c WHERE "
                            "c.relname = 'pums'").fetchone() == ("pums",)
+
+
+COLUMNS_OF_A_TABLE = (
+    "SELECT a.attname, (SELECT t.typname FROM pg_catalog.pg_type t WHERE t.oid = a.atttypid) "
+    "FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON a.attrelid = c.oid "
+    "WHERE c.relname = 'pums' AND a.attnum > 0 ORDER BY a.attnum")
+"""A column listing with a correlated subquery per column, as SQLAlchemy's reflection sends."""
+
+
+def test_probes_on_every_thread_leave_the_ceiling_to_what_probes_use(served):
+    """``RLIMIT_DATA`` counts address space mapped writable, used or not: with pyarrow's
+    mimalloc and DuckDB's eight async threads the child mapped 280 MiB at rest and a column
+    listing on a fresh thread could pass 448 MiB. Probes on every thread at once all answer,
+    and the child still maps under half its ceiling."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dpsql.frontends.server.metadata import PROBE_CEILING, PROBE_THREADS
+    from tests.server.processes import status_mib
+
+    user = served.new_user()
+
+    def columns(_: int) -> int:
+        with served.connect(user) as con:
+            return len(con.execute(COLUMNS_OF_A_TABLE).fetchall())
+
+    with ThreadPoolExecutor(PROBE_THREADS) as pool:
+        answers = list(pool.map(columns, range(4 * PROBE_THREADS)))
+    assert len(set(answers)) == 1 and answers[0] > 0
+    assert status_mib(served.server.metadata.worker.pid, "VmData") < PROBE_CEILING / 2, "VmData"

@@ -259,3 +259,14 @@ def test_a_jdbc_navigators_catalog_queries_are_answered(served):
         assert len(answers[3]) == 7 and answers[4] == [] and answers[-1] == []
         assert all(row[1:] == (0, 0) for row in answers[5])  # the tables are empty here
         assert spent(con) == 0
+
+
+def test_an_array_parameter_binds_as_an_array_on_either_side(served):
+    """pgcli's ``relkind = ANY(%s)`` with a list: bound by the server (text[] in text form,
+    or by the client (``'{r,v}'``), it reads as the array PostgreSQL reads."""
+    from psycopg import ClientCursor
+
+    sql = "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relkind = ANY(%s)"
+    with served.connect(served.new_user()) as con:
+        assert ("pums",) in con.execute(sql, [["r", "v"]]).fetchall()
+        assert ("pums",) in ClientCursor(con).execute(sql, [["r", "v"]]).fetchall()

@@ -35,6 +35,7 @@ from dpsql.frontends.server.probecheck import MAX_SERIES, function_name
 from dpsql.frontends.server.probechild import NO_MEMORY, TOO_LARGE, Limits
 from dpsql.frontends.server.probeworker import ProbeCursor, ProbeFailed, ProbeWorker
 from dpsql.frontends.server.sqlstates import SessionError
+from dpsql.frontends.server.types import parse_array
 
 SYSTEM_SCHEMAS = frozenset({"pg_catalog", "information_schema"})
 SCHEMA = "public"
@@ -113,6 +114,9 @@ CONSTANTS: Mapping[str, Callable[[Identity], exp.Expression]] = {
     "current_catalog": lambda who: exp.Literal.string(who.database),
     "pg_backend_pid": lambda who: exp.Literal.number(who.pid),
     "pg_get_userbyid": _constant("dpsql"),
+    # The schemas searched (pgcli's search path): PostgreSQL's answer to current_schemas(true).
+    "current_schemas": lambda _: exp.Array(expressions=[exp.Literal.string("pg_catalog"),
+                                                        exp.Literal.string(SCHEMA)]),
     "pg_table_is_visible": _constant(True),
     "pg_type_is_visible": _constant(True),
     "pg_function_is_visible": _constant(True),
@@ -165,14 +169,23 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
         node.set("db", None)  # DuckDB's generate_series is not in a schema
     if isinstance(node, exp.GenerateSeries):
         return _clamped(node)
-    if isinstance(node, exp.Table):
-        return pgcatalog.redirect(node)
+    if isinstance(node, exp.Any) and isinstance(node.this.unnest(), exp.Literal) and \
+            node.this.unnest().is_string:
+        return _any_of_array_text(node.this.unnest())
+    if isinstance(node, exp.Table) and (moved := pgcatalog.redirect(node)) is not node:
+        for join in moved.args.get("joins") or []:  # the joins it carries, not its body
+            join.replace(join.transform(lambda inner: _replace(inner, who)))
+        return moved
     if isinstance(node, exp.Column):
         return pgcatalog.unqualify(node)
     if isinstance(node, exp.Func) and (name := function_name(node)) in CONSTANTS:
         return CONSTANTS[name](who)
     if isinstance(node, exp.Func) and function_name(node) == "current_setting":
         return _setting(node)
+    if isinstance(node, exp.Func) and function_name(node) == "format_type":
+        oid, typmod = [argument.transform(lambda inner: _replace(inner, who))
+                       for argument in [*_arguments(node), exp.null()][:2]]
+        return pgcatalog.format_type(oid, typmod)
     if isinstance(node, exp.Cast) and (_type_name(node.to) or "").startswith("reg"):
         return _object_identifier(node).transform(lambda inner: _replace(inner, who))
     if isinstance(node, exp.DataType) and (target := _type_name(node)) is not None:
@@ -187,16 +200,33 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
     return node
 
 
+def _any_of_array_text(text: exp.Literal) -> exp.Any:
+    """``relkind = ANY('{r,v}')``: an array written as text (pgcli's client-side binding of
+    a list), which PostgreSQL reads as an array from the context, as the array of its
+    elements; refused (22P02) if the text is not a one-dimensional array."""
+    try:
+        items = parse_array(text.this, str)
+    except ValueError:
+        raise SessionError("22P02", f"ANY({text.sql('postgres')[:60]}): write an array "
+                           "as '{a,b}' or ARRAY['a', 'b']") from None
+    return exp.Any(this=exp.Array(expressions=[exp.convert(item) for item in items]))
+
+
 def _setting(call: exp.Func) -> exp.Expression:
     """``current_setting('name')`` as the constant :data:`SETTINGS` gives (NULL for a name
     not written as a literal, or not listed)."""
-    arguments = [call.this, *call.expressions] if isinstance(call.this, exp.Expression) \
-        else call.expressions
+    arguments = _arguments(call)
     name = arguments[0] if arguments else None
     while isinstance(name, exp.Cast):
         name = name.this
     known = isinstance(name, exp.Literal) and name.is_string
     return exp.convert(SETTINGS.get(name.name.lower()) if known else None)
+
+
+def _arguments(call: exp.Func) -> list[exp.Expression]:
+    """A call's arguments in order (sqlglot keeps the first in ``this`` for some calls)."""
+    return [call.this, *call.expressions] if isinstance(call.this, exp.Expression) \
+        else list(call.expressions)
 
 
 def _type_name(to: exp.DataType) -> str | None:
@@ -262,7 +292,8 @@ def _output_name(node: exp.Expression) -> str | None:
     for cls, name in named.items():
         if isinstance(node, cls):
             return name
-    if isinstance(node, exp.Func) and function_name(node) in {*CONSTANTS, "current_setting"}:
+    if isinstance(node, exp.Func) and function_name(node) in {*CONSTANTS, "current_setting",
+                                                             "format_type"}:
         return function_name(node)
     return None
 

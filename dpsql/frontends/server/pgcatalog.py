@@ -22,11 +22,23 @@ from sqlglot import exp, parse_one
 EXTENDED = {
     "pg_class": "SELECT * REPLACE (CAST(NULL AS VARCHAR[]) AS reloptions, "
                 "'d' AS relreplident), false AS relforcerowsecurity FROM pg_catalog.pg_class",
-    "pg_attribute": "SELECT * REPLACE ('p' AS attstorage) FROM pg_catalog.pg_attribute",
+    # PostgreSQL's attlen (DuckDB has none: psqlODBC's SQLColumns refuses a NULL), storage
+    # and statistics target (psql's \d+ shows them), and its numeric typmod, ((precision
+    # << 16) | scale) + 4, where DuckDB's is precision * 1000 + scale: format_type, psql
+    # and the drivers decode PostgreSQL's.
+    "pg_attribute": "SELECT a.* REPLACE (CASE WHEN a.atttypid IN (17, 25, 1043) THEN 'x' "
+                    "WHEN a.atttypid = 1700 THEN 'm' ELSE 'p' END AS attstorage, "
+                    "-1 AS attstattarget, "
+                    "CAST(COALESCE(t.typlen, -1) AS SMALLINT) AS attlen, "
+                    "CASE WHEN a.atttypid = 1700 AND a.atttypmod > 0 THEN "
+                    "a.atttypmod // 1000 * 65536 + a.atttypmod % 1000 + 4 "
+                    "ELSE a.atttypmod END AS atttypmod) FROM pg_catalog.pg_attribute a "
+                    "LEFT JOIN pg_catalog.pg_type t ON t.oid = a.atttypid",
     # DuckDB's own schema, where its types and functions are, is PostgreSQL's pg_catalog.
     "pg_namespace": "SELECT * REPLACE (CASE nspname WHEN 'main' THEN 'pg_catalog' ELSE "
                     "nspname END AS nspname) FROM pg_catalog.pg_namespace",
-    "pg_type": "SELECT * REPLACE (CAST(0 AS BIGINT) AS typrelid) FROM pg_catalog.pg_type",
+    "pg_type": "SELECT * REPLACE (CAST(0 AS BIGINT) AS typrelid, CAST(-1 AS INTEGER) AS "
+               "typtypmod) FROM pg_catalog.pg_type",
     # DuckDB's settings are the engine's own (its memory, its threads): a few of
     # PostgreSQL's instead, those drivers read.
     "pg_settings": "SELECT * FROM (VALUES ('max_index_keys', '32', 'integer'), "
@@ -82,6 +94,7 @@ EMPTY = {
     "pg_collation": "oid BIGINT, collname VARCHAR, collnamespace BIGINT, collowner BIGINT, "
                     "collprovider VARCHAR, collisdeterministic BOOLEAN, collencoding INTEGER, "
                     "collcollate VARCHAR, collctype VARCHAR",
+    "pg_attrdef": "oid BIGINT, adrelid BIGINT, adnum SMALLINT, adbin VARCHAR",
     "pg_sequence": "seqrelid BIGINT, seqtypid BIGINT, seqstart BIGINT, seqincrement BIGINT, "
                    "seqmax BIGINT, seqmin BIGINT, seqcache BIGINT, seqcycle BOOLEAN",
     "pg_extension": "oid BIGINT, extname VARCHAR, extowner BIGINT, extnamespace BIGINT, "
@@ -109,7 +122,9 @@ def redirect(table: exp.Table) -> exp.Expression:
     if name not in RELATIONS or table.db.lower() not in ("pg_catalog", "") or table.catalog:
         return table
     alias = table.alias or name
-    return exp.Subquery(this=RELATIONS[name].copy(),
+    # In a parenthesized join (psqlODBC's ``((pg_class c JOIN pg_namespace n ...) JOIN
+    # ...)``) the first table holds the joins that follow it: they move with it.
+    return exp.Subquery(this=RELATIONS[name].copy(), joins=table.args.get("joins"),
                         alias=exp.TableAlias(this=exp.to_identifier(alias)))
 
 
@@ -121,3 +136,34 @@ def unqualify(column: exp.Column) -> exp.Column:
     if column.db.lower() == "pg_catalog" and not column.catalog:
         column.set("db", None)
     return column
+
+
+TYPE_NAMES = {16: "boolean", 17: "bytea", 20: "bigint", 21: "smallint", 23: "integer",
+              25: "text", 700: "real", 701: "double precision", 1082: "date",
+              1083: "time without time zone", 1114: "timestamp without time zone",
+              1184: "timestamp with time zone", 1186: "interval", 2950: "uuid"}
+"""PostgreSQL's names for the types DuckDB gives PostgreSQL's OIDs, as ``format_type``
+answers them (``SELECT format_type(20, -1)`` is ``bigint`` on PostgreSQL 15, ``int8`` in
+DuckDB): SQLAlchemy's reflection looks a column's type up by this name."""
+
+_FORMAT_TYPE = parse_one(
+    "CASE WHEN oid_ = 1700 THEN 'numeric' || CASE WHEN mod_ > 4 THEN '(' || "
+    "((mod_ - 4) // 65536) || ',' || ((mod_ - 4) % 65536) || ')' ELSE '' END "
+    "WHEN oid_ = 1043 THEN 'character varying' || CASE WHEN mod_ > 4 THEN '(' || "
+    "(mod_ - 4) || ')' ELSE '' END "
+    + " ".join(f"WHEN oid_ = {oid} THEN '{name}'" for oid, name in TYPE_NAMES.items())
+    + " ELSE format_type(oid_, NULL) END", dialect="duckdb")
+
+
+def format_type(oid: exp.Expression, typmod: exp.Expression | None) -> exp.Expression:
+    """PostgreSQL's ``format_type(oid, typmod)``: its type names (:data:`TYPE_NAMES`),
+    ``numeric(p,s)`` and ``character varying(n)`` decoded from PostgreSQL's typmods; DuckDB's
+    name for any other type.
+
+    >>> format_type(exp.column("atttypid"), exp.column("atttypmod")).sql("duckdb")[:60]
+    "CASE WHEN atttypid = 1700 THEN 'numeric' || CASE WHEN atttyp"
+    """
+    typmod = typmod or exp.null()
+    return _FORMAT_TYPE.transform(
+        lambda node: (oid if node.name == "oid_" else typmod).copy()
+        if isinstance(node, exp.Column) and node.name in ("oid_", "mod_") else node)

@@ -49,7 +49,7 @@ CATALOG = frozenset({
     "pg_postmaster_start_time", "pg_conf_load_time", "inet_server_addr", "inet_server_port",
     "array_upper", "array_lower", "array_size", "cardinality", "array_to_string",
     "array_position", "array_contains", "array_contained_by", "array_overlaps",
-    "generate_subscripts", "explode", "array", "current_timestamp", "current_date",
+    "generate_subscripts", "explode", "unnest", "array", "current_timestamp", "current_date",
     "json_build_object",
 })
 """PostgreSQL's catalog and array functions that tools' catalog queries call."""

@@ -92,8 +92,12 @@ class _Database:
 
     def __init__(self, setup: dict, out: BinaryIO) -> None:
         self.limits = Limits(**setup["limits"])
-        self.con = duckdb.connect(config={"threads": 1, "temp_directory": "",
-                                          "memory_limit": f"{self.limits.memory_limit_mib}MiB"})
+        # No thread of DuckDB's own: a probe runs on the thread that asks, and DuckDB's
+        # async I/O threads (eight by default, for files it may not read) would each map a
+        # stack that counts against the ceiling.
+        self.con = duckdb.connect(config={
+            "threads": 1, "async_threads": 0, "temp_directory": "",
+            "memory_limit": f"{self.limits.memory_limit_mib}MiB"})
         for statement in setup["statements"]:
             self.con.execute(statement)
         self.cursor_statements = setup["cursor"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -41,6 +42,15 @@ from dpsql.frontends.server.probechild import (
 GRACE = 2.0
 """Seconds past its time limit a probe may take before the child is killed."""
 CHILD = Path(__file__).with_name("probechild.py")
+QUIET_ALLOCATORS = {"ARROW_DEFAULT_MEMORY_POOL": "system", "OPENBLAS_NUM_THREADS": "1",
+                    "MALLOC_ARENA_MAX": "2"}
+"""The child's environment besides the server's. ``RLIMIT_DATA`` counts the address space
+a process maps writable, used or not, so the child keeps its reservations small: pyarrow's
+mimalloc maps up to 1 GiB at its first allocation (it answered every probe's IPC stream),
+NumPy's OpenBLAS a buffer per thread, and glibc an arena per thread that allocates. With
+them (and DuckDB's eight async threads, :mod:`.probechild`) the child mapped 280 MiB at rest
+and a column listing on a thread it had not used yet could pass the 448 MiB ceiling; now
+it maps 170 MiB at rest and about 210 MiB after probes on every thread."""
 
 
 class ProbeFailed(Exception):
@@ -72,7 +82,8 @@ class _Child:
         # -P: the child's folder is not put first on its path (this package's types.py
         # would shadow the standard library's); PYTHONPATH and user site-packages still are.
         self.process = subprocess.Popen([sys.executable, "-P", str(CHILD)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        env={**os.environ, **QUIET_ALLOCATORS})
         self._lock = threading.Lock()
         self.pending: dict[int, _Pending] = {}
         self.retiring = False

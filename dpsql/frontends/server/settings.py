@@ -8,8 +8,8 @@ setting.
 
 >>> s = Settings()
 >>> s.set("dpsql.epsilon", "0.5"); s.set("application_name", "'psql'")
->>> s.epsilon, s.show("dpsql.epsilon"), s.show("application_name")
-(0.5, '0.5', 'psql')
+>>> s.epsilon, s.show("dpsql.epsilon"), s.show("application_name"), s.show("TIME ZONE")
+(0.5, '0.5', 'psql', 'UTC')
 >>> s.set("memory_limit", "'1TB'")
 Traceback (most recent call last):
 ...
@@ -138,6 +138,7 @@ class Settings:
     def show(self, name: str) -> str:
         """The value SHOW reports for ``name``; SessionError if there is no such setting."""
         key = " ".join(name.lower().split())
+        key = "timezone" if key == "time zone" else key  # SHOW TIME ZONE (pgcli sends it)
         dpsql_values = {
             "dpsql.epsilon": "default" if self.epsilon is None else f"{self.epsilon:g}",
             "dpsql.delta": "default" if self.delta is None else f"{self.delta:g}",

@@ -159,6 +159,33 @@ def pg_type(arrow: pa.DataType) -> PgType:
 BY_OID = {t.oid: t for t in TYPES.values()}
 
 
+ARRAY_ITEM = re.compile(r'\s*(?:"((?:[^"\\]|\\.)*)"|([^,"{}\s][^,"{}]*?))\s*(?:,|$)')
+
+
+def parse_array(text: str, element: Callable[[str], Any]) -> list[Any]:
+    """A one-dimensional array in PostgreSQL's text form (``{r,"a b",NULL}``) as a list;
+    ValueError for any other form (nested arrays, bounds). A parameter of an array type
+    stays this text (dpsql binds no arrays); a catalog query's ``= ANY('{r,v}')`` reads it
+    (:mod:`.metadata`).
+
+    >>> parse_array('{r,"a b",NULL}', str)
+    ['r', 'a b', None]
+    """
+    body = text.strip()
+    if not (body.startswith("{") and body.endswith("}")):
+        raise ValueError(text)
+    body, items, at = body[1:-1], [], 0
+    while at < len(body):
+        match = ARRAY_ITEM.match(body, at)
+        if match is None or match.end() == at:
+            raise ValueError(text)
+        quoted, bare = match.groups()
+        items.append(None if bare is not None and bare.upper() == "NULL" else
+                     element(re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare))
+        at = match.end()
+    return items
+
+
 def _parse_text(data: str, oid: int) -> Any:
     readers: dict[int, Callable[[str], Any]] = {
         BOOL: _bool, INT2: int, INT4: int, INT8: int, FLOAT4: _float, FLOAT8: _float,
