@@ -23,9 +23,10 @@ import numpy as np
 import pyarrow as pa
 
 from dpsql.analysis.sensitivity import normalised_norms
+from dpsql.covariance import COVARIANCE_KINDS, pair_of, role_values
 from dpsql.errors import InternalError
 from dpsql.mechanisms import Noise
-from dpsql.plan import WEIGHT_SCALE, Aggregate, PrivacyPlan
+from dpsql.plan import PAIR_ROLES, WEIGHT_SCALE, Aggregate, PrivacyPlan
 from dpsql.variance import SPREAD_KINDS, spread_of
 
 AVG_COUNT_FLOOR = 1.0
@@ -106,7 +107,7 @@ class Count(Estimator):
     """Counts are released as whole numbers (the nearest: they may be kept in quanta), never
     below 0."""
 
-    kinds = ("count_star", "count", "count_units", "count_distinct")
+    kinds = ("count_star", "count", "count_units", "count_distinct", "regr_count")
 
     def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
         return np.rint(self.signed(agg, groups.stats[agg.stats[0]])).astype(np.int64)
@@ -165,9 +166,10 @@ class Ratio(Estimator):
 
 
 class Average(Ratio):
-    """AVG = centre + noisy centred sum / max(noisy count, 1), clipped to the bounds."""
+    """AVG = centre + noisy centred sum / max(noisy count, 1), clipped to the bounds
+    (REGR_AVGX and REGR_AVGY are AVGs over the rows where both arguments are present)."""
 
-    kinds = ("avg",)
+    kinds = ("avg", "regr_avgx", "regr_avgy")
     note = "AVG = centre + noisy centred sum / noisy count: its error depends on the count"
 
     def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
@@ -214,6 +216,27 @@ class Spread(Ratio):
             half = plan.noise_for(stat).ci_halfwidth(each)
             boxes.append((noisy - half, noisy + half))
         return spread_of(plan, agg).interval(agg.kind, *boxes)
+
+
+class Covariance(Ratio):
+    """CORR, COVAR_POP/SAMP, REGR_SLOPE/INTERCEPT/R2/SXX/SYY/SXY from up to six noisy sums
+    (``dpsql.covariance``); NaN where the value is NULL (an estimated variance of 0)."""
+
+    kinds = COVARIANCE_KINDS
+    note = ("from a noisy count and noisy centred sums of x, y, their squared deviations and "
+            "the products of their deviations (see statistics): the error depends on the count")
+
+    def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
+        return pair_of(plan, agg).value(agg.kind, role_values(agg, groups.stats))
+
+    def interval(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups,
+                 rows: np.ndarray, values: np.ndarray, level: float) -> Bounds:
+        """A parametric bootstrap over the noise (``dpsql.covariance.Pair.interval``), also
+        where the released value is NULL: it still bounds the bounded value."""
+        noisy = {role: v[rows] for role, v in role_values(agg, groups.stats).items()}
+        stds = {role: plan.noise_for(name).std
+                for role, name in zip(PAIR_ROLES[agg.kind], agg.stats, strict=True)}
+        return pair_of(plan, agg).interval(agg.kind, noisy, stds, plan.noise.kind, level)
 
 
 class Quantile(Estimator):
@@ -265,7 +288,8 @@ class Quantile(Estimator):
 
 
 ESTIMATORS: dict[str, Estimator] = {
-    kind: cls() for cls in (Estimator, Count, Average, Spread, Quantile) for kind in cls.kinds}
+    kind: cls() for cls in (Estimator, Count, Average, Spread, Covariance, Quantile)
+    for kind in cls.kinds}
 
 
 def estimator_of(kind: str) -> Estimator:

@@ -34,7 +34,25 @@ ROW_ID = "__dp_row"
 
 StatKind = Literal["units", "rows", "count", "sum", "centered_sum", "distinct"]
 AggKind = Literal["count_star", "count", "count_units", "count_distinct", "sum", "avg", "quantile",
-                  "var_pop", "var_samp", "stddev_pop", "stddev_samp"]
+                  "var_pop", "var_samp", "stddev_pop", "stddev_samp", "corr", "covar_pop",
+                  "covar_samp", "regr_slope", "regr_intercept", "regr_r2", "regr_count",
+                  "regr_avgx", "regr_avgy", "regr_sxx", "regr_syy", "regr_sxy"]
+
+PAIR_ROLES: dict[str, tuple[str, ...]] = {
+    "covar_pop": ("n", "sx", "sy", "sxy"), "covar_samp": ("n", "sx", "sy", "sxy"),
+    "corr": ("n", "sx", "sy", "sxx", "syy", "sxy"),
+    "regr_slope": ("n", "sx", "sy", "sxx", "sxy"),
+    "regr_intercept": ("n", "sx", "sy", "sxx", "sxy"),
+    "regr_r2": ("n", "sx", "sy", "sxx", "syy", "sxy"),
+    "regr_count": ("n",), "regr_avgx": ("n", "sx"), "regr_avgy": ("n", "sy"),
+    "regr_sxx": ("n", "sx", "sxx"), "regr_syy": ("n", "sy", "syy"),
+    "regr_sxy": ("n", "sx", "sy", "sxy"),
+}
+"""The statistics of each two-argument aggregate ``AGG(y, x)``, in the order of its
+``Aggregate.stats``: n, the count of rows where both are present; sx and sy, centred sums of
+x and y over those rows; sxx and syy, centred sums of their squared deviations from the
+middle of their bounds; sxy, the centred sum of the products of the two deviations
+(``dpsql.covariance``)."""
 
 QUANTILE_BUCKETS = 1024
 """Quantiles pick one of this many equal buckets of [lo, hi] (the answer is its midpoint).

@@ -240,6 +240,14 @@ def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:
                        quantiles=bounded_quantiles(plan, exact))
 
 
+def _column(values: np.ndarray) -> pa.Array:
+    """Released values as Arrow: a NaN is a value the estimator leaves NULL (a correlation
+    without spread), never a number."""
+    if values.dtype.kind == "f":
+        return from_numpy(values, mask=np.isnan(values))
+    return from_numpy(values)
+
+
 def post_process(plan: PrivacyPlan, groups: NoisyGroups,
                  con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, np.ndarray]:
     """Run the query's SELECT/HAVING/ORDER BY/LIMIT over the noisy table.
@@ -250,7 +258,7 @@ def post_process(plan: PrivacyPlan, groups: NoisyGroups,
     rather than an error after the budget is spent.
     """
     columns = {name: groups.keys.column(name) for name in groups.keys.column_names}
-    columns.update({name: from_numpy(np.asarray(v))
+    columns.update({name: _column(np.asarray(v))
                     for name, v in aggregate_values(plan, groups).items()})
     columns[ROW_ID] = from_numpy(np.arange(groups.num_rows, dtype=np.int64))
     noisy = pa.table(columns)

@@ -33,7 +33,15 @@ from sqlglot import exp
 
 from dpsql.analysis.bounds import infer_interval, refine
 from dpsql.analysis.draft import Context, Draft
-from dpsql.analysis.equivalents import SPREADS, only_column, squared_deviation, without_filter
+from dpsql.analysis.equivalents import (
+    PAIRS,
+    SPREADS,
+    deviation_product,
+    only_column,
+    present_with,
+    squared_deviation,
+    without_filter,
+)
 from dpsql.analysis.grammar import (
     AGGREGATES,
     QUANTILES,
@@ -59,6 +67,7 @@ from dpsql.expr.types import integer_valued, type_class
 from dpsql.names import written_name
 from dpsql.plan import (
     NOISY_TABLE,
+    PAIR_ROLES,
     ROW_ID,
     Aggregate,
     HistogramSpec,
@@ -190,6 +199,8 @@ class _Collector:
         arg = node.this
         if isinstance(node, exp.Count):
             return self._count(node, arg)
+        if isinstance(node, tuple(PAIRS)):
+            return self._pair(node)
         if isinstance(node, (exp.Sum, exp.Avg, *SPREADS)):
             label = fragment(node).split("(")[0]
             if isinstance(arg, exp.Distinct):
@@ -223,6 +234,66 @@ class _Collector:
             kind = next(k for cls, k in SPREADS.items() if isinstance(node, cls))
             return kind, (*stats, squares), (lo, hi)
         refuse(node, "aggregate", AGGREGATES)
+
+    def _pair(self, node: exp.AggFunc):
+        """CORR, COVAR_*, REGR_* of (y, x): the statistics of ``PAIR_ROLES`` over the rows
+        where both arguments are present. Each argument needs bounds if a sum reads it.
+
+        The two arguments are taken in the order of their SQL, so that AGG(y, x) and
+        AGG(x, y) read the same statistics."""
+        kind = next(k for cls, k in PAIRS.items() if isinstance(node, cls))
+        label = fragment(node).split("(")[0]
+        y, x = node.this, node.expression
+        for arg in (y, x):
+            if isinstance(arg, exp.Distinct):
+                refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
+                       "COUNT(DISTINCT expr)")
+            check_row_expression(arg, f"{label} argument")
+            if type_class(arg, self.draft.table.columns) != "numeric":
+                refuse(node, label, "numeric arguments")
+        roles = PAIR_ROLES[kind]
+        bounds = {id(arg): self._pair_bounds(node, label, arg)
+                  for arg, own in ((y, ("sy", "syy")), (x, ("sx", "sxx")))
+                  if any(role in roles for role in (*own, "sxy"))}
+        a, b = sorted((y, x), key=lambda e: e.sql())
+        made = {"n": lambda: self.stat("count", present_with(a, b)),
+                "sx": lambda: self._pair_sum(x, y, bounds[id(x)]),
+                "sy": lambda: self._pair_sum(y, x, bounds[id(y)]),
+                "sxx": lambda: self._pair_square(x, y, bounds[id(x)]),
+                "syy": lambda: self._pair_square(y, x, bounds[id(y)]),
+                "sxy": lambda: self._pair_product(a, b, bounds[id(a)], bounds[id(b)])}
+        stats = tuple(made[role]() for role in roles)
+        own = {"regr_avgx": x, "regr_avgy": y}.get(kind)
+        return kind, stats, None if own is None else bounds[id(own)]
+
+    def _pair_bounds(self, node: exp.AggFunc, label: str,
+                     arg: exp.Expression) -> tuple[float, float]:
+        lo, hi = self._bounds(node, arg)
+        if lo == hi:
+            refuse(node, label, "arguments with bounds lo < hi",
+                   f"{fragment(arg)} is the constant {lo:g} here")
+        return lo, hi
+
+    def _pair_sum(self, arg: exp.Expression, other: exp.Expression,
+                  bounds: tuple[float, float]) -> str:
+        """Σ (arg − centre) over the rows where other is present too."""
+        lo, hi = bounds
+        return self.stat("centered_sum", present_with(arg, other), lo=lo, hi=hi)
+
+    def _pair_square(self, arg: exp.Expression, other: exp.Expression,
+                     bounds: tuple[float, float]) -> str:
+        """Σ (arg − m)², m the middle of its bounds, over the rows where other is present."""
+        value = present_with(arg, other)
+        half = (bounds[1] - bounds[0]) / 2
+        return self.stat("centered_sum", deviation_product(value, value, bounds, bounds),
+                         lo=0.0, hi=half * half)
+
+    def _pair_product(self, a: exp.Expression, b: exp.Expression,
+                      a_bounds: tuple[float, float], b_bounds: tuple[float, float]) -> str:
+        """Σ (a − ma)(b − mb): one row adds at most ha·hb in absolute value."""
+        most = (a_bounds[1] - a_bounds[0]) / 2 * ((b_bounds[1] - b_bounds[0]) / 2)
+        return self.stat("centered_sum", deviation_product(a, b, a_bounds, b_bounds),
+                         lo=-most, hi=most)
 
     def _group_bounds(self, node: exp.AggFunc) -> tuple[float, float] | None:
         """SUM/AVG per-group bounds, or None: then the rows are bounded (by _bounds)."""
@@ -327,8 +398,10 @@ class _Collector:
             exp.Anonymous(this="GREATEST", expressions=[arg.copy(), exp.var("lo")]),
             exp.var("hi")])
         next(n for n in example.walk() if n == arg).replace(clamp)
-        return (f"{fragment(node)} needs bounds: {declare}write {fragment(example, limit=None)} "
-                f"(or, in BigQuery style, add the argument {PER_ROW} => (lo, hi))")
+        named = "" if isinstance(node, tuple(PAIRS)) else \
+            f" (or, in BigQuery style, add the argument {PER_ROW} => (lo, hi))"
+        return (f"{fragment(node)} needs bounds: {declare}write {fragment(example, limit=None)}"
+                + named)
 
 
 def _estimable(info: TableInfo, draft: Draft) -> tuple[str, ...]:

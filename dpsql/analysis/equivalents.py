@@ -4,7 +4,10 @@
 - a variance or standard deviation needs, besides the count and the centred sum of x, the
   sum of squared deviations from the middle of [lo, hi] (``squared_deviation``);
 - ``COUNT(DISTINCT e)`` where e can only be the privacy unit or NULL moves by one per group
-  (``only_column``).
+  (``only_column``);
+- CORR, COVAR_* and REGR_* of (y, x) read statistics of each argument over the rows where
+  both are present (``present_with``), and the sum of products of the two deviations from
+  the middles of their bounds (``deviation_product``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,14 @@ SPREADS: dict[type[exp.Expression], str] = {
     exp.StddevSamp: "stddev_samp", exp.Stddev: "stddev_samp",
 }
 """Variance and standard deviation aggregates (VARIANCE and STDDEV are the sample versions)."""
+
+PAIRS: dict[type[exp.Expression], str] = {
+    exp.Corr: "corr", exp.CovarPop: "covar_pop", exp.CovarSamp: "covar_samp",
+    exp.RegrSlope: "regr_slope", exp.RegrIntercept: "regr_intercept", exp.RegrR2: "regr_r2",
+    exp.RegrCount: "regr_count", exp.RegrAvgx: "regr_avgx", exp.RegrAvgy: "regr_avgy",
+    exp.RegrSxx: "regr_sxx", exp.RegrSyy: "regr_syy", exp.RegrSxy: "regr_sxy",
+}
+"""Aggregates of two arguments (y, x), computed over the rows where both are present."""
 
 
 def only_column(node: exp.Expression, name: str) -> bool:
@@ -55,6 +66,48 @@ def squared_deviation(arg: exp.Expression, lo: float, hi: float) -> exp.Expressi
                                          ignore_nulls=True))
     deviation = exp.Sub(this=clamped, expression=_literal((lo + hi) / 2))
     return exp.Pow(this=deviation, expression=exp.Literal.number(2))
+
+
+def present_with(arg: exp.Expression, other: exp.Expression) -> exp.Expression:
+    """``arg + 0 * other``: arg where other is present, NULL where other is NULL.
+
+    Written as arithmetic, not as a CASE on ``other IS NULL``, so that the rewrite cleans
+    both as values (``dpsql.rewrite.expressions.bounded``: NaN becomes NULL, columns are
+    clamped to their bounds), and a row is missing from every statistic of a pair, or from
+    none. Over finite values, 0 · other is exactly 0.
+
+    >>> import sqlglot
+    >>> present_with(sqlglot.parse_one("y"), sqlglot.parse_one("x")).sql()
+    'y + 0 * x'
+    >>> present_with(sqlglot.parse_one("a - b"), sqlglot.parse_one("x")).sql()
+    '(a - b) + 0 * x'
+    """
+    return exp.Add(this=_operand(arg), expression=exp.Mul(this=exp.Literal.number(0),
+                                                          expression=_operand(other)))
+
+
+def deviation_product(x: exp.Expression, y: exp.Expression, x_bounds: tuple[float, float],
+                      y_bounds: tuple[float, float]) -> exp.Expression:
+    """(x − mx) · (y − my), mx and my the middles of the bounds: NULL where either is NULL,
+    in [−hx·hy, hx·hy] (h the half-widths) for values within their bounds.
+
+    >>> import sqlglot
+    >>> deviation_product(sqlglot.parse_one("x"), sqlglot.parse_one("y"), (0, 10), (-1, 1)).sql()
+    '(x - 5.0) * (y - 0.0)'
+    """
+    return exp.Mul(this=_deviation(x, x_bounds), expression=_deviation(y, y_bounds))
+
+
+def _deviation(arg: exp.Expression, bounds: tuple[float, float]) -> exp.Paren:
+    middle = (bounds[0] + bounds[1]) / 2
+    return exp.Paren(this=exp.Sub(this=_operand(arg), expression=_literal(middle)))
+
+
+def _operand(node: exp.Expression) -> exp.Expression:
+    """A copy of ``node``, in parentheses unless it is a column, a literal or in them."""
+    if isinstance(node, exp.Column | exp.Literal | exp.Paren):
+        return node.copy()
+    return exp.Paren(this=node.copy())
 
 
 def _literal(value: float) -> exp.Literal:

@@ -35,6 +35,8 @@ functions whose arguments could make an engine raise take checked literals there
 
 AGGREGATES = ("COUNT(*), COUNT(expr), COUNT(DISTINCT expr), SUM(expr), AVG(expr), "
               "VAR_POP/VAR_SAMP/VARIANCE/STDDEV_POP/STDDEV_SAMP/STDDEV(expr), "
+              "CORR/COVAR_POP/COVAR_SAMP/REGR_SLOPE/REGR_INTERCEPT/REGR_R2/REGR_COUNT/"
+              "REGR_AVGX/REGR_AVGY/REGR_SXX/REGR_SYY/REGR_SXY(y, x), "
               "MEDIAN(expr), QUANTILE_CONT(expr, q), PERCENTILE_CONT(q) WITHIN GROUP "
               "(ORDER BY expr), each optionally with FILTER (WHERE ...)")
 QUANTILES = (exp.Median, exp.PercentileCont, exp.Quantile)

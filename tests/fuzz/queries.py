@@ -3,10 +3,10 @@
 A query is ``[WITH ...] SELECT [WITH DIFFERENTIAL_PRIVACY OPTIONS (...)] keys, outputs
 FROM <relation> [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT]`` over a relation of
 ``tests.fuzz.relations``. Aggregates are every one the grammar lists (COUNT(*), COUNT,
-COUNT(DISTINCT), SUM, AVG, the variances and standard deviations, MEDIAN, QUANTILE_CONT,
-APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP), with FILTER and BigQuery's contribution
-bounds, sometimes inside post-processing; group keys are columns, expressions, SELECT
-aliases and positions, public (``t.k``, ``t.g``) or private, and rarely the unit itself.
+COUNT(DISTINCT), SUM, AVG, the variances and standard deviations, CORR, COVAR_* and REGR_*,
+MEDIAN, QUANTILE_CONT, APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP), with FILTER and
+BigQuery's contribution bounds, sometimes inside post-processing; group keys are columns,
+expressions, SELECT aliases and positions, public (``t.k``, ``t.g``) or private, and rarely the unit itself.
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from tests.fuzz.relations import NAMES, relations, where_clause
 QUANTILE_LEVELS = pool(("0", "0.5", "0.9", "1", "0.25", "1e-9"), ("1.5",))
 SPREADS = ("SUM", "SUM", "AVG", "AVG", "VAR_POP", "VAR_SAMP", "VARIANCE", "STDDEV",
            "STDDEV_POP", "STDDEV_SAMP")
+PAIRS = ("CORR", "COVAR_POP", "COVAR_SAMP", "REGR_SLOPE", "REGR_INTERCEPT", "REGR_R2",
+         "REGR_COUNT", "REGR_AVGX", "REGR_AVGY", "REGR_SXX", "REGR_SYY", "REGR_SXY")
 OPTIONS = {"epsilon": ("0.5", "1e-9", "1e9", "1e308", "5e-324"),
            "delta": ("0", "1e-300", "0.5", "5e-324"),
            "max_groups_contributed": ("1", "5", "2147483647"),
@@ -42,7 +44,7 @@ def _quantile(draw: st.DrawFn, scope: Scope) -> str:
 @st.composite
 def aggregates(draw: st.DrawFn, scope: Scope) -> str:
     """One aggregate call, maybe with FILTER."""
-    form = draw(st.integers(0, 9))
+    form = draw(st.integers(0, 10))
     if form == 0:
         call = "COUNT(*)"
     elif form == 1:
@@ -56,6 +58,9 @@ def aggregates(draw: st.DrawFn, scope: Scope) -> str:
         call = f"{draw(st.sampled_from(SPREADS))}({draw(summands(scope))})"
     elif form < 8:
         call = draw(_quantile(scope))
+    elif form == 10:
+        y, x = draw(summands(scope)), draw(summands(scope))
+        call = f"{draw(st.sampled_from(PAIRS))}({y}, {x})"
     else:
         lo, hi = draw(clamp_ends())
         which = draw(st.sampled_from(("SUM", "SUM", "AVG")))
