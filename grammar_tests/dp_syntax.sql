@@ -48,7 +48,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 0) COUNT(*), SUM(
 
 # title: DP clause delta 0 with private keys is refused
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 0) specialty, COUNT(*) FROM visits GROUP BY specialty;
-# error: PrivacyError: releasing them needs delta > 0
+# error: DeltaNeeded: releasing them needs delta > 0
 
 # title: DP clause epsilon equal to the call's
 # epsilon: 0.5

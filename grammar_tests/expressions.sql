@@ -228,7 +228,7 @@ SELECT COUNT(*) FROM visits WHERE visit_date >= DATE '2023-01-01';
 
 # title: an invalid DATE literal is refused before reading data
 SELECT COUNT(*) FROM visits WHERE visit_date >= DATE '2023-02-30';
-# error: UnsupportedQueryError: `CAST('2023-02-30' AS DATE)` is not a valid date literal
+# error: InvalidLiteral: `CAST('2023-02-30' AS DATE)` is not a valid date literal
 
 # title: CAST of a date to a timestamp
 SELECT COUNT(*) FROM visits WHERE CAST(visit_date AS TIMESTAMP) < TIMESTAMP '2023-06-01 12:00:00';

@@ -24,12 +24,12 @@ SELECT region, SUM(cost) FROM visits GROUP BY region;
 # title: private key with delta 0 is refused
 # delta: 0
 SELECT specialty, COUNT(*) FROM visits GROUP BY specialty;
-# error: PrivacyError: GROUP BY specialty: group keys are private, and releasing them needs delta > 0
+# error: DeltaNeeded: GROUP BY specialty: group keys are private, and releasing them needs delta > 0
 
 # title: mixed public and private keys with delta 0 are refused
 # delta: 0
 SELECT region, specialty, COUNT(*) FROM visits GROUP BY region, specialty;
-# error: PrivacyError: public_keys={"specialty": [...values...]}
+# error: DeltaNeeded: public_keys={"specialty": [...values...]}
 
 # title: public and private keys together need selection
 SELECT region, specialty, COUNT(*) FROM visits GROUP BY region, specialty;
@@ -172,4 +172,4 @@ SELECT region FROM visits GROUP BY region;
 # title: private keys alone need delta
 # delta: 0
 SELECT specialty FROM visits GROUP BY specialty;
-# error: PrivacyError: needs delta > 0
+# error: DeltaNeeded: needs delta > 0

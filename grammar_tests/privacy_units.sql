@@ -103,7 +103,7 @@ SELECT COUNT(*) FROM visits;
 # title: private keys on a row-level table with delta 0
 # delta: 0
 SELECT sex, COUNT(*) FROM people GROUP BY sex;
-# error: PrivacyError: group keys are private
+# error: DeltaNeeded: group keys are private
 
 # title: COUNT DISTINCT of a column named like a unit on a row-level table
 SELECT COUNT(DISTINCT pid) FROM people;

@@ -9,6 +9,9 @@ public class JdbcProbe {
         props.setProperty("user", args[1]);
         props.setProperty("password", args[2]);
         try (Connection con = DriverManager.getConnection(args[0], props)) {
+            try (Statement st = con.createStatement()) {
+                st.execute("SET dpsql.epsilon = 1");  // two questions spend the budget
+            }
             try (Statement st = con.createStatement();
                  ResultSet rs = st.executeQuery("SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex")) {
                 ResultSetMetaData md = rs.getMetaData();
