@@ -34,11 +34,13 @@ if TYPE_CHECKING:
         CatalogError,
         DatabaseError,
         DataError,
+        DeltaNeeded,
         Error,
         ExecutionError,
         IntegrityError,
         InterfaceError,
         InternalError,
+        InvalidLiteral,
         NotSupportedError,
         OperationalError,
         ParseError,
@@ -56,10 +58,10 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 _ERRORS = ("BoundsNeeded", "BudgetExceededError", "CatalogError", "DataError",
-           "DatabaseError", "Error", "ExecutionError", "IntegrityError", "InterfaceError",
-           "InternalError", "NotSupportedError", "OperationalError", "ParseError", "PrivacyError",
-           "PrivacyWarning", "ProgrammingError", "QueryCancelled", "RoleError",
-           "UnsupportedQueryError")
+           "DatabaseError", "DeltaNeeded", "Error", "ExecutionError", "IntegrityError",
+           "InterfaceError", "InternalError", "InvalidLiteral", "NotSupportedError",
+           "OperationalError", "ParseError", "PrivacyError", "PrivacyWarning",
+           "ProgrammingError", "QueryCancelled", "RoleError", "UnsupportedQueryError")
 _HOMES: dict[str, tuple[str, str]] = {
     "Budget": ("dpsql.accounting", "Budget"),
     **{name: ("dpsql.connection", name) for name in (
@@ -106,12 +108,14 @@ __all__ = [
     "Cursor",
     "DataError",
     "DatabaseError",
+    "DeltaNeeded",
     "Error",
     "ExecutionError",
     "Explanation",
     "IntegrityError",
     "InterfaceError",
     "InternalError",
+    "InvalidLiteral",
     "NotSupportedError",
     "OperationalError",
     "ParseError",
