@@ -94,8 +94,9 @@ def fingerprint(source: Any) -> str:
     file is opened: one ``stat`` per file): a file by its path, size and modification time;
     a glob or a folder by the sorted files it matches (a folder's, in every sub-folder), each
     with its size and modification time, hashed; a table by its name; a Python object by the
-    token of its registration (``Registered``). Taken when a question is asked: a Parquet file or glob is read then, not when
-    registered, so a file added, removed or rewritten behind a name makes a new question.
+    token of its registration (``Registered``). Taken when a question is asked: a Parquet
+    file or glob is read then, not when registered, so a file added, removed or rewritten
+    behind a name makes a new question.
 
     >>> import pathlib, tempfile
     >>> folder = pathlib.Path(tempfile.mkdtemp())

@@ -28,7 +28,16 @@ from dpsql.accounting import defaults as shares
 from dpsql.accounting.guide import delta_warning
 from dpsql.accounting.values import Left, without_delta
 from dpsql.backends import Backend, DuckDBBackend
-from dpsql.cache import AnswerStore, LedgerCache, MemoryCache, Registered, answer_key, dump, fingerprint, load
+from dpsql.cache import (
+    AnswerStore,
+    LedgerCache,
+    MemoryCache,
+    Registered,
+    answer_key,
+    dump,
+    fingerprint,
+    load,
+)
 from dpsql.catalog import (
     Catalog,
     CatalogFile,

@@ -283,7 +283,8 @@ def test_a_query_without_epsilon_spends_a_tenth_of_what_is_left():
     con.register("t", pa.table({"pid": [1, 2, 3]}), privacy_unit="pid")
     for bound in (0, 1):
         con.sql(f"SELECT COUNT(*) AS n FROM t WHERE pid > {bound}", epsilon=0.2)
-    assert con.default_epsilon == 0.06 and con.explain("SELECT COUNT(*) FROM t").to_dict()["epsilon"] == 0.06
+    assert con.default_epsilon == 0.06
+    assert con.explain("SELECT COUNT(*) FROM t").to_dict()["epsilon"] == 0.06
     res = con.sql("SELECT COUNT(*) AS n FROM t")
     assert (str(res.cost), str(res.left)) == ("ε=0.06, δ=0", "ε=0.54, δ=1e-06")
     assert "cost ε=0.06, δ=0; budget left ε=0.54, δ=1e-06" in repr(res)

@@ -95,7 +95,8 @@ class _Formatter(argparse.HelpFormatter):
 QUERY_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--catalog",), {"metavar": "TOML",
                       "help": "TOML file declaring private and public tables (docs/catalog.md)"}),
-    (("--epsilon",), {"type": float, "metavar": "E", "help": "ε of each query (default: a tenth of the ε the budget has left)"}),
+    (("--epsilon",), {"type": float, "metavar": "E",
+                      "help": "ε of each query (default: a tenth of the ε the budget has left)"}),
     (("--delta",), {"type": float, "metavar": "D",
                     "help": "δ of each query (default min(1e-7, budget δ))"}),
     (("--budget-epsilon",), {"type": float, "metavar": "E",
