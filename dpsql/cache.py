@@ -71,7 +71,7 @@ class LedgerCache:
 
     def __init__(self, ledger) -> None:
         self.ledger = ledger
-        self.scope = str(ledger.path.resolve())
+        self.scope = ledger.where
 
     def get(self, key: str) -> bytes | None:
         return self.ledger.cache_get(key)

@@ -1,6 +1,9 @@
-"""Shared fixtures: one real local-mode SparkSession per test process, for the Spark tests."""
+"""Shared fixtures: one real local-mode SparkSession per test process, for the Spark tests;
+one throwaway PostgreSQL cluster per test process, and ``ledger_url``, for the ledger tests."""
 
 from __future__ import annotations
+
+import secrets
 
 import pytest
 
@@ -26,3 +29,32 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster():
+    """One throwaway PostgreSQL cluster for the whole run (tests/postgres.py); the tests
+    that need it skip, naming what to install, without the server or the driver."""
+    pytest.importorskip("psycopg_pool", reason="the PostgreSQL ledger tests need its driver: "
+                        "pip install 'dpsql[postgres]'")
+    from tests.postgres import running_cluster
+
+    try:
+        cluster = running_cluster()
+        started = cluster.__enter__()
+    except FileNotFoundError as missing:
+        pytest.skip(str(missing))
+    yield started
+    cluster.__exit__(None, None, None)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request, tmp_path) -> str:
+    """Where a test's ledger lives: a new SQLite file, or a new database of the cluster
+    (every ledger test runs against both stores)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.db")
+    from tests.postgres import create_database
+
+    cluster = request.getfixturevalue("postgres_cluster")
+    return create_database(cluster, f"ledger_{secrets.token_hex(6)}")

@@ -1,4 +1,7 @@
-"""The durable ledger in one process: exact sums, durability, budgets, cache, audit log."""
+"""The durable ledger in one process: exact sums, durability, budgets, cache, audit log.
+
+Every test runs against both stores: a SQLite file and a PostgreSQL database (``ledger_url``).
+"""
 
 from __future__ import annotations
 
@@ -13,20 +16,27 @@ import pytest
 import dpsql
 from dpsql.accounting import Budget
 from dpsql.accounting.ledger import Ledger
+from tests.postgres import connect_raw
 
 
 @pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "ledger.db"
+def path(ledger_url: str) -> str:
+    return ledger_url
 
 
-def footprint(path: Path, watcher: sqlite3.Connection) -> tuple:
-    """Everything a write could change: rows, SQLite's commit counter seen by ``watcher``
-    (it moves when any other connection commits), the autoincrement counter, file sizes."""
+def footprint(path: str, watcher) -> tuple:
+    """Everything a write could change. SQLite: rows, the commit counter seen by ``watcher``
+    (it moves when any other connection commits), the autoincrement counter, file sizes.
+    PostgreSQL: rows, the id sequence (a rolled-back insert moves it too), every table."""
+    if isinstance(watcher, sqlite3.Connection):
+        return (watcher.execute("SELECT * FROM charges ORDER BY id").fetchall(),
+                watcher.execute("PRAGMA data_version").fetchone(),
+                watcher.execute("SELECT * FROM sqlite_sequence").fetchall(),
+                Path(path).stat().st_size, Path(f"{path}-wal").stat().st_size)
     return (watcher.execute("SELECT * FROM charges ORDER BY id").fetchall(),
-            watcher.execute("PRAGMA data_version").fetchone(),
-            watcher.execute("SELECT * FROM sqlite_sequence").fetchall(),
-            path.stat().st_size, Path(f"{path}-wal").stat().st_size)
+            watcher.execute("SELECT last_value, is_called FROM charges_id_seq").fetchone(),
+            watcher.execute("SELECT * FROM budgets ORDER BY scope, name").fetchall(),
+            watcher.execute("SELECT * FROM cache ORDER BY key").fetchall())
 
 
 def test_exact_sums_never_overdraw(path):
@@ -106,7 +116,7 @@ def test_a_different_budget_is_refused_unless_reset(path):
 
 def test_a_refused_charge_writes_nothing(path):
     with Ledger(path, budget=Budget(epsilon=1.0, delta=1e-6)) as ledger:
-        watcher = sqlite3.connect(path)
+        watcher = connect_raw(path)
         ledger.charge(0.5, 0.0, query="q")
         before = footprint(path, watcher)
         for epsilon, delta in [(0.6, 0.0), (0.0, 1e-5), (float("nan"), 0.0), (-1.0, 0.0),
@@ -122,14 +132,22 @@ def test_a_refused_charge_writes_nothing(path):
 def test_the_audit_log_is_append_only(path):
     with Ledger(path, budget=Budget(epsilon=1.0)) as ledger:
         ledger.charge(0.5, 0.0, query="q")
-    raw = sqlite3.connect(path)
-    for statement in ["UPDATE charges SET epsilon = '0'", "DELETE FROM charges"]:
-        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+    raw = connect_raw(path)
+    statements = ["UPDATE charges SET epsilon = '0'", "DELETE FROM charges"]
+    if isinstance(raw, sqlite3.Connection):
+        version, errors = "PRAGMA user_version", sqlite3.IntegrityError
+        assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    else:
+        import psycopg
+
+        statements.append("TRUNCATE charges")
+        version, errors = "SELECT version FROM dpsql_schema", psycopg.Error
+    for statement in statements:
+        with pytest.raises(errors, match="append-only"):
             raw.execute(statement)
-    assert raw.execute("PRAGMA user_version").fetchone() == (2,)
-    assert raw.execute("PRAGMA journal_mode").fetchone() == ("wal",)
-    raw.execute("PRAGMA user_version = 99")
-    raw.commit()
+    assert raw.execute(version).fetchone() == (2,)
+    raw.execute("PRAGMA user_version = 99" if isinstance(raw, sqlite3.Connection)
+                else "UPDATE dpsql_schema SET version = 99")
     raw.close()
     with pytest.raises(dpsql.PrivacyError, match="schema version 99"):
         Ledger(path, budget=None)

@@ -1,4 +1,5 @@
-"""dpsql.connect(ledger=...): a durable ledger shared by processes, with a shared cache."""
+"""dpsql.connect(ledger=...): a durable ledger shared by processes, with a shared cache (a
+SQLite file or a PostgreSQL URL: ``ledger_url``)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ def connection(path, **options) -> dpsql.Connection:
     return con
 
 
-def test_spends_survive_reopening_and_are_shared(tmp_path):
-    path = tmp_path / "ledger.db"
+def test_spends_survive_reopening_and_are_shared(ledger_url):
+    path = ledger_url
     first = connection(path, budget=dpsql.Budget(epsilon=1.0), analyst="alice")
     first.sql(QUERY, epsilon=0.5)
     first.close()
@@ -35,8 +36,8 @@ def test_spends_survive_reopening_and_are_shared(tmp_path):
     assert again.budget.charges[0].query == QUERY
 
 
-def test_cached_answer_is_shared_through_the_ledger(tmp_path):
-    path = tmp_path / "ledger.db"
+def test_cached_answer_is_shared_through_the_ledger(ledger_url):
+    path = ledger_url
     a = connection(path, budget=dpsql.Budget(epsilon=1.0), analyst="bob")
     answer = a.sql(QUERY, epsilon=0.5).fetchall()
     b = connection(path, budget=None, analyst="bob")
@@ -44,8 +45,8 @@ def test_cached_answer_is_shared_through_the_ledger(tmp_path):
     assert b.budget.spent.epsilon == 0.5
 
 
-def test_another_process_sees_the_charge(tmp_path):
-    path = tmp_path / "ledger.db"
+def test_another_process_sees_the_charge(ledger_url):
+    path = ledger_url
     connection(path, budget=dpsql.Budget(epsilon=1.0), analyst="carol").sql(QUERY, epsilon=0.25)
     code = textwrap.dedent(f"""
         import dpsql
@@ -57,8 +58,8 @@ def test_another_process_sees_the_charge(tmp_path):
     assert out.stdout.split() == ["0.25", "0.75"]
 
 
-def test_report_lists_every_method(tmp_path):
-    con = connection(tmp_path / "l.db", budget=dpsql.Budget(epsilon=5.0, delta=1e-6))
+def test_report_lists_every_method(ledger_url):
+    con = connection(ledger_url, budget=dpsql.Budget(epsilon=5.0, delta=1e-6))
     for eps in (0.1, 0.2, 0.3):
         con.sql("SELECT COUNT(*) FROM pums", epsilon=eps)
     report = con.report()
@@ -68,8 +69,8 @@ def test_report_lists_every_method(tmp_path):
     assert "PLD" in str(report)
 
 
-def test_profile_tradeoff_and_plot(tmp_path):
-    con = connection(tmp_path / "l.db", budget=dpsql.Budget(epsilon=5.0, delta=1e-6))
+def test_profile_tradeoff_and_plot(ledger_url, tmp_path):
+    con = connection(ledger_url, budget=dpsql.Budget(epsilon=5.0, delta=1e-6))
     con.sql("SELECT COUNT(*) FROM pums", epsilon=0.5)
     con.sql("SELECT COUNT(*) FROM pums", epsilon=0.7)
     report = con.report()
@@ -81,8 +82,8 @@ def test_profile_tradeoff_and_plot(tmp_path):
     assert (tmp_path / "budget.png").stat().st_size > 1000
 
 
-def test_dataset_budget_caps_every_analyst_together(tmp_path):
-    path = tmp_path / "l.db"
+def test_dataset_budget_caps_every_analyst_together(ledger_url):
+    path = ledger_url
     caps = {"pums": dpsql.Budget(epsilon=1.0)}
     ann = connection(path, budget=dpsql.Budget(epsilon=5.0), analyst="ann", dataset_budgets=caps)
     ann.sql("SELECT COUNT(*) FROM pums", epsilon=0.75)
@@ -93,11 +94,11 @@ def test_dataset_budget_caps_every_analyst_together(tmp_path):
     assert bob.budget.spent.epsilon == 0.25
 
 
-def test_one_question_asked_at_once_on_many_connections_is_charged_once(tmp_path):
+def test_one_question_asked_at_once_on_many_connections_is_charged_once(ledger_url):
     """Connections of one analyst racing with the same question: one charge, one answer
     (the charge and the stored answer are one ledger transaction, and whoever stores
     second gets the first answer back, uncharged)."""
-    path = tmp_path / "ledger.db"
+    path = ledger_url
     connection(path, budget=dpsql.Budget(epsilon=10.0), analyst="dora").close()
     cons = [connection(path, budget=None, analyst="dora") for _ in range(6)]
     start, answers = threading.Barrier(len(cons)), []

@@ -1,4 +1,5 @@
-"""The durable ledger across real processes: racing spenders, and SIGKILL at random moments.
+"""The durable ledger across real processes: racing spenders, and SIGKILL at random moments,
+against a SQLite file and against a PostgreSQL database (``ledger_url``).
 
 Workers are forked from a multiprocessing forkserver that has already imported dpsql, so
 each one starts in milliseconds instead of re-importing the whole package for a second.
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from dpsql.accounting.ledger import Ledger
+from dpsql.accounting.store import is_url
 from dpsql.exact import as_fraction
 from tests.ledger_workers import workers
 
@@ -23,7 +25,10 @@ from tests.ledger_workers import workers
 @pytest.fixture(scope="module")
 def ctx() -> multiprocessing.context.BaseContext:
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["dpsql.accounting.ledger", "tests.ledger_workers.workers"])
+    # The driver too, where installed (the forkserver skips a module it cannot import).
+    context.set_forkserver_preload(["dpsql.accounting.ledger", "tests.ledger_workers.workers",
+                                    "dpsql.accounting.postgres_store", "psycopg",
+                                    "psycopg_pool"])
     return context
 
 
@@ -37,7 +42,10 @@ def messages(reader) -> list[bytes]:
             return received
 
 
-def integrity(path: Path) -> str:
+def integrity(path: str) -> str:
+    """SQLite's own check of the file ("ok"); a PostgreSQL ledger is the server's to keep."""
+    if is_url(path):
+        return "ok"
     raw = sqlite3.connect(path)
     try:
         return raw.execute("PRAGMA integrity_check").fetchone()[0]
@@ -45,8 +53,14 @@ def integrity(path: Path) -> str:
         raw.close()
 
 
-def test_racing_processes_spend_exactly_the_budget(ctx, tmp_path):
-    path, start = tmp_path / "ledger.db", ctx.Event()
+def exists(path: str) -> bool:
+    """Whether the ledger was created (a kill before that leaves no file; a database is
+    there from the start)."""
+    return is_url(path) or Path(path).exists()
+
+
+def test_racing_processes_spend_exactly_the_budget(ctx, ledger_url):
+    path, start = ledger_url, ctx.Event()
     runs = []
     for _ in range(4):  # they also race to create the file and its schema
         reader, writer = ctx.Pipe(duplex=False)
@@ -71,10 +85,10 @@ def test_racing_processes_spend_exactly_the_budget(ctx, tmp_path):
     assert integrity(path) == "ok"
 
 
-def test_sigkill_never_leaves_a_release_without_its_charge(ctx, tmp_path):
+def test_sigkill_never_leaves_a_release_without_its_charge(ctx, ledger_url):
     """Even iterations are killed a random time after the start (often while the ledger
     opens: schema creation, WAL recovery), odd ones a random time into charging."""
-    path, rng = tmp_path / "ledger.db", random.Random(20240607)
+    path, rng = ledger_url, random.Random(20240607)
     released_total = 0
     for iteration in range(30):
         reader, writer = ctx.Pipe(duplex=False)
@@ -88,7 +102,7 @@ def test_sigkill_never_leaves_a_release_without_its_charge(ctx, tmp_path):
         released = [m.decode().split() for m in messages(reader) if m != b"READY"]
         process.join(10)
         assert process.exitcode == -9  # killed, not crashed on its own
-        if not path.exists():
+        if not exists(path):
             continue
         assert integrity(path) == "ok"
         # the budget too: a kill before the worker's first commit leaves none stored

@@ -1,4 +1,5 @@
-"""ρ-zCDP budgets in the durable ledger: exact sums, reopening, upgrades, racing processes."""
+"""ρ-zCDP budgets in the durable ledger: exact sums, reopening, upgrades, racing processes
+(each against a SQLite file and a PostgreSQL database, but the upgrade of a version-1 file)."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ PURE = (laplace(0.5),)  # ρ = 0.125
 
 
 @pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "ledger.db"
+def path(ledger_url: str) -> str:
+    return ledger_url
 
 
 def test_rho_spend_survives_reopening_and_is_exact(path):
@@ -92,7 +93,8 @@ def test_a_dataset_rho_budget_caps_every_analyst_together(path):
     bob.close()
 
 
-def test_a_version_1_file_is_upgraded_in_place(path):
+def test_a_version_1_file_is_upgraded_in_place(tmp_path: Path):
+    path = tmp_path / "ledger.db"
     raw = sqlite3.connect(path)
     raw.executescript("""
         CREATE TABLE budgets (scope TEXT NOT NULL CHECK (scope IN ('analyst', 'dataset')),
@@ -120,7 +122,7 @@ from dpsql.accounting.composition import laplace
 from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.values import Budget
 from dpsql.errors import BudgetExceededError
-path, gun = Path(sys.argv[1]), Path(sys.argv[2])
+path, gun = sys.argv[1], Path(sys.argv[2])
 with Ledger(path, budget=Budget(rho=0.25), analyst="shared") as ledger:
     while not gun.exists():
         time.sleep(0.005)

@@ -1,12 +1,14 @@
-"""A durable privacy ledger in one SQLite file, shared by every process that opens it.
+"""A durable privacy ledger, shared by every process that opens it: a SQLite file, or a
+PostgreSQL database (``postgresql://USER@HOST:PORT/DB``) shared by several hosts.
 
 Same interface as :class:`~dpsql.accounting.accountant.Accountant` (``total``, ``spent``,
 ``remaining``, ``charges``, ``check``, ``charge``), so a connection can use either, but
-every spend is a committed row of a file. ``charge`` checks and records in one
-``BEGIN IMMEDIATE`` transaction (SQLite's write lock), so processes racing for the
-last of a budget cannot overdraw it; the file is in WAL mode with ``synchronous=FULL``,
-so a charge that returned survives a crash or a power cut. ε and δ are stored as the
-decimal text the caller wrote and summed as Fractions, exactly as the Accountant does.
+every spend is a committed row. ``charge`` checks and records in one write transaction
+that holds the analyst's and every named dataset's lock (SQLite's one write lock; one
+advisory lock per scope in PostgreSQL: :mod:`.store`), so processes racing for the last
+of a budget cannot overdraw it; a charge that returned is on disk and survives a crash.
+ε and δ are stored as the decimal text the caller wrote and summed as Fractions, exactly
+as the Accountant does. This module is the budget logic; the store only keeps the rows.
 
 Intended order for a query (*spend before reading*): ``charge`` (commits) right before
 the engine may read data (``dpsql.statements``), ``cache_put`` right after the noise,
@@ -28,15 +30,14 @@ silently raising or lowering the limit: pass the same budget, ``budget=None`` to
 the stored one, or ``reset_budget=True`` to replace it (what was spent stays spent). A
 dataset budget bounds the spend of all analysts on that dataset together.
 
-Schema (``PRAGMA user_version`` = 2): ``budgets(scope, name, epsilon, delta, rho,
-updated_at)`` -- exactly one of ``epsilon`` and ``rho`` set; version 1 files (no ``rho``)
-are upgraded when opened --, ``charges(id, analyst, dataset, query, query_hash, plan,
+Schema (version 2): ``budgets(scope, name, epsilon, delta, rho, updated_at)`` -- exactly
+one of ``epsilon`` and ``rho`` set --, ``charges(id, analyst, dataset, query, query_hash, plan,
 mechanism, epsilon, delta, rho, created_at, status, events)`` -- append-only, enforced by
 triggers; refused charges are not recorded and ``status`` is always ``'spent'``;
 ``events`` (the released mechanisms) is what ρ budgets and the zCDP filter compose, the
 ``rho`` column is the caller's note for the audit log -- and ``cache(key, analyst,
 result, created_at)``. Open one Ledger per process (not across fork); one Ledger may be
-shared by threads.
+shared by threads. The same doctest, with ``path`` a PostgreSQL URL, runs the same.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -61,8 +62,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import random
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -72,41 +71,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dpsql.accounting.composition import MechanismEvent
+from dpsql.accounting.store import Db, NoLedger, Store, open_store
 from dpsql.accounting.values import DATASETS_SEPARATOR, Budget, Cost, without_delta
 from dpsql.errors import BudgetExceededError, PrivacyError
 from dpsql.exact import as_fraction, float_at_least, nearest_float
 
-SCHEMA_VERSION = 2
-BUDGETS = """CREATE TABLE IF NOT EXISTS budgets (
-        scope TEXT NOT NULL CHECK (scope IN ('analyst', 'dataset')),
-        name TEXT NOT NULL, epsilon TEXT, delta TEXT NOT NULL, rho TEXT,
-        updated_at REAL NOT NULL, PRIMARY KEY (scope, name),
-        CHECK ((epsilon IS NULL) <> (rho IS NULL)))"""
-UPGRADES = {
-    1: ("ALTER TABLE budgets RENAME TO budgets_v1",
-        BUDGETS,
-        "INSERT INTO budgets (scope, name, epsilon, delta, rho, updated_at) "
-        "SELECT scope, name, epsilon, delta, NULL, updated_at FROM budgets_v1",
-        "DROP TABLE budgets_v1"),
-}
-"""Statements that bring a file of each older version to the next one (in one transaction)."""
-SCHEMA = (
-    BUDGETS,
-    """CREATE TABLE IF NOT EXISTS charges (
-        id INTEGER PRIMARY KEY AUTOINCREMENT, analyst TEXT NOT NULL, dataset TEXT NOT NULL,
-        query TEXT NOT NULL, query_hash TEXT NOT NULL, plan TEXT NOT NULL,
-        mechanism TEXT NOT NULL, epsilon TEXT NOT NULL, delta TEXT NOT NULL, rho REAL,
-        created_at REAL NOT NULL, status TEXT NOT NULL CHECK (status = 'spent'),
-        events TEXT NOT NULL DEFAULT '[]')""",
-    "CREATE INDEX IF NOT EXISTS charges_by_analyst ON charges (analyst, id)",
-    "CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset, id)",
-    """CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, analyst TEXT NOT NULL,
-        result BLOB NOT NULL, created_at REAL NOT NULL)""",
-    """CREATE TRIGGER IF NOT EXISTS charges_no_update BEFORE UPDATE ON charges
-        BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
-    """CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges
-        BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
-)
 COLUMNS = ("id, analyst, dataset, query, query_hash, plan, mechanism, epsilon, delta, rho, "
            "created_at, status, events")
 T = TypeVar("T")
@@ -142,45 +111,45 @@ class LedgerCharge:
 
 
 class Ledger:
-    """Spends of one analyst against budgets stored in a SQLite file (see the module doc)."""
+    """Spends of one analyst against budgets stored in a ledger (see the module doc).
+
+    ``path``: a SQLite file, or a ``postgresql://USER@HOST:PORT/DB`` URL (the ``postgres``
+    extra's driver is imported then only)."""
 
     def __init__(self, path: str | Path, *, budget: Budget | None, analyst: str = "default",
                  dataset_budgets: Mapping[str, Budget] | None = None,
                  reset_budget: bool = False, timeout: float = 30.0) -> None:
         if not isinstance(analyst, str) or not analyst:
             raise PrivacyError(f"analyst={analyst!r}: must be a non-empty string")
-        self.path = Path(path)
         self.analyst = analyst
-        self._timeout = timeout
         self._lock = threading.Lock()
         # Running sums per (scope, name), valid up to a charge id. Exact because charges
-        # are append-only and ids are assigned under the write lock, in commit order.
+        # are append-only and every charge counting against a scope is inserted and
+        # committed under that scope's write lock, so ids grow in commit order per scope.
         self._sums: dict[tuple[str, str], Spent] = {}
-        self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
-                                   check_same_thread=False)
+        self._store: Store = open_store(path, timeout=timeout)
+        self.where = self._store.location
 
-        def setup(db: sqlite3.Connection) -> None:
-            _create_schema(db, self.path)
+        def setup(db: Db) -> None:
             self._settle(db, "analyst", analyst, budget, reset_budget)
             for name, limit in (dataset_budgets or {}).items():
                 self._settle(db, "dataset", name, limit, reset_budget)
 
         try:
-            self._run(_durable, transaction=None)
-            self._run(setup, transaction="IMMEDIATE")
+            self._run(setup, transaction="write")
         except BaseException:
-            self._db.close()
+            self._store.close()
             raise
 
     @property
     def total(self) -> Budget:
         """This analyst's total budget, as stored in the file now."""
-        return self._run(lambda db: _budget(db, "analyst", self.analyst), transaction=None)
+        return self._run(lambda db: _budget(db, "analyst", self.analyst))
 
     @property
     def spent(self) -> Cost:
         """Σε and Σδ as charged; under a ρ budget, δ is the approximate-zCDP δ (see above)."""
-        def both(db: sqlite3.Connection) -> tuple[Budget, Spent]:
+        def both(db: Db) -> tuple[Budget, Spent]:
             return _budget(db, "analyst", self.analyst), self._spent(db, "analyst",
                                                                      self.analyst)
 
@@ -200,7 +169,7 @@ class Ledger:
 
         Under a ρ budget ε is NaN (what is left is ``total.rho - rho_spent``), as for the
         in-memory Accountant."""
-        def left(db: sqlite3.Connection) -> tuple[Fraction | None, Fraction]:
+        def left(db: Db) -> tuple[Fraction | None, Fraction]:
             total = _budget(db, "analyst", self.analyst)
             spent = self._spent(db, "analyst", self.analyst)
             if total.rho is not None:
@@ -239,7 +208,7 @@ class Ledger:
         row, cost = self._charge_row(epsilon, delta, query, dataset, plan, mechanism, rho,
                                      events)
         charge_id = self._run(lambda db: self._insert_charge(db, row, cost, dataset, events),
-                              transaction="IMMEDIATE")
+                              transaction="write")
         return _record((charge_id, *row))
 
     def _charge_row(self, epsilon: float, delta: float, query: str, dataset: str,
@@ -254,18 +223,22 @@ class Ledger:
                 None if rho is None else float(rho), time.time(), "spent",
                 json.dumps([asdict(e) for e in events])), cost
 
-    def _insert_charge(self, db: sqlite3.Connection, row: tuple,
+    def _insert_charge(self, db: Db, row: tuple,
                        cost: tuple[Fraction, Fraction], dataset: str, events: tuple) -> int:
-        """Refuse the spend unless it fits, then append it; the new charge's id."""
+        """Lock every scope the spend counts against, refuse it unless it fits, then
+        append it; the new charge's id."""
+        for scope, name in sorted(_scopes_named(self.analyst, dataset)):
+            db.lock(scope, name)
         self._refuse_if_over(db, cost, dataset, events)
         return db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row).lastrowid
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                          row).fetchone()[0]
 
     def cache_get(self, key: str) -> bytes | None:
         """The answer stored under ``key`` for this analyst, or None."""
         row = self._run(lambda db: db.execute(
             "SELECT result FROM cache WHERE key = ? AND analyst = ?",
-            (key, self.analyst)).fetchone(), transaction=None)
+            (key, self.analyst)).fetchone())
         return None if row is None else bytes(row[0])
 
     def cache_put(self, key: str, value: bytes) -> bytes:
@@ -275,18 +248,19 @@ class Ledger:
         key sees one released value. Keys should include the analyst: a key already held
         by another analyst is left alone and ``value`` is returned uncached.
         """
-        def put(db: sqlite3.Connection) -> bytes:
-            db.execute("INSERT OR IGNORE INTO cache VALUES (?, ?, ?, ?)",
+        def put(db: Db) -> bytes:
+            db.execute("INSERT INTO cache (key, analyst, result, created_at) "
+                       "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
                        (key, self.analyst, bytes(value), time.time()))
             row = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
                              (key, self.analyst)).fetchone()
             return bytes(value) if row is None else bytes(row[0])
 
-        return self._run(put, transaction="IMMEDIATE")
+        return self._run(put, transaction="write")
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            self._store.close()
 
     def __enter__(self) -> Ledger:
         return self
@@ -295,44 +269,38 @@ class Ledger:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Ledger({str(self.path)!r}, analyst={self.analyst!r})"
+        return f"Ledger({self.where!r}, analyst={self.analyst!r})"
 
-    def _run(self, body: Callable[[sqlite3.Connection], T],
-             transaction: str | None = "DEFERRED") -> T:
-        """Run ``body`` in a transaction, retrying while another process holds the lock."""
-        deadline, pause = time.monotonic() + self._timeout, 0.005
+    def _run(self, body: Callable[[Db], T], transaction: str = "read") -> T:
+        """Run ``body`` in a ``"read"`` or ``"write"`` transaction of the store (one at a
+        time per Ledger: the running sums are this object's)."""
         with self._lock:
-            while True:
-                try:
-                    return _in_transaction(self._db, body, transaction)
-                except sqlite3.OperationalError as exc:
-                    if not _busy(exc) or time.monotonic() > deadline:
-                        raise _ledger_error(self.path, exc) from exc
-                except sqlite3.Error as exc:
-                    raise _ledger_error(self.path, exc) from exc
-                time.sleep(pause * random.random())
-                pause = min(2 * pause, 0.25)
+            return self._store.run(body, transaction)
 
-    def _settle(self, db: sqlite3.Connection, scope: str, name: str, budget: Budget | None,
+    def _settle(self, db: Db, scope: str, name: str, budget: Budget | None,
                 reset: bool) -> None:
         if not isinstance(name, str) or not name:
             raise PrivacyError(f"{scope} name {name!r}: must be a non-empty string")
+        db.lock(scope, name)
         stored = _budget(db, scope, name) if _has_budget(db, scope, name) else None
         if budget is None and stored is None:
-            raise PrivacyError(f"ledger {str(self.path)!r} holds no budget for {scope} "
+            raise PrivacyError(f"ledger {self.where!r} holds no budget for {scope} "
                                f"{name!r}: pass budget=Budget(epsilon=..., delta=...)")
         if budget is None or (stored is not None and _same(stored, budget)):
             return
         if stored is not None and not reset:
             raise PrivacyError(
-                f"ledger {str(self.path)!r} already holds the budget {stored} for {scope} "
+                f"ledger {self.where!r} already holds the budget {stored} for {scope} "
                 f"{name!r}, not {budget}: pass the stored budget, or budget=None to use it, "
                 "or reset_budget=True to replace it (what was spent stays spent)")
-        db.execute("INSERT OR REPLACE INTO budgets VALUES (?, ?, ?, ?, ?, ?)",
+        db.execute("INSERT INTO budgets (scope, name, epsilon, delta, rho, updated_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (scope, name) DO UPDATE SET "
+                   "epsilon = excluded.epsilon, delta = excluded.delta, rho = excluded.rho, "
+                   "updated_at = excluded.updated_at",
                    (scope, name, _text(budget.epsilon), repr(float(budget.delta)),
                     _text(budget.rho), time.time()))
 
-    def _spent(self, db: sqlite3.Connection, scope: str, name: str) -> Spent:
+    def _spent(self, db: Db, scope: str, name: str) -> Spent:
         spent = self._sums.get((scope, name), Spent())
         where, params = _scope_filter(scope, name)
         for row in db.execute(f"SELECT id, epsilon, delta, events FROM charges WHERE {where} "
@@ -341,7 +309,7 @@ class Ledger:
         self._sums[scope, name] = spent
         return spent
 
-    def _refuse_if_over(self, db: sqlite3.Connection, cost: tuple[Fraction, Fraction],
+    def _refuse_if_over(self, db: Db, cost: tuple[Fraction, Fraction],
                         dataset: str, events: tuple = ()) -> None:
         scopes = [("analyst", self.analyst)]
         scopes += [("dataset", name) for name in dataset.split(DATASETS_SEPARATOR)
@@ -370,7 +338,7 @@ class Ledger:
             raise BudgetExceededError("query refused, nothing was spent: " + "; ".join(over) +
                                       ". Ask for less epsilon/delta, or for a new budget")
 
-    def _zcdp_fits(self, db: sqlite3.Connection, scope: str, name: str, total: Budget,
+    def _zcdp_fits(self, db: Db, scope: str, name: str, total: Budget,
                    events: tuple) -> bool:
         """The zCDP privacy filter (valid under adaptive choice): its ε at the total δ fits."""
         if total.delta == 0:
@@ -399,65 +367,38 @@ class Ledger:
     def _records(self, analyst: str | None) -> list[LedgerCharge]:
         where, args = ("", ()) if analyst is None else (" WHERE analyst = ?", (analyst,))
         rows = self._run(lambda db: db.execute(
-            f"SELECT {COLUMNS} FROM charges{where} ORDER BY id", args).fetchall(),
-            transaction=None)
+            f"SELECT {COLUMNS} FROM charges{where} ORDER BY id", args).fetchall())
         return [_record(row) for row in rows]
 
 
-def _in_transaction(db: sqlite3.Connection, body: Callable[[sqlite3.Connection], T],
-                    transaction: str | None) -> T:
-    if transaction is None:
-        return body(db)
-    db.execute(f"BEGIN {transaction}")
-    try:
-        result = body(db)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
-    return result
-
-
-def _durable(db: sqlite3.Connection) -> None:
-    """WAL lets readers run beside the one writer; FULL syncs the WAL at every commit."""
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=FULL")
-
-
-def _create_schema(db: sqlite3.Connection, path: Path) -> None:
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
-        raise PrivacyError(f"ledger {str(path)!r} has schema version {version}, newer than "
-                           f"this dpsql reads ({SCHEMA_VERSION}): upgrade dpsql")
-    for old in range(version, SCHEMA_VERSION) if version else ():  # 0: a new file
-        for statement in UPGRADES[old]:
-            db.execute(statement)
-    for statement in SCHEMA:
-        db.execute(statement)
-    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-
 def stored_budget(path: str | Path, analyst: str) -> Budget | None:
-    """The budget a ledger file holds for ``analyst``; None when the file, or a budget for
-    that analyst in it, does not exist. Reads only: nothing is created.
+    """The budget a ledger (file or URL) holds for ``analyst``; None when the ledger, or a
+    budget for that analyst in it, does not exist. Reads only: nothing is created.
 
     >>> stored_budget("no-such-ledger.db", "alice") is None
     True
     """
-    path = Path(path)
-    if not path.is_file():
-        return None
-    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     try:
-        return _budget(db, "analyst", analyst) if _has_budget(db, "analyst", analyst) else None
-    except sqlite3.Error:  # not a ledger (yet): opening it will say so
+        store = open_store(path, create=False)
+    except NoLedger:
+        return None
+    try:
+        return store.run(lambda db: _budget(db, "analyst", analyst)
+                         if _has_budget(db, "analyst", analyst) else None)
+    except PrivacyError:  # not a ledger (yet): opening it will say so
         return None
     finally:
-        db.close()
+        store.close()
 
 
-def _has_budget(db: sqlite3.Connection, scope: str, name: str) -> bool:
+def _scopes_named(analyst: str, dataset: str) -> set[tuple[str, str]]:
+    """The scopes a charge counts against: its analyst and every dataset it names (with a
+    budget or not: one may be set while the charge runs)."""
+    return {("analyst", analyst)} | {("dataset", name)
+                                     for name in dataset.split(DATASETS_SEPARATOR) if name}
+
+
+def _has_budget(db: Db, scope: str, name: str) -> bool:
     return db.execute("SELECT 1 FROM budgets WHERE scope = ? AND name = ?",
                       (scope, name)).fetchone() is not None
 
@@ -474,7 +415,7 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _budget(db: sqlite3.Connection, scope: str, name: str) -> Budget:
+def _budget(db: Db, scope: str, name: str) -> Budget:
     row = db.execute("SELECT epsilon, delta, rho FROM budgets WHERE scope = ? AND name = ?",
                      (scope, name)).fetchone()
     if row is None:
@@ -553,12 +494,3 @@ def _record(row: tuple) -> LedgerCharge:
     charge_id, analyst, dataset, query, digest, plan, mechanism, eps, delta, *rest = row
     return LedgerCharge(charge_id, analyst, dataset, query, digest, plan, mechanism,
                         float(eps), float(delta), *rest)
-
-
-def _busy(exc: sqlite3.OperationalError) -> bool:
-    return "locked" in str(exc) or "busy" in str(exc)
-
-
-def _ledger_error(path: Path, exc: sqlite3.Error) -> PrivacyError:
-    return PrivacyError(f"privacy ledger {str(path)!r} failed: {exc}. No charge is confirmed, "
-                        "so release nothing; retry, or check the file")

@@ -1,7 +1,8 @@
-"""Server accounts and the audit log, kept in the privacy ledger's SQLite file.
+"""Server accounts and the audit log, kept in the privacy ledger (a SQLite file or a
+PostgreSQL database: :mod:`.store`, which creates the tables).
 
 The ledger (:mod:`dpsql.accounting.ledger`) holds each analyst's budget and spends; this
-module adds two tables beside them and owns their schema:
+module keeps two tables beside them:
 
 - ``users(name, verifier, created_at, updated_at)``: who may log in to ``dpsql serve``, with
   a salted, iterated SCRAM-SHA-256 verifier (never the password);
@@ -29,29 +30,15 @@ spent, and adding the name again reuses that history.
 
 from __future__ import annotations
 
-import sqlite3
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from dpsql.accounting.ledger import Ledger
+from dpsql.accounting.store import Db, open_store
 from dpsql.accounting.values import Budget, Cost
 from dpsql.errors import PrivacyError
 from dpsql.exact import as_fraction, nearest_float
-
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, verifier TEXT NOT NULL,
-        created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS audit (id INTEGER PRIMARY KEY AUTOINCREMENT,
-        at REAL NOT NULL, user TEXT NOT NULL, client TEXT NOT NULL, statement TEXT NOT NULL,
-        outcome TEXT NOT NULL, sqlstate TEXT NOT NULL, epsilon REAL NOT NULL,
-        delta REAL NOT NULL)""",
-    """CREATE TRIGGER IF NOT EXISTS audit_no_update BEFORE UPDATE ON audit
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
-    """CREATE TRIGGER IF NOT EXISTS audit_no_delete BEFORE DELETE ON audit
-        BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
-)
 
 
 @dataclass(frozen=True)
@@ -86,18 +73,12 @@ class AuditEntry:
 
 
 class Users:
-    """The accounts and audit log of one ledger file (safe to share between threads)."""
+    """The accounts and audit log of one ledger, a file or a ``postgresql://`` URL (safe to
+    share between threads)."""
 
     def __init__(self, path: str | Path, *, timeout: float = 30.0) -> None:
-        self.path = Path(path)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None,
-                                   check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        with self._lock:
-            for statement in SCHEMA:
-                self._db.execute(statement)
+        self.path = path
+        self._store = open_store(path, timeout=timeout)
 
     def add(self, name: str, verifier: str, budget: Budget) -> None:
         """Create a login with its budget; PrivacyError if the name is taken.
@@ -160,19 +141,20 @@ class Users:
     def record(self, entry: AuditEntry) -> None:
         """Append one statement to the audit log.
 
-        Written with ``synchronous=NORMAL``: a power cut may lose the last lines (never a
-        charge, which the ledger syncs), and a statement is not slowed by a disk sync.
+        Written without waiting for the disk (``durable=False``): a power cut may lose the
+        last lines (never a charge, which the ledger syncs), and a statement is not slowed
+        by a disk sync.
         """
-        self._execute("INSERT INTO audit (at, user, client, statement, outcome, sqlstate, "
+        self._execute("INSERT INTO audit (at, \"user\", client, statement, outcome, sqlstate, "
                       "epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                       (entry.at or time.time(), entry.user, entry.client, entry.statement,
                        entry.outcome, entry.sqlstate, float(entry.epsilon),
-                       float(entry.delta)), synchronous="NORMAL")
+                       float(entry.delta)), durable=False)
 
     def audit(self, user: str | None = None, *, last: int | None = None) -> list[AuditEntry]:
         """The audit log (of ``user``, or of everyone), oldest first; ``last`` keeps the tail."""
-        where, args = ("", ()) if user is None else (" WHERE user = ?", (user,))
-        rows, _ = self._execute(f"SELECT user, client, statement, outcome, sqlstate, epsilon, "
+        where, args = ("", ()) if user is None else (' WHERE "user" = ?', (user,))
+        rows, _ = self._execute(f'SELECT "user", client, statement, outcome, sqlstate, epsilon, '
                                 f"delta, at FROM audit{where} ORDER BY id", args)
         entries = [AuditEntry(*row) for row in rows]
         return entries if last is None else entries[-last:] if last > 0 else []
@@ -192,8 +174,7 @@ class Users:
         return rows[0][0] or 0
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._store.close()
 
     def __enter__(self) -> Users:
         return self
@@ -202,20 +183,16 @@ class Users:
         self.close()
 
     def _execute(self, sql: str, args: tuple = (),
-                 synchronous: str = "FULL") -> tuple[list[tuple], int]:
-        """The rows and the changed-row count of one statement, under the lock; a write is
-        synced to disk before this returns unless ``synchronous="NORMAL"``."""
-        with self._lock:
-            try:
-                if synchronous != "FULL":
-                    self._db.execute(f"PRAGMA synchronous={synchronous}")
-                cursor = self._db.execute(sql, args)
-                return cursor.fetchall(), cursor.rowcount
-            except sqlite3.Error as exc:
-                raise PrivacyError(f"ledger {str(self.path)!r}: {exc}") from None
-            finally:
-                if synchronous != "FULL":
-                    self._db.execute("PRAGMA synchronous=FULL")
+                 durable: bool = True) -> tuple[list[tuple], int]:
+        """The rows and the changed-row count of one statement, in a transaction of its own
+        (a read takes no write lock); a write is on disk before this returns unless
+        ``durable=False``."""
+        def one(db: Db) -> tuple[list[tuple], int]:
+            cursor = db.execute(sql, args)
+            return (cursor.fetchall() if cursor.description else []), cursor.rowcount
+
+        mode = "read" if sql.startswith("SELECT") else "write"
+        return self._store.run(one, mode, durable=durable)
 
 
 def _no_such_user(name: str) -> str:

@@ -105,8 +105,9 @@ QUERY_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--reset-budget",), {"action": "store_true",
                            "help": "replace the ledger's budget with --budget-epsilon and "
                                    "--budget-delta (what was spent stays spent)"}),
-    (("--ledger",), {"metavar": "FILE",
-                     "help": "durable privacy ledger shared by every process and run"}),
+    (("--ledger",), {"metavar": "FILE|URL",
+                     "help": "durable privacy ledger shared by every process and run: a "
+                             "SQLite file, or postgresql://USER@HOST:PORT/DB"}),
     (("--analyst",), {"metavar": "NAME", "help": "whose budget to spend (default: default)"}),
     (("--seed",), {"type": int, "metavar": "N",
                    "help": "fixed noise seed: reproducible but NOT private (tests only)"}),
@@ -231,8 +232,9 @@ def _add_users(sub) -> None:
                                     f"users {name}{example} --ledger ledger.db")
         if name != "list":
             action.add_argument("name", metavar="NAME", help="the analyst's login name")
-        action.add_argument("--ledger", metavar="FILE", required=True,
-                            help="the ledger file the server uses")
+        action.add_argument("--ledger", metavar="FILE|URL", required=True,
+                            help="the ledger the server uses: a SQLite file, or "
+                                 "postgresql://USER@HOST:PORT/DB")
         if name in ("add", "reset-password"):
             action.add_argument("--password-stdin", action="store_true",
                                 help="read the password from standard input's first line")
@@ -264,8 +266,9 @@ def _add_audit(sub) -> None:
 
 def _add_server_ledger(command: argparse.ArgumentParser) -> None:
     """The ledger ``serve`` and ``audit`` share: users, budgets and the audit log."""
-    command.add_argument("--ledger", metavar="FILE", required=True,
-                         help="the ledger file holding users, budgets and the audit log")
+    command.add_argument("--ledger", metavar="FILE|URL", required=True,
+                         help="the ledger holding users, budgets and the audit log: a SQLite "
+                              "file, or postgresql://USER@HOST:PORT/DB")
 
 
 def _add_query_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:

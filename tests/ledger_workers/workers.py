@@ -11,7 +11,6 @@ import secrets
 import traceback
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
-from pathlib import Path
 
 from dpsql.accounting import Budget
 from dpsql.accounting.ledger import Ledger
@@ -20,7 +19,7 @@ from dpsql.errors import BudgetExceededError
 CRASH_BUDGET = Budget(epsilon=1e6)
 
 
-def charge_many(path: Path, total: float, attempts: int, epsilon: float, start: Event,
+def charge_many(path: str, total: float, attempts: int, epsilon: float, start: Event,
                 out: Connection) -> None:
     """Open the ledger, wait for the starting gun, try ``attempts`` charges; report counts."""
     try:
@@ -40,7 +39,7 @@ def charge_many(path: Path, total: float, attempts: int, epsilon: float, start: 
         raise
 
 
-def release_until_killed(path: Path, out: Connection) -> None:
+def release_until_killed(path: str, out: Connection) -> None:
     """Charge, then "release" (report) the answer only after ``charge`` returned; forever."""
     ledger = Ledger(path, budget=CRASH_BUDGET, analyst="crash")
     out.send_bytes(b"READY")

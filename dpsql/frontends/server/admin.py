@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from dpsql.accounting.store import is_url, shown
 from dpsql.accounting.users import User, Users
 from dpsql.accounting.values import Budget
 from dpsql.errors import InterfaceError
@@ -32,8 +33,8 @@ def serve(config: ServerConfig, *, out: TextIO = sys.stdout,
         host, port = server.address
         tls = "TLS" if server.tls else "no TLS: loopback clients only"
         print(f"dpsql serve: listening on {host}:{port} ({tls}); catalog {config.catalog}, "
-              f"ledger {config.ledger}. Connect with: psql -h {host} -p {port} -U <user> "
-              "dpsql", file=out, flush=True)
+              f"ledger {shown(config.ledger)}. Connect with: psql -h {host} -p {port} "
+              "-U <user> dpsql", file=out, flush=True)
         try:
             while not stop.wait(0.5):
                 pass
@@ -68,11 +69,12 @@ def users_add(ledger: str, name: str, *, epsilon: float | None, delta: float, pa
     budget = Budget(epsilon=epsilon, delta=delta, rho=rho)
     with Users(ledger) as users:
         users.add(name, make_verifier(password), budget)
-    return f"added user {name!r} with budget {budget} to {ledger}"
+    return f"added user {name!r} with budget {budget} to {shown(ledger)}"
 
 
 def _existing(ledger: str) -> str:
-    if not Path(ledger).is_file():
+    """``ledger``, if it is a PostgreSQL URL or an existing file (not a typo's new file)."""
+    if not is_url(ledger) and not Path(ledger).is_file():
         raise InterfaceError(f"no ledger file {ledger}: `dpsql users add NAME --ledger "
                              f"{ledger}` creates it")
     return ledger
@@ -83,7 +85,8 @@ def users_list(ledger: str) -> str:
     with Users(_existing(ledger)) as users:
         rows = users.list()
     if not rows:
-        return f"no users in {ledger}: add one with `dpsql users add NAME --ledger {ledger}`"
+        where = shown(ledger)
+        return f"no users in {where}: add one with `dpsql users add NAME --ledger {where}`"
     lines = [f"{'user':<16} {'budget':<7} {'total':>9} {'spent':>9} {'δ total':>9} "
              f"{'δ spent':>9}"]
     lines += [f"{u.name:<16} {'ρ-zCDP' if u.budget.rho is not None else 'ε, δ':<7} "
@@ -109,7 +112,7 @@ def users_set_budget(ledger: str, name: str, *, epsilon: float | None, delta: fl
         users.set_budget(name, budget)
         user = next(u for u in users.list() if u.name == name)
     left = max(_total(budget) - _used(user), 0.0)
-    return (f"budget of user {name!r} set to {budget} in {ledger} (was {stored}); spent "
+    return (f"budget of user {name!r} set to {budget} in {shown(ledger)} (was {stored}); spent "
             f"{_used(user):.4g} of it, {left:.4g} left (what was spent stays spent)")
 
 
