@@ -26,7 +26,7 @@ from dpsql import listing, suggest
 from dpsql.accounting import Accountant, Budget, BudgetKeeper, Cost
 from dpsql.accounting import defaults as shares
 from dpsql.accounting.guide import delta_warning
-from dpsql.accounting.values import Left, without_delta
+from dpsql.accounting.values import Left, total, without_delta
 from dpsql.backends import Backend, DuckDBBackend
 from dpsql.cache import (
     AnswerStore,
@@ -347,8 +347,11 @@ class Connection:
     def _answer(self, query: str, *, epsilon: float | None, delta: float | None,
                 seed: int | None, dialect: str | None,
                 quantile_ci: float | None) -> Result:
-        """``sql`` for a query: compiled, answered from the cache or charged, run, released."""
-        remaining, default = None, self._query_epsilon(epsilon)
+        """``sql`` for a query: compiled, answered from the cache or charged, run, released.
+
+        Its cost is the whole charge of the statement: the estimates of ``"auto"`` bounds
+        and limits it paid for first, and its own."""
+        remaining, default, estimates = None, self._query_epsilon(epsilon), []
         while True:  # each estimate turns one "auto" column into bounds: this ends
             try:
                 compiled = self._compile(query, epsilon=epsilon, delta=delta, dialect=dialect,
@@ -358,7 +361,16 @@ class Connection:
             except BoundsNeeded as need:
                 from dpsql import owner
 
-                remaining = owner.estimate_first(self, need)
+                remaining, paid = owner.estimate_first(self, need)
+                estimates.append(paid)
+        result = self._answer_compiled(compiled, query, seed)
+        if not estimates:
+            return result
+        return dataclasses.replace(result, cost=total([*estimates, result.cost]))
+
+    def _answer_compiled(self, compiled: CompiledQuery, query: str, seed: int | None
+                         ) -> Result:
+        """The answer to a compiled query: from the cache (free), or charged and run."""
         if seed is not None or self.answers is None:
             return self._run(compiled, query, seed)
         key = self._answer_key(compiled)

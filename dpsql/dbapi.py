@@ -48,10 +48,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 from sqlglot import exp
 
-from dpsql.accounting.values import Cost, Left
+from dpsql.accounting.values import Cost, Left, total
 from dpsql.dialect import DIALECTS
 from dpsql.errors import InterfaceError, ProgrammingError
-from dpsql.exact import as_fraction, nearest_float
 from dpsql.parse import parse
 from dpsql.result import Result
 
@@ -347,11 +346,7 @@ class Cursor:
         """What the last ``execute`` charged, as the exact decimals the ledger adds (for
         ``executemany``, every parameter set's charge); zero for an answer from the cache or
         the catalog; None before any query."""
-        if not self._costs:
-            return None
-        epsilon = sum(as_fraction(c.epsilon) for c in self._costs)
-        delta = sum(as_fraction(c.delta) for c in self._costs)
-        return Cost(nearest_float(epsilon), nearest_float(delta))
+        return total(self._costs) if self._costs else None
 
     @property
     def budget(self) -> Left | None:

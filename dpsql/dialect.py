@@ -21,7 +21,9 @@ whose parser also understands
   and T-SQL's ``SELECT TOP n ...``, read as ``LIMIT n``;
 - the pyformat placeholder ``%(name)s`` (PostgreSQL's parser already reads it), and every
   placeholder node records where it is written (``meta["start"]``/``meta["end"]``), so that
-  ``dpsql.dbapi`` binds parameters in the order of the text and quotes them in errors.
+  ``dpsql.dbapi`` binds parameters in the order of the text and quotes them in errors;
+- PostgreSQL's arrays of object identifier types, ``proargtypes::regtype[]`` (pgcli's
+  function list casts so): sqlglot reads ``regtype`` but not the ``[]`` after it.
 
 The syntax follows GoogleSQL for BigQuery ("Differentially private aggregate functions"
 and the differential privacy clause of "Query syntax",
@@ -48,6 +50,8 @@ mean for dpsql is decided by the analysis (``dpsql.analysis.options`` and
 'SELECT WITH ANONYMIZATION OPTIONS (kappa = 1) ANON_AVG(x CLAMPED BETWEEN 0 AND 10) FROM t'
 >>> parse_one("SELECT TOP 3 k, STD(x) FROM t GROUP BY k").sql(dialect=dialect("duckdb"))
 'SELECT k, STDDEV_POP(x) FROM t GROUP BY k LIMIT 3'
+>>> parse_one("SELECT proargtypes::regtype[] FROM pg_proc", "postgres").sql(dialect("postgres"))
+'SELECT CAST(proargtypes AS REGTYPE[]) FROM pg_proc'
 """
 
 from __future__ import annotations
@@ -189,6 +193,16 @@ class DPParser(Parser):
                              "ANON_PERCENTILE_CONT), then optionally CLAMPED BETWEEN <lower> "
                              "AND <upper>")
         return self.expression(cls(**args))
+
+    def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expression | None:
+        this = super()._parse_types(*args, **kwargs)
+        # sqlglot returns an object identifier type (regtype, oid, ...) before looking for
+        # the brackets that make other types arrays: read them here, one per dimension.
+        if not isinstance(this, exp.ObjectIdentifier | exp.PseudoType):
+            return this
+        while self._match_pair(TokenType.L_BRACKET, TokenType.R_BRACKET):
+            this = exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[this], nested=True)
+        return this
 
     def _parse_placeholder(self) -> exp.Expression | None:
         first = self._curr

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from sqlglot import exp
 
 from dpsql import autobounds, suggest
-from dpsql.accounting.values import Cost
+from dpsql.accounting.values import Cost, total
 from dpsql.errors import (
     BoundsNeeded,
     CatalogError,
@@ -169,12 +169,12 @@ def released(con: Asker, queries: list[str], epsilon: float, delta: float
     each_e, each_d = suggest.shares(epsilon, delta, max(len(queries), 1))
     con.budget.check(epsilon, delta)
     results = [con.sql(sql, epsilon=each_e, delta=each_d) for sql in queries]
-    return ([r.fetchall() for r in results],
-            Cost(sum(r.cost.epsilon for r in results), sum(r.cost.delta for r in results)))
+    return [r.fetchall() for r in results], total(r.cost for r in results)
 
 
-def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[float, float]:
-    """Estimate the ``"auto"`` bounds a query needs from its own budget; the (ε, δ) left.
+def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[tuple[float, float], Cost]:
+    """Estimate the ``"auto"`` bounds a query needs from its own budget: the (ε, δ) left
+    for the query, and what the estimates were charged (part of the query's cost).
 
     The whole query's cost is checked against the budget first, so a query that could
     not be paid in full spends nothing on its bounds.
@@ -182,12 +182,31 @@ def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[float, float]:
     each_e, each_d, rest_e, rest_d = autobounds.split(
         need.epsilon, need.delta, len(need.columns) + len(need.limits))
     con.budget.check(need.epsilon, need.delta)
+    tally = _Tally(con)
     for table, column in need.columns:
-        estimate_column_bounds(con, con.catalog.get(table), column, epsilon=each_e,
+        estimate_column_bounds(tally, con.catalog.get(table), column, epsilon=each_e,
                                delta=each_d)
     for table, _ in need.limits:
-        estimate_limits(con, table, epsilon=each_e, delta=each_d)
-    return rest_e, rest_d
+        estimate_limits(tally, table, epsilon=each_e, delta=each_d)
+    return (rest_e, rest_d), total(tally.paid)
+
+
+class _Tally:
+    """A connection that keeps what each of its answers cost (what ``estimate_first``
+    charged)."""
+
+    def __init__(self, con: Asker) -> None:
+        self.con, self.catalog, self.budget = con, con.catalog, con.budget
+        self.paid: list[Cost] = []
+
+    def sql(self, query: str, *, epsilon: float | None = None,
+            delta: float | None = None) -> Any:
+        result = self.con.sql(query, epsilon=epsilon, delta=delta)
+        self.paid.append(result.cost)
+        return result
+
+    def compile(self, query: str, *, dialect: str | None = None) -> CompiledQuery:
+        return self.con.compile(query, dialect=dialect)
 
 
 def estimate_bounds(con: Asker, table: str, column: str, *, epsilon: float,

@@ -10,14 +10,27 @@
 - ``specialties``: a public lookup: specialty (unique), department (2 values), base_fee.
 - ``patients``: 1,000 people, one row each; unit patient_id (shared with visits);
   sex public (f, m); weight in [30, 150]; default limits.
+- ``readings``: 300 readings, 2 per patient_id, 4 rows/group; value in [0, 10], with NaN,
+  NULL, ±inf and values beyond the bounds (``readings``).
 """
 
 from __future__ import annotations
+
+import math
 
 import pyarrow as pa
 
 import dpsql
 from dpsql.datasets import REGIONS, SPECIALTIES, pums_path, visits
+
+
+def readings() -> pa.Table:
+    """Values from -1 to 13.95 in steps of 0.05; every 5th NaN, every 7th NULL, two ±inf."""
+    values = [math.nan if i % 5 == 0 else None if i % 7 == 0 else -1 + 0.05 * i
+              for i in range(300)]
+    values[11], values[13] = math.inf, -math.inf
+    return pa.table({"patient_id": pa.array([i // 2 for i in range(300)], pa.int64()),
+                     "value": pa.array(values, pa.float64())})
 
 
 def register_tables(con: dpsql.Connection) -> dpsql.Connection:
@@ -44,6 +57,8 @@ def register_tables(con: dpsql.Connection) -> dpsql.Connection:
     con.register("pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
                  bounds={"age": (0, 100), "income": (0, 500_000), "educ": (1, 16)},
                  max_rows_per_group=2, public_keys={"sex": [0, 1]})
+    con.register("readings", readings(), privacy_unit="patient_id", bounds={"value": (0, 10)},
+                 max_rows_per_group=4)
     con.register("people", str(pums_path("PUMS")), row_privacy=True,
                  bounds={"age": (0, 100), "income": (0, 500_000)})
     return con

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import dpsql
+from dpsql.accounting.values import Cost, total
 from dpsql.autobounds import FALLBACK, bounds_from_bins, histogram_sql, split
 from dpsql.catalog import TableInfo
 
@@ -112,6 +113,17 @@ def test_one_query_estimates_every_column_it_needs():
     assert info.auto_bounds == () and set(info.bounds) == {"income", "age"}
     assert info.bounds["age"][1] in (64.0, 128.0)
     assert con.budget.spent.epsilon == 2.0
+
+
+def test_the_answer_costs_the_whole_charge_with_its_estimates():
+    """``Result.cost`` is what the statement charged: the estimates of the bounds it paid
+    for first and its own part, added as the ledger adds them (0.7 in three charges)."""
+    con = _connection()
+    result = _quiet(con, "SELECT SUM(income), AVG(age) FROM t", epsilon=0.7, delta=1e-6)
+    charged = con.budget.charges
+    assert len(charged) == 3
+    assert result.cost == total(Cost(c.epsilon, c.delta) for c in charged) == con.budget.spent
+    assert result.cost.epsilon == 0.7 and result.cost.delta > 0  # the estimates' δ
 
 
 def test_a_subquery_reads_the_estimated_bounds():

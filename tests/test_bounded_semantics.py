@@ -12,6 +12,9 @@ person's rows with a COUNT that kept c of them, and answered 46 where every cost
 
 from __future__ import annotations
 
+import math
+
+import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -121,3 +124,22 @@ def test_a_binding_total_row_cap_scales_counts_without_losing_rows():
     person = {"k0": 8 * 8 / 15, **{key: 8 / 15 for key in keys[1:]}}
     want = {key: person[key] + (2 if key == "k3" else 0) for key in keys}
     assert counts == {key: round(value) for key, value in want.items()}  # released: rounded
+
+
+def test_nan_values_are_missing_from_every_statistic_as_null_is():
+    """A NaN value counts in no statistic: VAR's squared deviations once counted it at the
+    upper bound while its count skipped it. At ε = 1e9 the answers are DuckDB's aggregates
+    over the non-NaN values clamped to [0, 10] (±inf clamped too; NULL skipped)."""
+    values = [math.nan if i % 5 == 0 else None if i % 7 == 0 else -1 + 0.05 * i
+              for i in range(400)]
+    values[11], values[13] = math.inf, -math.inf
+    table = pa.table({"pid": range(400), "x": pa.array(values, pa.float64())})
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e10, delta=1e-6), seed=0)
+    con.register("t", table, privacy_unit="pid", bounds={"x": (0, 10)})
+    aggregates = "VAR_POP(x), VAR_SAMP(x), STDDEV_POP(x), AVG(x), SUM(x), COUNT(x)"
+    got = con.sql(f"SELECT {aggregates} FROM t", epsilon=1e9).fetchall()[0]
+    clean = duckdb.connect()
+    clean.register("t", table)
+    want = clean.sql(f"SELECT {aggregates} FROM (SELECT LEAST(GREATEST(x, 0), 10) AS x FROM t "
+                     "WHERE NOT isnan(x))").fetchall()[0]
+    assert got == pytest.approx(want, rel=1e-6)

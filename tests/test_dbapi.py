@@ -277,6 +277,20 @@ def test_the_cursor_says_what_each_execute_cost_and_what_is_left():
     assert con.budget.remaining.epsilon == 0.6
 
 
+def test_the_cursor_cost_counts_the_estimates_the_query_paid_for_first():
+    """A query over ``max_rows_per_unit="auto"`` pays for the limit's estimate first:
+    ``cursor.cost`` is both charges, as the ledger added them (ε = 0.25 + 0.75)."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=2, delta=1e-6))
+    con.register("t", pa.table({"pid": [1, 1, 2, 3], "x": [1.0, 2.0, 3.0, 4.0]}),
+                 privacy_unit="pid", bounds={"x": (0, 5)}, max_rows_per_unit="auto")
+    cur = con.cursor()
+    with pytest.warns(dpsql.PrivacyWarning, match="max_rows_per_unit estimated"):
+        cur.execute("SELECT SUM(x) AS s FROM t", epsilon=1, delta=1e-7)
+    assert [charge.epsilon for charge in con.budget.charges] == [0.25, 0.75]
+    assert cur.cost == con.budget.spent and str(cur.cost).startswith("ε=1, δ=")
+    assert str(cur.budget) == f"ε=1, δ={con.budget.remaining.delta!r}"
+
+
 def test_a_query_without_epsilon_spends_a_tenth_of_what_is_left():
     """The README's two ε = 0.2 examples, then ``dpsql.sql`` without ε: 0.06, not 1."""
     con = dpsql.connect(budget=dpsql.Budget(epsilon=1, delta=1e-6))

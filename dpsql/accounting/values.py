@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 import reprlib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from decimal import Decimal, localcontext
+from fractions import Fraction
 
 from dpsql.errors import PrivacyError
-from dpsql.exact import real_number
+from dpsql.exact import as_fraction, nearest_float, real_number
 
 
 def _check(name: str, value: object, *, upper: float = math.inf, zero_ok: bool = False) -> float:
@@ -93,13 +96,45 @@ def without_delta(total: Budget) -> str:
 @dataclass(frozen=True)
 class Cost:
     """An amount of (ε, δ): what a query spends, or what is spent or left. Shown as the
-    exact decimals charged (``decimal_text``)."""
+    exact decimals charged (``decimal_text``); a sum of charges (``total``) keeps its exact
+    value too, shown when the nearest floats would round it."""
 
     epsilon: float
     delta: float
+    exact: tuple[Fraction, Fraction] | None = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
-        return f"ε={decimal_text(self.epsilon)}, δ={decimal_text(self.delta)}"
+        epsilon, delta = self.exact or (as_fraction(self.epsilon), as_fraction(self.delta))
+        return f"ε={_exact_text(epsilon)}, δ={_exact_text(delta)}"
+
+
+def total(costs: Iterable[Cost]) -> Cost:
+    """What several charges spent together, added as the decimals charged (as the ledger
+    adds them), so that the total shown is the total charged: 0.1 + 0.2 is 0.3 here.
+
+    >>> str(total([Cost(0.1, 0.0), Cost(0.2, 1e-07)])), str(total([]))
+    ('ε=0.3, δ=1e-07', 'ε=0, δ=0')
+    """
+    costs = list(costs)
+    epsilon = sum((as_fraction(cost.epsilon) for cost in costs), Fraction(0))
+    delta = sum((as_fraction(cost.delta) for cost in costs), Fraction(0))
+    return Cost(nearest_float(epsilon), nearest_float(delta), exact=(epsilon, delta))
+
+
+def _exact_text(value: Fraction) -> str:
+    """A sum of charged decimals, exactly: as ``decimal_text`` gives it where that is the
+    same number, else every digit (sums of decimals are decimals).
+
+    >>> _exact_text(Fraction(3, 10)), _exact_text(Fraction(29999999999999998, 10**17))
+    ('0.3', '0.29999999999999998')
+    """
+    nearest = nearest_float(value)
+    if as_fraction(nearest) == value:
+        return decimal_text(nearest)
+    with localcontext() as context:  # room for every digit: a decimal's digits end
+        context.prec = len(str(value.numerator)) + 4 * len(str(value.denominator))
+        digits = Decimal(value.numerator) / Decimal(value.denominator)
+    return format(digits.normalize(), "f")
 
 
 @dataclass(frozen=True)

@@ -53,19 +53,28 @@ def only_column(node: exp.Expression, name: str) -> bool:
 
 
 def squared_deviation(arg: exp.Expression, lo: float, hi: float) -> exp.Expression:
-    """(clamp(arg, lo, hi) − (lo + hi)/2)², NULL when arg is NULL: a value in [0, ((hi−lo)/2)²].
+    """(clamp(arg, lo, hi) − (lo + hi)/2)², NULL when arg is NULL or NaN: a value in
+    [0, ((hi−lo)/2)²].
+
+    Written as arithmetic, not as a CASE on ``arg IS NULL``, so that the rewrite cleans arg
+    as a value (``dpsql.rewrite.expressions.bounded``: NaN becomes NULL) and a row is
+    missing here exactly where it is missing from the count and the mean: a CASE condition
+    keeps a raw NaN, which the clamp would take to hi. ``0 * SIGN(arg)`` carries arg's NULL
+    (GREATEST skips NULLs, and would lift one to lo) and is 0 for ±inf, which the clamp
+    takes to lo or hi, as the mean's clamp does (``present_with``'s ``0 * other`` would
+    make it NaN).
 
     >>> import sqlglot
     >>> squared_deviation(sqlglot.parse_one("x"), 0, 10).sql()
-    'POWER(CASE WHEN x IS NULL THEN NULL ELSE LEAST(GREATEST(x, 0.0), 10.0) END - 5.0, 2)'
+    '(LEAST(GREATEST(x, 0.0), 10.0) + 0 * SIGN(x) - 5.0) * (LEAST(GREATEST(x, 0.0), 10.0) + \
+0 * SIGN(x) - 5.0)'
     """
     raised = exp.Greatest(this=arg.copy(), expressions=[_literal(lo)], ignore_nulls=True)
-    clamped = exp.Case(ifs=[exp.If(this=exp.Is(this=arg.copy(), expression=exp.Null()),
-                                   true=exp.Null())],
-                       default=exp.Least(this=raised, expressions=[_literal(hi)],
-                                         ignore_nulls=True))
-    deviation = exp.Sub(this=clamped, expression=_literal((lo + hi) / 2))
-    return exp.Pow(this=deviation, expression=exp.Literal.number(2))
+    clamped = exp.Least(this=raised, expressions=[_literal(hi)], ignore_nulls=True)
+    carried = exp.Add(this=clamped, expression=exp.Mul(this=exp.Literal.number(0),
+                                                       expression=exp.Sign(this=arg.copy())))
+    deviation = exp.Paren(this=exp.Sub(this=carried, expression=_literal((lo + hi) / 2)))
+    return exp.Mul(this=deviation, expression=deviation.copy())
 
 
 def present_with(arg: exp.Expression, other: exp.Expression) -> exp.Expression:

@@ -241,8 +241,24 @@ def test_pgcli_answers_a_private_query(bi_served, tmp_path):
 
 
 @needs_pgcli
-@pytest.mark.xfail(reason="pgcli's function list casts to regtype[] (proargtypes::regtype[]), "
-                   "which sqlglot does not parse: issue 38, left open", strict=True)
 def test_pgcli_completion_catalog_queries_answer(bi_served, tmp_path):
     shown = pgcli_session(bi_served, bi_served.new_user(), tmp_path, "SELECT 1;")
     assert "Traceback" not in shown and "Error" not in shown, shown
+
+
+@needs_pgcli
+def test_pgcli_completions_are_the_catalog_tables_columns_and_types(bi_served):
+    """What pgcli's completion refresher reads (pgcli.pgexecute.PGExecute), from public
+    metadata: the table, its columns with PostgreSQL's type names, and no view, function or
+    type of the engine's own."""
+    from pgcli.pgexecute import PGExecute
+
+    executor = PGExecute("dpsql", bi_served.new_user(), PASSWORD, bi_served.host,
+                         bi_served.port, "")
+    assert list(executor.tables()) == [("public", "visits")]
+    columns = [(column[2], column[3]) for column in executor.table_columns()]
+    assert columns[:3] == [("patient_id", "bigint"), ("specialty", "character varying"),
+                           ("age", "integer")]
+    assert [name for name, _ in columns] == COLUMNS
+    assert list(executor.views()) == list(executor.functions()) == \
+        list(executor.datatypes()) == []

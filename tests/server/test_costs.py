@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from dpsql.datasets import pums_path
 from tests.server.test_clients import PSQL, psql
 
 COUNT = "SELECT COUNT(*) AS n FROM pums"
@@ -56,3 +57,33 @@ def test_a_rho_budget_shows_the_rho_left(served):
         con.execute(COUNT).fetchall()
     [notice] = heard
     assert notice.startswith("cost ε=0.31, δ=0; budget left ρ=0.45")  # ε²/2 = 0.04805
+
+
+@pytest.fixture(scope="module")
+def auto_served(tmp_path_factory):
+    """The PUMS sample with ``income`` declared ``bounds="auto"``."""
+    from tests.server.conftest import CATALOG, start
+
+    folder = tmp_path_factory.mktemp("auto")
+    catalog = folder / "catalog.toml"
+    catalog.write_text(CATALOG.format(source=pums_path("PUMS_dup")).replace(
+        "income = [0, 500000]", 'income = "auto"'))
+    running = start(folder, catalog=catalog)
+    yield running
+    running.server.close()
+
+
+def test_the_notice_counts_the_estimate_a_query_paid_for_first(auto_served):
+    """The first AVG(income) pays a quarter of its ε = 1 for the bounds' estimate (a query
+    of its own in the ledger, another text): the NOTICE says ε = 1, as does the audit."""
+    user = auto_served.new_user(epsilon=3, delta=1e-5)
+    heard: list[str] = []
+    with auto_served.connect(user) as con:
+        con.add_notice_handler(lambda notice: heard.append(notice.message_primary))
+        con.execute("SET dpsql.epsilon = 1")
+        con.execute("SET dpsql.delta = 1e-6")
+        con.execute("SELECT AVG(income) AS a FROM pums").fetchall()
+        budget = con.execute("SHOW dpsql.budget").fetchone()
+    delta = [entry.delta for entry in auto_served.audit(user) if entry.epsilon > 0]
+    assert budget[2] == 2 and len(delta) == 1 and delta[0] > 0
+    assert heard[-1] == f"cost ε=1, δ={delta[0]!r}; budget left ε=2, δ={budget[5]!r}"

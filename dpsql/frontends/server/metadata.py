@@ -186,8 +186,8 @@ def _replace(node: exp.Expression, who: Identity) -> exp.Expression:
         oid, typmod = [argument.transform(lambda inner: _replace(inner, who))
                        for argument in [*_arguments(node), exp.null()][:2]]
         return pgcatalog.format_type(oid, typmod)
-    if isinstance(node, exp.Cast) and (_type_name(node.to) or "").startswith("reg"):
-        return _object_identifier(node).transform(lambda inner: _replace(inner, who))
+    if isinstance(node, exp.Cast) and (cast := _object_identifier_cast(node, who)) is not None:
+        return cast
     if isinstance(node, exp.DataType) and (target := _type_name(node)) is not None:
         return exp.DataType.build(target, dialect="postgres")  # pg_catalog.int2 -> int2
     if isinstance(node, exp.Anonymous) and node.name.lower() in RENAMED:
@@ -241,12 +241,42 @@ def _type_name(to: exp.DataType) -> str | None:
     return None
 
 
-def _object_identifier(cast: exp.Cast) -> exp.Expression:
-    """``'pg_class'::regclass`` names a system object: an OID that matches nothing here
-    (no comments, no system relations to point at); ``oid::regtype`` stays the number."""
-    if isinstance(cast.this, exp.Literal) and cast.this.is_string:
+def _target(to: exp.DataType) -> str:
+    """A cast's target type, lower case: ``regtype``, ``text``, ``regtype[]``."""
+    if isinstance(to.this, exp.DataType.Type) and to.this == exp.DataType.Type.ARRAY and \
+            to.expressions:
+        return _target(to.expressions[0]) + "[]"
+    name = _type_name(to)
+    if name is not None:
+        return name
+    return to.this.value.lower() if isinstance(to.this, exp.DataType.Type) else str(to.this).lower()
+
+
+def _object_identifier_cast(cast: exp.Cast, who: Identity) -> exp.Expression | None:
+    """A cast to or from an object identifier type (``regtype``, ``regclass``...), which
+    DuckDB lacks, as DuckDB computes it; None for other casts.
+
+    ``atttypid::regtype::text`` is the type's name, as ``format_type(atttypid, NULL)``
+    (PostgreSQL prints a regtype so: pgcli lists column types this way); an array of them
+    (``proargtypes::regtype[]``, pgcli's function list) stays an array of numbers: no
+    catalog row here has one. ``'pg_class'::regclass`` names a system object: an OID that
+    matches nothing here (no comments, no system relations to point at); ``oid::regtype``
+    stays the number."""
+    target, operand = _target(cast.to), cast.this
+    if target in ("text", "varchar") and isinstance(operand, exp.Cast) and \
+            _target(operand.to) == "regtype":
+        return pgcatalog.format_type(_rewritten(operand.this, who), None)
+    if not target.startswith("reg"):
+        return None
+    if isinstance(operand, exp.Literal) and operand.is_string and not target.endswith("[]"):
         return exp.Literal.number(0)
-    return cast.this
+    return _rewritten(operand, who)
+
+
+def _rewritten(node: exp.Expression, who: Identity) -> exp.Expression:
+    """``node`` with its PostgreSQL-only parts replaced (a replaced node's children are not
+    visited by ``transform``: a replacement that keeps some does them with this)."""
+    return node.transform(lambda inner: _replace(inner, who))
 
 
 def _clamped(series: exp.GenerateSeries) -> exp.GenerateSeries:

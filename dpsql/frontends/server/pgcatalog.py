@@ -20,8 +20,11 @@ from __future__ import annotations
 from sqlglot import exp, parse_one
 
 EXTENDED = {
+    # Without DuckDB's own views (duckdb_columns, its information_schema), which are in no
+    # schema pg_namespace lists: pgcli would offer them as views of no schema.
     "pg_class": "SELECT * REPLACE (CAST(NULL AS VARCHAR[]) AS reloptions, "
-                "'d' AS relreplident), false AS relforcerowsecurity FROM pg_catalog.pg_class",
+                "'d' AS relreplident), false AS relforcerowsecurity FROM pg_catalog.pg_class "
+                "WHERE relnamespace IN (SELECT oid FROM pg_catalog.pg_namespace)",
     # PostgreSQL's attlen (DuckDB has none: psqlODBC's SQLColumns refuses a NULL), storage
     # and statistics target (psql's \d+ shows them), and its numeric typmod, ((precision
     # << 16) | scale) + 4, where DuckDB's is precision * 1000 + scale: format_type, psql
@@ -39,6 +42,12 @@ EXTENDED = {
                     "nspname END AS nspname) FROM pg_catalog.pg_namespace",
     "pg_type": "SELECT * REPLACE (CAST(0 AS BIGINT) AS typrelid, CAST(-1 AS INTEGER) AS "
                "typtypmod) FROM pg_catalog.pg_type",
+    # DuckDB's functions, with PostgreSQL's types for what they take and return (DuckDB's
+    # are type names, or untyped NULLs): pgcli's function list reads them as regtype[].
+    "pg_proc": "SELECT * REPLACE (CAST(NULL AS BIGINT) AS prorettype, CAST(NULL AS "
+               "BIGINT[]) AS proargtypes, CAST(NULL AS BIGINT[]) AS proallargtypes, "
+               "CAST(NULL AS VARCHAR[]) AS proargmodes, CAST(NULL AS VARCHAR) AS "
+               "proargdefaults) FROM pg_catalog.pg_proc",
     # DuckDB's settings are the engine's own (its memory, its threads): a few of
     # PostgreSQL's instead, those drivers read.
     "pg_settings": "SELECT * FROM (VALUES ('max_index_keys', '32', 'integer'), "

@@ -207,20 +207,20 @@ class Session:
         tree = _parsed(bound)
         if tree is not None and metadata.is_probe(tree, self._catalog_tables):
             return self._probe(tree)
-        before = self.users.last_charge()
         with self.pacer.paced():
             result = self.con.sql(bound, epsilon=self.settings.epsilon,
                                   delta=self.settings.delta, dialect=DIALECT)
         table = result.ci(self.settings.interval_level) if self.settings.intervals and \
             isinstance(result, Result) else result.arrow()
-        charged = self.users.charged_since(self.user, before, (bound,))
+        charged = result.cost if isinstance(result, Result) else Cost(0.0, 0.0)
         return Answer.of_table(table, charged=charged,
                                notices=(*_notices(result), self._spending(charged)))
 
     def _spending(self, charged: Cost) -> str:
-        """The NOTICE every private answer ends with: what the ledger charged for it and what
-        the analyst's budget has left, read after the charge; both come from the ledger,
-        which the analyst knows, never from the data."""
+        """The NOTICE every private answer ends with: what the ledger charged for it (with
+        the estimates of "auto" bounds it paid for first: ``Result.cost``) and what the
+        analyst's budget has left, read after the charge; both come from the ledger, which
+        the analyst knows, never from the data."""
         return f"cost {charged}; budget left {self.con.left()}"
 
     def _probe(self, tree) -> Answer:
