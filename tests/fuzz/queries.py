@@ -6,8 +6,8 @@ FROM <relation> [WHERE] [GROUP BY] [HAVING] [ORDER BY] [LIMIT]`` over a relation
 COUNT(DISTINCT), SUM, AVG, the variances and standard deviations, CORR, COVAR_* and REGR_*,
 MEDIAN, QUANTILE_CONT, APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP), with FILTER and
 BigQuery's contribution bounds, sometimes inside post-processing; group keys are columns,
-expressions, SELECT aliases and positions, public (``t.k``, ``t.g``) or private, and rarely the unit itself,
-sometimes under ROLLUP, CUBE or GROUPING SETS.
+expressions, SELECT aliases and positions, public (``t.k``, ``t.g``) or private, and rarely
+the unit itself, sometimes under ROLLUP, CUBE or GROUPING SETS.
 """
 
 from __future__ import annotations
