@@ -66,7 +66,15 @@ def test_each_set_reads_null_for_rolled_up_keys_outside_aggregates() -> None:
     ]
 
 
+def test_a_rolled_up_key_in_filter_stays_a_row_value() -> None:
+    select = sqlglot.parse_one("SELECT COUNT(*) FILTER (WHERE b = 'x') AS n FROM t "
+                               "GROUP BY ROLLUP (a, b)")
+    assert set_query(select, grouping_sets(select)[2]).sql() == \
+        "SELECT COUNT(*) FILTER(WHERE b = 'x') AS n FROM t"
+
+
 @pytest.mark.parametrize(("sql", "message"), [
+    ("SELECT SUM(COUNT(*)) OVER () FROM t GROUP BY ROLLUP (a)", "window function with grouping"),
     ("SELECT COUNT(*) FROM t GROUP BY ROLLUP (a) ORDER BY 1", "ORDER BY with grouping sets"),
     ("SELECT COUNT(*) FROM t GROUP BY ROLLUP (a) LIMIT 1", "LIMIT with grouping sets"),
     ("SELECT DISTINCT a FROM t GROUP BY ROLLUP (a)", "SELECT DISTINCT with grouping sets"),

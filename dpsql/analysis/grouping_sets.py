@@ -94,6 +94,10 @@ def grouping_sets(select: exp.Select) -> tuple[GroupingSet, ...]:
                    f"{label} with grouping sets", "WHERE, GROUP BY and HAVING",
                    "Each grouping set is released on its own and the sets' rows are "
                    "concatenated; sort or cut the result afterwards (e.g. res.df().sort_values)")
+    window = select.find(exp.Window)
+    if window is not None:
+        refuse(window, "window function with grouping sets", "WHERE, GROUP BY and HAVING",
+               "A window runs over the rows of all sets together; compute it on the result")
     items = _items(group)
     sets = [tuple(dict.fromkeys(k for part in combo for k in part))
             for combo in itertools.product(*items)]
@@ -213,7 +217,8 @@ def _grouping_names(node: exp.Grouping, grouping_set: GroupingSet) -> list[str]:
 def _in_aggregate(node: exp.Expression) -> bool:
     parent = node.parent
     while parent is not None:
-        if is_aggregate(parent) and not isinstance(parent, exp.Grouping):
+        if isinstance(parent, exp.Filter) or (is_aggregate(parent)
+                                              and not isinstance(parent, exp.Grouping)):
             return True
         parent = parent.parent
     return False
