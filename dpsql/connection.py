@@ -47,7 +47,7 @@ from dpsql.catalog import (
     read_toml,
     text_widths,
 )
-from dpsql.compile import CompiledQuery, compile_query, fresh_salt, seeded_salt
+from dpsql.compile import CompiledQuery, fresh_salt, seeded_salt
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
@@ -64,6 +64,7 @@ from dpsql.errors import (
     RoleError,
 )
 from dpsql.exact import real_number
+from dpsql.grouping import GroupedQuery, compile_statement, run_bounded
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
@@ -163,7 +164,7 @@ class Connection:
         self._sources: dict[str, Any] = {}  # as registered; fingerprinted when asked
         self._sizes: dict[str, int] = {}
         self._noisy = NoisyEngine()  # post-processing only: never sees private rows
-        self._compiled: dict[tuple, CompiledQuery] = {}
+        self._compiled: dict[tuple, CompiledQuery | GroupedQuery] = {}
         if default_epsilon is not None:
             real_number("default_epsilon", default_epsilon, "Fix: pass the ε of a query as a "
                         "number, or leave it out for a tenth of what the budget has left")
@@ -235,7 +236,7 @@ class Connection:
 
     def compile(self, query: str, *, epsilon: float | None = None,
                 delta: float | None = None, dialect: str | None = None,
-                quantile_ci: float | None = None) -> CompiledQuery:
+                quantile_ci: float | None = None) -> CompiledQuery | GroupedQuery:
         """The query compiled against the catalog: plan, bounded query, cost. No data read.
 
         Compiled queries are frozen and depend only on the query, its dialect, (ε, δ) as
@@ -274,7 +275,7 @@ class Connection:
 
     def _compile(self, query: str, *, epsilon: float | None, delta: float | None,
                  dialect: str | None, quantile_ci: float | None, default: float,
-                 remaining: tuple[float, float] | None = None) -> CompiledQuery:
+                 remaining: tuple[float, float] | None = None) -> CompiledQuery | GroupedQuery:
         """``compile``; ``default``: the ε if neither the call nor the query gives one;
         ``remaining``: the (ε, δ) the query has left after paying for the bounds it needed
         estimated, in place of its own (ε, δ) however given."""
@@ -292,7 +293,7 @@ class Connection:
             if len(self._compiled) >= PLAN_CACHE_SIZE:
                 self._compiled.clear()
             try:
-                self._compiled[key] = compile_query(
+                self._compiled[key] = compile_statement(
                     query, self.catalog, epsilon=epsilon, delta=delta,
                     default_epsilon=default, default_delta=self.default_delta,
                     dialect=read, public_values=self._public_values, quantile_ci=quantile_ci,
@@ -368,10 +369,11 @@ class Connection:
             return result
         return dataclasses.replace(result, cost=total([*estimates, result.cost]))
 
-    def _answer_compiled(self, compiled: CompiledQuery, query: str, seed: int | None
-                         ) -> Result:
+    def _answer_compiled(self, compiled: CompiledQuery | GroupedQuery, query: str,
+                         seed: int | None) -> Result:
         """The answer to a compiled query: from the cache (free), or charged and run."""
-        if seed is not None or self.answers is None:
+        if seed is not None or self.answers is None or isinstance(compiled, GroupedQuery):
+            # Grouping sets are answered afresh (and charged) each time they are asked.
             return self._run(compiled, query, seed)
         key = self._answer_key(compiled)
         with self.statements.asking(self.answers.scope, key):
@@ -379,7 +381,8 @@ class Connection:
                 return cached
             return self._keep(compiled, key, self._run(compiled, query, seed))
 
-    def _run(self, compiled: CompiledQuery, query: str, seed: int | None) -> Result:
+    def _run(self, compiled: CompiledQuery | GroupedQuery, query: str,
+             seed: int | None) -> Result:
         """Charge the query, then run it and release its noisy answer."""
         self._warn_about_delta(compiled)
         with self.statements.reading(lambda: self._charge(compiled, query)):
@@ -413,7 +416,8 @@ class Connection:
             self.require_owner("seed=")
         return self.seed if seed is None else seed
 
-    def _execute(self, compiled: CompiledQuery, seed: int | None) -> pa.Table:
+    def _execute(self, compiled: CompiledQuery | GroupedQuery, seed: int | None
+                 ) -> pa.Table | tuple[pa.Table, ...]:
         """The exact bounded aggregates, with a fresh secret salt (or a seed's).
 
         Whether a query fails must never depend on the data unpaid: it was charged before
@@ -422,19 +426,22 @@ class Connection:
         """
         salt = fresh_salt() if seed is None else seeded_salt(seed)
         try:
-            return self.statements.run(lambda: self.backend.execute(compiled, salt=salt))
+            return self.statements.run(lambda: run_bounded(self.backend, compiled, salt))
         except QueryCancelled:
             raise
         except Exception:
             raise ExecutionError(FAILED_AFTER_READING) from None
 
-    def _charge(self, compiled: CompiledQuery, query: str) -> Cost:
+    def _charge(self, compiled: CompiledQuery | GroupedQuery, query: str) -> Cost:
         """Charge the query in full, durably, before its engine may read data; what it cost.
 
         A budget that cannot pay refuses the query here, before any data is read."""
+        grouped = isinstance(compiled, GroupedQuery)
         self.budget.charge(compiled.cost.epsilon, compiled.cost.delta, query=query,
-                           dataset=compiled.dataset, plan=str(compiled.plan),
-                           mechanism=compiled.plan.mechanism, events=compiled.events)
+                           dataset=compiled.dataset,
+                           plan=str(compiled if grouped else compiled.plan),
+                           mechanism=compiled.mechanism if grouped else compiled.plan.mechanism,
+                           events=compiled.events)
         return compiled.cost
 
     def _keep(self, compiled: CompiledQuery, key: str, result: Result) -> Result:
@@ -446,8 +453,8 @@ class Connection:
         stored = self.answers.put(key, data)
         return result if stored == data else load(stored, compiled)
 
-    def _release(self, compiled: CompiledQuery, exact: pa.Table,
-                 sampler: Sampler | None) -> Result:
+    def _release(self, compiled: CompiledQuery | GroupedQuery,
+                 exact: pa.Table | tuple[pa.Table, ...], sampler: Sampler | None) -> Result:
         """``release``, after the charge; a failure there is answered generically (it may
         depend on the data)."""
         try:

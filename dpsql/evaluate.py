@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from dpsql.compile import CompiledQuery, seeded_salt
+from dpsql.errors import UnsupportedQueryError
+from dpsql.grouping import GroupedQuery, run_bounded
 from dpsql.mechanisms import Sampler
 from dpsql.release import NoisyEngine, release
 from dpsql.render import html_table
@@ -75,11 +77,11 @@ class UtilityReport:
         return "\n".join(lines)
 
 
-def truth(con: Owned, compiled: CompiledQuery, seed: int) -> Result:
+def truth(con: Owned, compiled: CompiledQuery | GroupedQuery, seed: int) -> Result:
     """The bounded answer without noise, for the same (seeded) choice of groups per unit.
     Owner role only."""
     con.require_owner("the noise-free answer")
-    exact = con.backend.execute(compiled, salt=seeded_salt(seed))
+    exact = run_bounded(con.backend, compiled, seeded_salt(seed))
     return release(compiled, exact, None, engine=NoisyEngine())
 
 
@@ -89,6 +91,10 @@ def evaluate_utility(con: Owned, query: str, *, runs: int, epsilon: float | None
     """See the module docstring. Owner role only."""
     con.require_owner("evaluate()")
     compiled = con.compile(query, epsilon=epsilon, delta=delta, quantile_ci=quantile_ci)
+    if isinstance(compiled, GroupedQuery):
+        raise UnsupportedQueryError(
+            "evaluate() of ROLLUP, CUBE or GROUPING SETS is not supported yet: evaluate each "
+            "grouping set as its own query (GROUP BY the set's columns) at its share of epsilon")
     plan, engine = compiled.plan, NoisyEngine()
     keys = [c.name for c in plan.columns if c.aggregate is None]
     aggregates = [c.name for c in plan.columns if c.aggregate is not None]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpsql.estimators import estimator
+from dpsql.grouping import GroupedQuery
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table
 
@@ -53,8 +54,10 @@ class Explanation:
     data: dict[str, Any]
 
     @classmethod
-    def of(cls, compiled: CompiledQuery) -> Explanation:
+    def of(cls, compiled: CompiledQuery | GroupedQuery) -> Explanation:
         """The explanation of a compiled query (its plan, cost and bounded query)."""
+        if isinstance(compiled, GroupedQuery):
+            return cls.of_grouped(compiled)
         plan = compiled.plan
         by_name = {a.name: a for a in plan.aggregates}
         columns = []
@@ -99,6 +102,25 @@ class Explanation:
         }
         return cls(data)
 
+    @classmethod
+    def of_grouped(cls, grouped: GroupedQuery) -> Explanation:
+        """A statement with grouping sets: its cost, the released cells one person can change
+        over all sets, the sets' mechanisms and bounded queries, and under ``grouping_sets``
+        each set's own explanation (its ``set``, ε and δ shares, columns, noise and
+        selection). The columns, limits and selection shown at the top are the first
+        set's."""
+        parts = [{"set": str(s), **cls.of(p).data} for s, p in grouped.labelled]
+        data = {**parts[0], "sql": grouped.sql, "epsilon": grouped.cost.epsilon,
+                "delta": grouped.cost.delta,
+                "statistics_per_unit": grouped.statistics_per_unit,
+                "mechanism": {**parts[0]["mechanism"], "kind": grouped.mechanism},
+                "spend": [{**spend, "mechanism": f"{part['set']} {spend['mechanism']}"}
+                          for part in parts for spend in part["spend"]],
+                "rewritten_sql": grouped.bounded_sql(pretty=True),
+                "grouping_sets": parts}
+        del data["set"]
+        return cls(data)
+
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(self.data))
 
@@ -112,6 +134,12 @@ class Explanation:
 
     def __str__(self) -> str:
         d = self.data
+        if "grouping_sets" in d:
+            return "\n".join([f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}"
+                              f"  statistics/unit={d['statistics_per_unit']}  grouping sets "
+                              + ", ".join(p["set"] for p in d["grouping_sets"]),
+                              *(f"set {p['set']}: " + str(Explanation(p))
+                                for p in d["grouping_sets"])])
         lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "
                  f"statistics/unit={d['statistics_per_unit']}"]
         for col in d["columns"]:

@@ -18,6 +18,7 @@ never an analyst's.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import threading
 from typing import TYPE_CHECKING
@@ -31,9 +32,10 @@ from dpsql.accounting.values import Cost
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
+from dpsql.grouping import GroupedQuery
 from dpsql.mechanisms import Sampler
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
-from dpsql.result import Result
+from dpsql.result import Result, concatenated
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
@@ -215,13 +217,16 @@ class NoisyEngine:
         self.con.close()
 
 
-def release(compiled: CompiledQuery, exact: pa.Table, sampler: Sampler | None, *,
-            engine: NoisyEngine) -> Result:
-    """The released Result of a compiled query from its bounded aggregates ``exact``.
+def release(compiled: CompiledQuery | GroupedQuery, exact: pa.Table | tuple[pa.Table, ...],
+            sampler: Sampler | None, *, engine: NoisyEngine) -> Result:
+    """The released Result of a compiled query from its bounded aggregates ``exact`` (for
+    grouping sets, one table per set: ``release_grouped``).
 
     With ``sampler=None``, the noise-free bounded answer (every group kept), which is not
     private and costs nothing: the data owner's evaluation uses it.
     """
+    if isinstance(compiled, GroupedQuery):
+        return release_grouped(compiled, exact, sampler, engine=engine)
     plan = compiled.plan
     groups = release_groups(plan, exact)
     noisy = noise_free(plan, groups) if sampler is None else add_noise(plan, groups, sampler)
@@ -230,6 +235,19 @@ def release(compiled: CompiledQuery, exact: pa.Table, sampler: Sampler | None, *
     return Result(table=table, plan=plan, groups=noisy, rows=rows,
                   cost=compiled.cost if sampler is not None else Cost(0.0, 0.0),
                   private=private, engine=compiled.bounded.engine)
+
+
+def release_grouped(grouped: GroupedQuery, exact: tuple[pa.Table, ...],
+                    sampler: Sampler | None, *, engine: NoisyEngine) -> Result:
+    """Each grouping set released as its own query (selection, noise, HAVING) from its own
+    bounded aggregates, then the sets' rows one after another, in the order of the sets
+    (an order of the query's text, never of the data). The Result keeps each set's own
+    Result, whose intervals it concatenates."""
+    parts = tuple(release(part, table, sampler, engine=engine)
+                  for part, table in zip(grouped.parts, exact, strict=True))
+    return dataclasses.replace(
+        parts[0], table=concatenated([r.table for r in parts]), parts=parts, query=grouped,
+        cost=grouped.cost if sampler is not None else Cost(0.0, 0.0))
 
 
 def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:

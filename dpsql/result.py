@@ -27,8 +27,9 @@ from dpsql.accounting.values import Cost, Left
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
-from dpsql.errors import ProgrammingError
+from dpsql.errors import InternalError, ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator
+from dpsql.grouping import GroupedQuery
 from dpsql.mechanisms.selection import units_for_release
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table, text_table
@@ -64,6 +65,11 @@ class Result:
     private: bool = True
     engine: EngineTraits = DUCKDB
     left: Left | None = None
+    parts: tuple[Result, ...] = ()
+    """With grouping sets, each set's own Result (``table`` is their rows one after another;
+    ``plan``, ``groups`` and ``rows`` are the first set's)."""
+    query: GroupedQuery | None = None
+    """With grouping sets, the statement they were released for (``explain()``)."""
 
     @property
     def columns(self) -> list[str]:
@@ -98,6 +104,8 @@ class Result:
         """What this answer may have cut, said for free (plan and declarations only): the
         default limits that can bind (then ``declare``, the remedy in the front end's
         words) and the size below which private-key groups are likely missing."""
+        if self.parts:
+            return tuple(dict.fromkeys(n for part in self.parts for n in part.notes(declare)))
         said = []
         if defaults := self.default_limits:
             said.append(f"{by_default_limits(defaults)}: {declare}")
@@ -125,7 +133,7 @@ class Result:
     def explain(self) -> Explanation:
         from dpsql.explain import Explanation  # imported when used: docs/benchmarks.md, Start-up
 
-        return Explanation.of(CompiledQuery.of(self.plan, self.engine))
+        return Explanation.of(self.query or CompiledQuery.of(self.plan, self.engine))
 
     def ci(self, level: float = 0.95) -> pa.Table:
         """Per-cell ``level`` confidence intervals: ``<col>_lower``/``<col>_upper``.
@@ -137,6 +145,8 @@ class Result:
         """
         if not 0 < level < 1:
             raise ProgrammingError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
+        if self.parts:
+            return concatenated([part.ci(level) for part in self.parts])
         by_name = {a.name: a for a in self.plan.aggregates}
         table = self.table
         for index, col in enumerate(self.plan.columns):
@@ -171,6 +181,21 @@ class Result:
     def _repr_html_(self) -> str:
         """The same table for notebooks."""
         return html_table(*_cells(self, DECLARE_IN_PYTHON))
+
+
+def concatenated(tables: list[pa.Table]) -> pa.Table:
+    """Grouping sets' tables, one after another. Every set has the same columns; a key a set
+    rolls up is NULL there (Arrow's null type), so types are promoted to the other sets'.
+
+    >>> concatenated([pa.table({"k": ["a"], "n": [1]}), pa.table({"k": [None], "n": [3]})]
+    ...              ).to_pydict()
+    {'k': ['a', None], 'n': [1, 3]}
+    """
+    names = tables[0].column_names
+    if any(t.column_names != names for t in tables):
+        raise InternalError("grouping sets released different columns: "
+                            + "; ".join(map(str, (t.column_names for t in tables))))
+    return pa.concat_tables(tables, promote_options="permissive")
 
 
 def shown_text(result: Result, declare: str = DECLARE_IN_PYTHON) -> str:

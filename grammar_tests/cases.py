@@ -36,6 +36,7 @@ from sqlglot import exp
 import dpsql
 from dpsql.compile import CompiledQuery
 from dpsql.evaluate import truth
+from dpsql.grouping import GroupedQuery
 
 HERE = Path(__file__).parent
 
@@ -104,7 +105,13 @@ def _number(x: float) -> str:
 
 
 def summarize(info: dict) -> str:
-    """One deterministic line: noise, limits, selection, then each output column."""
+    """One deterministic line: noise, limits, selection, then each output column. With
+    grouping sets: ``sets=k stats/unit=n``, then each set's own line after ``||``."""
+    if "grouping_sets" in info:
+        return " || ".join([f"sets={len(info['grouping_sets'])} "
+                            f"stats/unit={info['statistics_per_unit']}",
+                            *(f"{part['set']} {summarize(part)}"
+                              for part in info["grouping_sets"])])
     limits, selection = info["contribution_bounds"], info["partition_selection"]
     head = [info["mechanism"]["kind"], f"stats/unit={info['statistics_per_unit']}",
             f"groups/unit={limits['max_groups_per_unit']}",
@@ -143,8 +150,11 @@ def bounded_rows(con: dpsql.Connection, case: Case) -> str:
                  for row in rows])
 
 
-def bounding(compiled: CompiledQuery) -> str:
-    """The strategy of a compiled query and its options, as a ``# bounding:`` line reads."""
+def bounding(compiled: CompiledQuery | GroupedQuery) -> str:
+    """The strategy of a compiled query and its options, as a ``# bounding:`` line reads
+    (with grouping sets, each set's, separated by ``||``)."""
+    if isinstance(compiled, GroupedQuery):
+        return " || ".join(bounding(part) for part in compiled.parts)
     options = compiled.bounding.options
     return compiled.bounding.strategy + (f" ({', '.join(options)})" if options else "")
 
@@ -170,6 +180,6 @@ def generated_name_clashes(sql: str) -> list[str]:
     return clashes
 
 
-def compile_case(con: dpsql.Connection, case: Case) -> CompiledQuery:
+def compile_case(con: dpsql.Connection, case: Case) -> CompiledQuery | GroupedQuery:
     """The case compiled on ``con`` with its ε, δ and dialect."""
     return con.compile(case.sql, epsilon=case.epsilon, delta=case.delta, dialect=case.dialect)

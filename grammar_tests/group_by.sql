@@ -127,17 +127,98 @@ SELECT region AS area, COUNT(*) FROM visits GROUP BY area;
 SELECT specialty AS region, COUNT(*) FROM visits GROUP BY region;
 # error: UnsupportedQueryError: SELECT: `specialty` is not supported; allowed: group keys and aggregates
 
-# title: GROUP BY ROLLUP
-SELECT region, COUNT(*) FROM visits GROUP BY ROLLUP (region);
-# error: UnsupportedQueryError: GROUP BY
+# note: ROLLUP, CUBE and GROUPING SETS: each grouping set is released as the query grouped by
+# note: that set alone (its own bounding, noise and selection) at epsilon/k and a share of delta
+# note: (docs/sql.md, GROUP BY; docs/mechanisms.md §14). `||` separates the sets in the plan and
+# note: bounding lines; results list rolled-up keys as None.
 
-# title: GROUP BY CUBE
-SELECT region, specialty, COUNT(*) FROM visits GROUP BY CUBE (region, specialty);
-# error: UnsupportedQueryError: GROUP BY
+# title: GROUP BY ROLLUP releases each grouping set, a rolled-up key as NULL
+SELECT region, COUNT(*) AS n FROM visits GROUP BY ROLLUP (region);
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71), (None, 1056)]
+# bounding: first_pairs_by_window (g=3) || all_pairs
+# plan: sets=2 stats/unit=4 || (region) laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 || () laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | region | n=COUNT(*) L1=4 L2=4
 
-# title: GROUP BY GROUPING SETS
-SELECT region, COUNT(*) FROM visits GROUP BY GROUPING SETS ((region), ());
-# error: UnsupportedQueryError: GROUP BY
+# title: GROUP BY CUBE: every subset of the keys, each its own release
+SELECT sex, married, COUNT(*) AS n FROM pums GROUP BY CUBE (sex, married);
+# result: [(0, 0, 362), (0, 1, 517), (0, None, 879), (1, 0, 343), (1, 1, 360), (1, None, 703), (None, 0, 705), (None, 1, 877), (None, None, 1582)]
+# bounding: first_pair (g=1, packed) || first_pair (g=1, packed) || first_pair (g=1, packed) || all_pairs
+# plan: sets=4 stats/unit=4 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 || (married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2
+
+# title: GROUP BY GROUPING SETS as listed, () the global total
+SELECT sex, educ, COUNT(*) AS n FROM pums GROUP BY GROUPING SETS ((sex), (educ), ());
+# result: [(0, None, 879), (1, None, 703), (None, 1, 51), (None, 10, 89), (None, 11, 255), (None, 12, 119), (None, 13, 282), (None, 14, 87), (None, 15, 40), (None, 16, 22), (None, 2, 21), (None, 3, 60), (None, 4, 27), (None, 5, 39), (None, 6, 34), (None, 7, 50), (None, 8, 81), (None, 9, 325), (None, None, 1582)]
+# bounding: first_pair (g=1, packed) || first_pair (g=1, packed) || all_pairs
+# plan: sets=3 stats/unit=3 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | educ | n=COUNT(*) L1=2 L2=2 || (educ) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | educ | n=COUNT(*) L1=2 L2=2 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | educ | n=COUNT(*) L1=2 L2=2
+
+# title: GROUPING() is the bit mask of the rolled-up keys
+SELECT sex, married, COUNT(*) AS n, GROUPING(sex, married) AS rolled_up FROM pums GROUP BY ROLLUP (sex, married);
+# result: [(0, 0, 362, 0), (0, 1, 517, 0), (0, None, 879, 1), (1, 0, 343, 0), (1, 1, 360, 0), (1, None, 703, 1), (None, None, 1582, 3)]
+# bounding: first_pair (g=1, packed) || first_pair (g=1, packed) || all_pairs
+# plan: sets=3 stats/unit=3 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up
+
+# title: HAVING filters each grouping set's rows
+SELECT sex, AVG(age) AS age, GROUPING(sex) AS total FROM pums GROUP BY ROLLUP (sex) HAVING COUNT(*) > 800;
+# result: [(0, 43.9772, 0), (None, 44.859, 1)]
+# bounding: first_pair (g=1, packed) || all_pairs
+# plan: sets=2 stats/unit=6 || (sex) laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | sex | age=AVG(age) in [0, 100] L1=100 L2=100 | total | also COUNT(*) || () laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | sex | age=AVG(age) in [0, 100] L1=100 L2=100 | total | also COUNT(*)
+
+# title: a key crossed with a ROLLUP
+SELECT sex, married, COUNT(*) AS n FROM pums GROUP BY sex, ROLLUP (married);
+# result: [(0, 0, 362), (0, 1, 517), (0, None, 879), (1, 0, 343), (1, 1, 360), (1, None, 703)]
+# bounding: first_pair (g=1, packed) || first_pair (g=1, packed)
+# plan: sets=2 stats/unit=2 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2
+
+# title: WITH ROLLUP is a ROLLUP of the listed keys
+SELECT region, COUNT(*) AS n FROM visits GROUP BY region WITH ROLLUP;
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71), (None, 1056)]
+# bounding: first_pairs_by_window (g=3) || all_pairs
+# plan: sets=2 stats/unit=4 || (region) laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 || () laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | region | n=COUNT(*) L1=4 L2=4
+
+# title: SUM by ROLLUP over a public key
+SELECT sex, SUM(income) AS income FROM pums GROUP BY ROLLUP (sex);
+# result: [(0, 40110400.0), (1, 17847300.0), (None, 57957700.0)]
+# bounding: first_pair (g=1, packed) || all_pairs
+# plan: sets=2 stats/unit=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06
+
+# title: ORDER BY with grouping sets is refused
+SELECT region, COUNT(*) FROM visits GROUP BY ROLLUP (region) ORDER BY region;
+# error: UnsupportedQueryError: ORDER BY with grouping sets
+
+# title: LIMIT with grouping sets is refused
+SELECT region, COUNT(*) FROM visits GROUP BY ROLLUP (region) LIMIT 3;
+# error: UnsupportedQueryError: LIMIT with grouping sets
+
+# title: a grouping set listed twice is refused
+SELECT region, COUNT(*) FROM visits GROUP BY GROUPING SETS ((region), (region));
+# error: UnsupportedQueryError: each grouping set once
+
+# title: a key and a ROLLUP that repeat a set are refused
+SELECT region, COUNT(*) FROM visits GROUP BY region, ROLLUP (region);
+# error: UnsupportedQueryError: The set (region) comes twice
+
+# title: more than 16 grouping sets are refused
+SELECT region, COUNT(*) FROM visits GROUP BY CUBE (region, specialty, age, cost, sex);
+# error: UnsupportedQueryError: at most 16 grouping sets
+
+# title: an expression in ROLLUP is refused
+SELECT COUNT(*) FROM visits GROUP BY ROLLUP (UPPER(region));
+# error: UnsupportedQueryError: Nested ROLLUP/CUBE, expressions and positions are not supported yet
+
+# title: ROLLUP nested in GROUPING SETS is refused
+SELECT region, COUNT(*) FROM visits GROUP BY GROUPING SETS (ROLLUP (region));
+# error: UnsupportedQueryError: Nested ROLLUP/CUBE
+
+# title: ROLLUP of the privacy unit is refused
+SELECT COUNT(*) FROM visits GROUP BY ROLLUP (patient_id);
+# error: UnsupportedQueryError: use COUNT(DISTINCT patient_id) to count people instead
+
+# title: GROUPING of a column that is not a key is refused
+SELECT region, GROUPING(specialty) AS g, COUNT(*) FROM visits GROUP BY ROLLUP (region);
+# error: UnsupportedQueryError: GROUPING(): `specialty` is not supported; allowed: the query's GROUP BY columns
+
+# title: GROUPING without grouping sets is refused
+SELECT region, GROUPING(region) AS g, COUNT(*) FROM visits GROUP BY region;
+# error: UnsupportedQueryError: `GROUPING(region)` is not supported
 
 # title: GROUP BY ALL
 SELECT region, COUNT(*) FROM visits GROUP BY ALL;

@@ -35,6 +35,7 @@ from dpsql.analysis.work import check_row_work
 from dpsql.catalog import Catalog
 from dpsql.dialect import DIALECTS
 from dpsql.errors import InternalError
+from dpsql.mechanisms import validate_privacy
 from dpsql.parse import parse
 from dpsql.plan import Cost, PrivacyPlan
 
@@ -86,6 +87,19 @@ def analyze(sql: str | exp.Expression, catalog: Catalog, *, epsilon: float | Non
     for step in PASSES:
         draft = step(draft, ctx)
     return _to_plan(draft)
+
+
+def privacy_parameters(ast: exp.Expression, catalog: Catalog, *, epsilon: float | None,
+                       delta: float | None, default_epsilon: float, default_delta: float,
+                       remaining: tuple[float, float] | None = None) -> tuple[float, float]:
+    """The (ε, δ) ``analyze`` would give the whole query, validated: the call's, else its
+    WITH DIFFERENTIAL_PRIVACY OPTIONS', else the defaults; ``remaining`` replaces them."""
+    draft = Draft(sql="", ast=ast, epsilon=default_epsilon if epsilon is None else epsilon,
+                  delta=default_delta if delta is None else delta, quantile_ci=None)
+    ctx = Context(catalog=catalog, public_values=_no_public_tables, call_epsilon=epsilon,
+                  call_delta=delta, remaining=remaining)
+    draft = read_options(check_names(draft, ctx), ctx)
+    return validate_privacy(draft.epsilon, draft.delta)
 
 
 def _to_plan(draft: Draft) -> PrivacyPlan:

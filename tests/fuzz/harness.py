@@ -2,7 +2,8 @@
 
 ``Engine`` registers the fuzz tables on a real backend (``DuckDBBackend`` or
 ``SparkBackend``) and builds the catalog with ``dpsql.catalog`` from the types the backend
-reports; ``plan`` runs ``dpsql.compile.compile_query`` (analysis, rewrite, cost check),
+reports; ``plan`` runs ``dpsql.grouping.compile_statement`` (analysis, rewrite, cost check; for
+grouping sets one compiled query per set, each checked as its own release),
 ``run`` the backend's ``execute`` with a fixed salt. Nothing here re-implements a stage.
 
 ``check_neighbour`` mirrors ``tests/test_rewrite_bounds.py`` for a whole plan: every cell
@@ -30,7 +31,8 @@ from hypothesis import HealthCheck, Phase, settings
 import dpsql
 from dpsql.analysis.sensitivity import quantile_weight_limits
 from dpsql.catalog import Catalog, TableInfo, text_widths
-from dpsql.compile import CompiledQuery, compile_query
+from dpsql.compile import CompiledQuery
+from dpsql.grouping import GroupedQuery, compile_statement
 from dpsql.mechanisms import Sensitivity
 from dpsql.plan import PrivacyPlan
 from tests.fuzz.tables import (
@@ -139,14 +141,15 @@ class Engine:
         return catalog
 
     def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]
-             ) -> CompiledQuery | dpsql.Error:
-        """The compiled query (plan and bounded query), or the error that refused it.
+             ) -> CompiledQuery | GroupedQuery | dpsql.Error:
+        """The compiled query (plan and bounded query; with grouping sets, one per set), or
+        the error that refused it.
 
         An InternalError, or any exception that is not a ``dpsql.Error``, is a bug and
         propagates. Public key domains are read from the loaded ``pub``.
         """
         try:
-            return compile_query(sql, self.catalog(limits), default_epsilon=EPSILON,
+            return compile_statement(sql, self.catalog(limits), default_epsilon=EPSILON,
                                  default_delta=DELTA, public_values=self.backend.public_values)
         except dpsql.InternalError:
             raise
@@ -271,11 +274,17 @@ def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, 
     compiled = engine.plan(sql, limits)
     if isinstance(compiled, dpsql.Error):
         return f"refused: {type(compiled).__name__}"
-    plan = compiled.plan
-    full = cells(plan, engine.run(compiled, db))
-    for unit, neighbour in db.neighbours(plan.private_tables):
-        check_neighbour(plan, full, cells(plan, engine.run(compiled, neighbour)), unit)
-    return "accepted"
+    for part in parts(compiled):  # each grouping set is its own release
+        plan = part.plan
+        full = cells(plan, engine.run(part, db))
+        for unit, neighbour in db.neighbours(plan.private_tables):
+            check_neighbour(plan, full, cells(plan, engine.run(part, neighbour)), unit)
+    return "accepted" if isinstance(compiled, CompiledQuery) else "accepted: grouping sets"
+
+
+def parts(compiled: CompiledQuery | GroupedQuery) -> tuple[CompiledQuery, ...]:
+    """The queries a statement runs: itself, or one per grouping set."""
+    return compiled.parts if isinstance(compiled, GroupedQuery) else (compiled,)
 
 
 def check_engines(duck: Engine, spark: Engine, db: Database,
@@ -289,7 +298,8 @@ def check_engines(duck: Engine, spark: Engine, db: Database,
         assert isinstance(on_spark, dpsql.Error), f"only DuckDB refuses: {compiled}"
         return f"refused: {type(compiled).__name__}"
     assert not isinstance(on_spark, dpsql.Error), f"only Spark refuses: {on_spark}"
-    plan = compiled.plan
-    assert str(on_spark.plan) == str(plan)
-    assert cells(plan, spark.run(on_spark, db)) == cells(plan, duck.run(compiled, db))
+    for duck_part, spark_part in zip(parts(compiled), parts(on_spark), strict=True):
+        plan = duck_part.plan
+        assert str(spark_part.plan) == str(plan)
+        assert cells(plan, spark.run(spark_part, db)) == cells(plan, duck.run(duck_part, db))
     return "accepted"

@@ -7,7 +7,7 @@ COUNT(DISTINCT), SUM, AVG, the variances and standard deviations, CORR, COVAR_* 
 MEDIAN, QUANTILE_CONT, APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP), with FILTER and
 BigQuery's contribution bounds, sometimes inside post-processing; group keys are columns,
 expressions, SELECT aliases and positions, public (``t.k``, ``t.g``) or private, and rarely
-the unit itself.
+the unit itself, sometimes under ROLLUP, CUBE or GROUPING SETS.
 """
 
 from __future__ import annotations
@@ -28,6 +28,8 @@ OPTIONS = {"epsilon": ("0.5", "1e-9", "1e9", "1e308", "5e-324"),
            "max_rows_contributed": ("1", "7", "9223372036854775807"),
            "privacy_unit_column": ("pid",)}
 """Options at ordinary and extreme values (planning must refuse or calibrate, never crash)."""
+GROUPING_SETS = ("ROLLUP ({})", "CUBE ({})", "GROUPING SETS (({}), ())", "{} WITH ROLLUP")
+"""GROUP BY keys as grouping sets (refused with positions, expressions, ORDER BY or LIMIT)."""
 
 
 @st.composite
@@ -131,7 +133,8 @@ def queries(draw: st.DrawFn) -> str:
     sql = (f"SELECT {draw(_options())}{', '.join(items)} FROM {relation.sql}"
            f"{where_clause(draw, scope, 1)}")
     if groups:
-        sql += f" GROUP BY {', '.join(groups)}"
+        sets = draw(st.sampled_from(("{}",) * 6 + GROUPING_SETS))
+        sql += f" GROUP BY {sets.format(', '.join(groups))}"
     sql += draw(st.sampled_from(("",) * 4 + (" HAVING COUNT(*) > 1", " ORDER BY 1 DESC",
                                              " LIMIT 2")))
     return (f"WITH {', '.join(relation.ctes)} " if relation.ctes else "") + sql
