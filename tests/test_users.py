@@ -44,20 +44,6 @@ def test_accounts_keep_their_budget_and_history(ledger_url):
     assert stored_budget(ledger_url, "alice") == Budget(epsilon=5, delta=1e-6)
 
 
-def test_charges_seen_by_the_server(ledger_url):
-    with Users(ledger_url) as users:
-        users.add("alice", "v", Budget(epsilon=3))
-        assert users.last_charge() == 0
-        with Ledger(ledger_url, budget=None, analyst="alice") as alice:
-            first = alice.charge(0.1, 0.0, query="a")
-            alice.charge(0.2, 0.0, query="b")
-            alice.charge(0.4, 0.0, query="b")
-        assert users.last_charge() > first.id
-        # summed as the decimals charged: 0.2 + 0.4 is 0.6 here, not 0.6000000000000001
-        assert users.charged_since("alice", first.id, ("b",)) == Cost(0.6, 0.0)
-        assert users.charged_since("alice", 0, ("a", "b")).epsilon == 0.7
-
-
 def test_the_audit_log_is_kept_in_order_and_append_only(ledger_url):
     with Users(ledger_url) as users:
         for user, statement in [("alice", "SELECT 1"), ("bob", "SELECT 2"),

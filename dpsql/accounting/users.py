@@ -38,7 +38,6 @@ from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.store import Db, open_store
 from dpsql.accounting.values import Budget, Cost
 from dpsql.errors import PrivacyError
-from dpsql.exact import as_fraction, nearest_float
 
 
 @dataclass(frozen=True)
@@ -158,20 +157,6 @@ class Users:
                                 f"delta, at FROM audit{where} ORDER BY id", args)
         entries = [AuditEntry(*row) for row in rows]
         return entries if last is None else entries[-last:] if last > 0 else []
-
-    def charged_since(self, user: str, after_id: int, queries: tuple[str, ...]) -> Cost:
-        """What the ledger charged ``user`` after charge ``after_id`` for these query texts."""
-        marks = ", ".join("?" for _ in queries)
-        rows, _ = self._execute(f"SELECT epsilon, delta FROM charges WHERE analyst = ? AND "
-                                f"id > ? AND query IN ({marks})", (user, after_id, *queries))
-        # Added as the decimals charged (as the ledger adds them), so the shown cost is exact.
-        return Cost(nearest_float(sum(as_fraction(float(e)) for e, _ in rows)),
-                    nearest_float(sum(as_fraction(float(d)) for _, d in rows)))
-
-    def last_charge(self) -> int:
-        """The id of the newest charge in the ledger (0 if none)."""
-        rows, _ = self._execute("SELECT MAX(id) FROM charges")
-        return rows[0][0] or 0
 
     def close(self) -> None:
         self._store.close()
