@@ -203,12 +203,7 @@ class _Collector:
             return self._pair(node)
         if isinstance(node, (exp.Sum, exp.Avg, *SPREADS)):
             label = fragment(node).split("(")[0]
-            if isinstance(arg, exp.Distinct):
-                refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
-                       "COUNT(DISTINCT expr)")
-            check_row_expression(arg, f"{label} argument")
-            if type_class(arg, self.draft.table.columns) != "numeric":
-                refuse(node, label, "a numeric argument")
+            self._numeric_argument(node, label, arg, "a numeric argument")
             group = self._group_bounds(node)
             if group is not None and not isinstance(node, exp.Sum | exp.Avg):
                 refuse(node, label, f"{PER_ROW} => (lo, hi) or bounds on the argument",
@@ -235,6 +230,17 @@ class _Collector:
             return kind, (*stats, squares), (lo, hi)
         refuse(node, "aggregate", AGGREGATES)
 
+    def _numeric_argument(self, node: exp.AggFunc, label: str, arg: exp.Expression,
+                          wanted: str) -> None:
+        """Refuse an argument of ``node`` that is DISTINCT, not a row expression, or not
+        numeric (``wanted`` says what the aggregate takes)."""
+        if isinstance(arg, exp.Distinct):
+            refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
+                   "COUNT(DISTINCT expr)")
+        check_row_expression(arg, f"{label} argument")
+        if type_class(arg, self.draft.table.columns) != "numeric":
+            refuse(node, label, wanted)
+
     def _pair(self, node: exp.AggFunc):
         """CORR, COVAR_*, REGR_* of (y, x): the statistics of ``PAIR_ROLES`` over the rows
         where both arguments are present. Each argument needs bounds if a sum reads it.
@@ -245,12 +251,7 @@ class _Collector:
         label = fragment(node).split("(")[0]
         y, x = node.this, node.expression
         for arg in (y, x):
-            if isinstance(arg, exp.Distinct):
-                refuse(node, "aggregate", AGGREGATES, "DISTINCT is allowed only in "
-                       "COUNT(DISTINCT expr)")
-            check_row_expression(arg, f"{label} argument")
-            if type_class(arg, self.draft.table.columns) != "numeric":
-                refuse(node, label, "numeric arguments")
+            self._numeric_argument(node, label, arg, "numeric arguments")
         roles = PAIR_ROLES[kind]
         bounds = {id(arg): self._pair_bounds(node, label, arg)
                   for arg, own in ((y, ("sy", "syy")), (x, ("sx", "sxx")))

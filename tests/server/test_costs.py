@@ -31,17 +31,28 @@ def test_psql_prints_the_cost_and_what_is_left_after_each_answer(served):
         "NOTICE:  cost ε=0, δ=0; budget left ε=1.12, δ=1e-06"]
 
 
+def asked(served, user: str, *statements: str) -> tuple[list[str], list[list[tuple]]]:
+    """The NOTICEs psycopg heard while ``user`` ran ``statements`` on one connection, and the
+    rows of each statement that returns rows."""
+    heard: list[str] = []
+    answers = []
+    with served.connect(user) as con:
+        con.add_notice_handler(lambda notice: heard.append(notice.message_primary))
+        for sql in statements:
+            cursor = con.execute(sql)
+            if cursor.description is not None:
+                answers.append(cursor.fetchall())
+    return heard, answers
+
+
 def test_the_notice_follows_the_rows_and_matches_the_ledger(served):
     """psycopg hears the NOTICE once the rows are in; its cost is the audit's charge and
     what is left is SHOW dpsql.budget's, to the digit."""
     user = served.new_user(epsilon=3, delta=1e-5)
-    heard: list[str] = []
-    with served.connect(user) as con:
-        con.add_notice_handler(lambda notice: heard.append(notice.message_primary))
-        con.execute("SET dpsql.epsilon = 0.7")
-        con.execute("SET dpsql.delta = 1e-7")
-        rows = con.execute("SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex").fetchall()
-        budget = con.execute("SHOW dpsql.budget").fetchone()
+    heard, (rows, [budget]) = asked(served, user, "SET dpsql.epsilon = 0.7",
+                                    "SET dpsql.delta = 1e-7",
+                                    "SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex",
+                                    "SHOW dpsql.budget")
     assert len(rows) == 2
     assert heard[-1] == "cost ε=0.7, δ=0; budget left ε=2.3, δ=1e-05"  # after the cut note
     assert (budget[2], budget[5]) == (2.3, 1e-05)
@@ -50,12 +61,7 @@ def test_the_notice_follows_the_rows_and_matches_the_ledger(served):
 
 
 def test_a_rho_budget_shows_the_rho_left(served):
-    user = served.new_user(rho=0.5)
-    heard: list[str] = []
-    with served.connect(user) as con:
-        con.add_notice_handler(lambda notice: heard.append(notice.message_primary))
-        con.execute(COUNT).fetchall()
-    [notice] = heard
+    [notice], _ = asked(served, served.new_user(rho=0.5), COUNT)
     assert notice.startswith("cost ε=0.31, δ=0; budget left ρ=0.45")  # ε²/2 = 0.04805
 
 
@@ -77,13 +83,9 @@ def test_the_notice_counts_the_estimate_a_query_paid_for_first(auto_served):
     """The first AVG(income) pays a quarter of its ε = 1 for the bounds' estimate (a query
     of its own in the ledger, another text): the NOTICE says ε = 1, as does the audit."""
     user = auto_served.new_user(epsilon=3, delta=1e-5)
-    heard: list[str] = []
-    with auto_served.connect(user) as con:
-        con.add_notice_handler(lambda notice: heard.append(notice.message_primary))
-        con.execute("SET dpsql.epsilon = 1")
-        con.execute("SET dpsql.delta = 1e-6")
-        con.execute("SELECT AVG(income) AS a FROM pums").fetchall()
-        budget = con.execute("SHOW dpsql.budget").fetchone()
+    heard, (_, [budget]) = asked(auto_served, user, "SET dpsql.epsilon = 1",
+                                 "SET dpsql.delta = 1e-6", "SELECT AVG(income) AS a FROM pums",
+                                 "SHOW dpsql.budget")
     delta = [entry.delta for entry in auto_served.audit(user) if entry.epsilon > 0]
     assert budget[2] == 2 and len(delta) == 1 and delta[0] > 0
     assert heard[-1] == f"cost ε=1, δ={delta[0]!r}; budget left ε=2, δ={budget[5]!r}"
