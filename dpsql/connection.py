@@ -48,6 +48,7 @@ from dpsql.catalog import (
     text_widths,
 )
 from dpsql.compile import CompiledQuery, fresh_salt, seeded_salt
+from dpsql.composed import Composed
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
@@ -64,7 +65,7 @@ from dpsql.errors import (
     RoleError,
 )
 from dpsql.exact import real_number
-from dpsql.grouping import GroupedQuery, compile_statement, run_bounded
+from dpsql.grouping import compile_statement, run_bounded
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
@@ -164,7 +165,7 @@ class Connection:
         self._sources: dict[str, Any] = {}  # as registered; fingerprinted when asked
         self._sizes: dict[str, int] = {}
         self._noisy = NoisyEngine()  # post-processing only: never sees private rows
-        self._compiled: dict[tuple, CompiledQuery | GroupedQuery] = {}
+        self._compiled: dict[tuple, CompiledQuery | Composed] = {}
         if default_epsilon is not None:
             real_number("default_epsilon", default_epsilon, "Fix: pass the ε of a query as a "
                         "number, or leave it out for a tenth of what the budget has left")
@@ -236,7 +237,7 @@ class Connection:
 
     def compile(self, query: str, *, epsilon: float | None = None,
                 delta: float | None = None, dialect: str | None = None,
-                quantile_ci: float | None = None) -> CompiledQuery | GroupedQuery:
+                quantile_ci: float | None = None) -> CompiledQuery | Composed:
         """The query compiled against the catalog: plan, bounded query, cost. No data read.
 
         Compiled queries are frozen and depend only on the query, its dialect, (ε, δ) as
@@ -275,7 +276,7 @@ class Connection:
 
     def _compile(self, query: str, *, epsilon: float | None, delta: float | None,
                  dialect: str | None, quantile_ci: float | None, default: float,
-                 remaining: tuple[float, float] | None = None) -> CompiledQuery | GroupedQuery:
+                 remaining: tuple[float, float] | None = None) -> CompiledQuery | Composed:
         """``compile``; ``default``: the ε if neither the call nor the query gives one;
         ``remaining``: the (ε, δ) the query has left after paying for the bounds it needed
         estimated, in place of its own (ε, δ) however given."""
@@ -369,11 +370,12 @@ class Connection:
             return result
         return dataclasses.replace(result, cost=total([*estimates, result.cost]))
 
-    def _answer_compiled(self, compiled: CompiledQuery | GroupedQuery, query: str,
+    def _answer_compiled(self, compiled: CompiledQuery | Composed, query: str,
                          seed: int | None) -> Result:
         """The answer to a compiled query: from the cache (free), or charged and run."""
-        if seed is not None or self.answers is None or isinstance(compiled, GroupedQuery):
-            # Grouping sets are answered afresh (and charged) each time they are asked.
+        if seed is not None or self.answers is None or isinstance(compiled, Composed):
+            # Grouping sets and several releases are answered afresh (and charged) each
+            # time they are asked.
             return self._run(compiled, query, seed)
         key = self._answer_key(compiled)
         with self.statements.asking(self.answers.scope, key):
@@ -381,7 +383,7 @@ class Connection:
                 return cached
             return self._keep(compiled, key, self._run(compiled, query, seed))
 
-    def _run(self, compiled: CompiledQuery | GroupedQuery, query: str,
+    def _run(self, compiled: CompiledQuery | Composed, query: str,
              seed: int | None) -> Result:
         """Charge the query, then run it and release its noisy answer."""
         self._warn_about_delta(compiled)
@@ -416,7 +418,7 @@ class Connection:
             self.require_owner("seed=")
         return self.seed if seed is None else seed
 
-    def _execute(self, compiled: CompiledQuery | GroupedQuery, seed: int | None
+    def _execute(self, compiled: CompiledQuery | Composed, seed: int | None
                  ) -> pa.Table | tuple[pa.Table, ...]:
         """The exact bounded aggregates, with a fresh secret salt (or a seed's).
 
@@ -432,11 +434,11 @@ class Connection:
         except Exception:
             raise ExecutionError(FAILED_AFTER_READING) from None
 
-    def _charge(self, compiled: CompiledQuery | GroupedQuery, query: str) -> Cost:
+    def _charge(self, compiled: CompiledQuery | Composed, query: str) -> Cost:
         """Charge the query in full, durably, before its engine may read data; what it cost.
 
         A budget that cannot pay refuses the query here, before any data is read."""
-        grouped = isinstance(compiled, GroupedQuery)
+        grouped = isinstance(compiled, Composed)
         self.budget.charge(compiled.cost.epsilon, compiled.cost.delta, query=query,
                            dataset=compiled.dataset,
                            plan=str(compiled if grouped else compiled.plan),
@@ -453,7 +455,7 @@ class Connection:
         stored = self.answers.put(key, data)
         return result if stored == data else load(stored, compiled)
 
-    def _release(self, compiled: CompiledQuery | GroupedQuery,
+    def _release(self, compiled: CompiledQuery | Composed,
                  exact: pa.Table | tuple[pa.Table, ...], sampler: Sampler | None) -> Result:
         """``release``, after the charge; a failure there is answered generically (it may
         depend on the data)."""

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpsql.composed import Composed, ComposedQuery
 from dpsql.estimators import estimator
-from dpsql.grouping import GroupedQuery
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table
 
@@ -54,10 +54,10 @@ class Explanation:
     data: dict[str, Any]
 
     @classmethod
-    def of(cls, compiled: CompiledQuery | GroupedQuery) -> Explanation:
+    def of(cls, compiled: CompiledQuery | Composed) -> Explanation:
         """The explanation of a compiled query (its plan, cost and bounded query)."""
-        if isinstance(compiled, GroupedQuery):
-            return cls.of_grouped(compiled)
+        if isinstance(compiled, Composed):
+            return cls.of_composed(compiled)
         plan = compiled.plan
         by_name = {a.name: a for a in plan.aggregates}
         columns = []
@@ -103,22 +103,26 @@ class Explanation:
         return cls(data)
 
     @classmethod
-    def of_grouped(cls, grouped: GroupedQuery) -> Explanation:
-        """A statement with grouping sets: its cost, the released cells one person can change
-        over all sets, the sets' mechanisms and bounded queries, and under ``grouping_sets``
-        each set's own explanation (its ``set``, ε and δ shares, columns, noise and
-        selection). The columns, limits and selection shown at the top are the first
-        set's."""
-        parts = [{"set": str(s), **cls.of(p).data} for s, p in grouped.labelled]
-        data = {**parts[0], "sql": grouped.sql, "epsilon": grouped.cost.epsilon,
-                "delta": grouped.cost.delta,
-                "statistics_per_unit": grouped.statistics_per_unit,
-                "mechanism": {**parts[0]["mechanism"], "kind": grouped.mechanism},
-                "spend": [{**spend, "mechanism": f"{part['set']} {spend['mechanism']}"}
+    def of_composed(cls, composed: Composed) -> Explanation:
+        """A statement of several parts: its cost, the released cells one person can change
+        over all parts, the parts' mechanisms and bounded queries, and under
+        ``grouping_sets`` (each with its ``set``) or ``parts`` (each with its ``part``, and
+        ``post_processing``, the statement over their released tables) each part's own
+        explanation (ε and δ shares, columns, noise and selection). The columns, limits and
+        selection shown at the top are the first part's."""
+        key, label = ("parts", "part") if isinstance(composed, ComposedQuery) else \
+            ("grouping_sets", "set")
+        parts = [{label: s, **cls.of(p).data} for s, p in composed.labelled]
+        data = {**parts[0], "sql": composed.sql, "epsilon": composed.cost.epsilon,
+                "delta": composed.cost.delta,
+                "statistics_per_unit": composed.statistics_per_unit,
+                "mechanism": {**parts[0]["mechanism"], "kind": composed.mechanism},
+                "spend": [{**spend, "mechanism": f"{part[label]} {spend['mechanism']}"}
                           for part in parts for spend in part["spend"]],
-                "rewritten_sql": grouped.bounded_sql(pretty=True),
-                "grouping_sets": parts}
-        del data["set"]
+                "rewritten_sql": composed.bounded_sql(pretty=True), key: parts}
+        del data[label]
+        if isinstance(composed, ComposedQuery):
+            data["post_processing"] = composed.outer
         return cls(data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -134,12 +138,15 @@ class Explanation:
 
     def __str__(self) -> str:
         d = self.data
-        if "grouping_sets" in d:
+        if "grouping_sets" in d or "parts" in d:
+            key, label = ("parts", "part") if "parts" in d else ("grouping_sets", "set")
+            head = "parts" if "parts" in d else "grouping sets"
             return "\n".join([f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}"
-                              f"  statistics/unit={d['statistics_per_unit']}  grouping sets "
-                              + ", ".join(p["set"] for p in d["grouping_sets"]),
-                              *(f"set {p['set']}: " + str(Explanation(p))
-                                for p in d["grouping_sets"])])
+                              f"  statistics/unit={d['statistics_per_unit']}  {head} "
+                              + ", ".join(p[label] for p in d[key]),
+                              *(f"{label} {p[label]}: " + str(Explanation(p)) for p in d[key]),
+                              *([f"post-processing: {d['post_processing']}"]
+                                if "parts" in d else [])])
         lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "
                  f"statistics/unit={d['statistics_per_unit']}"]
         for col in d["columns"]:

@@ -29,13 +29,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpsql.accounting.values import Cost
+from dpsql.analysis.composition import PART
 from dpsql.arrays import from_numpy, to_numpy
+from dpsql.composed import ComposedQuery
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.grouping import GroupedQuery
 from dpsql.mechanisms import Sampler
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
-from dpsql.result import Result, concatenated
+from dpsql.result import Result, composed_result, concatenated
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
@@ -213,20 +215,35 @@ class NoisyEngine:
         with self._lock:
             return post_process(plan, groups, self.con)
 
+    def run(self, sql: str, tables: dict[str, pa.Table]) -> pa.Table:
+        """``sql`` over ``tables`` (released, noisy tables only), registered for the call."""
+        with self._lock:
+            for name, table in tables.items():
+                self.con.register(name, table)
+            try:
+                return self.con.sql(sql).to_arrow_table()
+            finally:
+                for name in tables:
+                    self.con.unregister(name)
+
     def close(self) -> None:
         self.con.close()
 
 
-def release(compiled: CompiledQuery | GroupedQuery, exact: pa.Table | tuple[pa.Table, ...],
-            sampler: Sampler | None, *, engine: NoisyEngine) -> Result:
+def release(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
+            exact: pa.Table | tuple[pa.Table, ...], sampler: Sampler | None, *,
+            engine: NoisyEngine) -> Result:
     """The released Result of a compiled query from its bounded aggregates ``exact`` (for
-    grouping sets, one table per set: ``release_grouped``).
+    grouping sets, one table per set: ``release_grouped``; for several releases, one per
+    part: ``release_composed``).
 
     With ``sampler=None``, the noise-free bounded answer (every group kept), which is not
     private and costs nothing: the data owner's evaluation uses it.
     """
     if isinstance(compiled, GroupedQuery):
         return release_grouped(compiled, exact, sampler, engine=engine)
+    if isinstance(compiled, ComposedQuery):
+        return release_composed(compiled, exact, sampler, engine=engine)
     plan = compiled.plan
     groups = release_groups(plan, exact)
     noisy = noise_free(plan, groups) if sampler is None else add_noise(plan, groups, sampler)
@@ -248,6 +265,18 @@ def release_grouped(grouped: GroupedQuery, exact: tuple[pa.Table, ...],
     return dataclasses.replace(
         parts[0], table=concatenated([r.table for r in parts]), parts=parts, query=grouped,
         cost=grouped.cost if sampler is not None else Cost(0.0, 0.0))
+
+
+def release_composed(composed: ComposedQuery, exact: tuple[pa.Table, ...],
+                     sampler: Sampler | None, *, engine: NoisyEngine) -> Result:
+    """Each part released as its own query from its own bounded aggregates, then the
+    statement around them run over the released tables (``__dp_part_<i>``): post-processing
+    in the engine that holds noisy tables only. The Result keeps each part's Result."""
+    parts = tuple(release(part, table, sampler, engine=engine)
+                  for part, table in zip(composed.parts, exact, strict=True))
+    table = engine.run(composed.outer, {f"{PART}{i}": r.table for i, r in enumerate(parts)})
+    return composed_result(composed, table, parts,
+                           composed.cost if sampler is not None else Cost(0.0, 0.0))
 
 
 def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:

@@ -211,9 +211,9 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, delta = 1e-6) sex, COUN
 # bounding: row_level
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | sex | COUNT(*) L1=1 L2=1
 
-# title: DP clause in a set operation
+# title: a DP clause in one branch of a set operation that takes the whole epsilon
 SELECT COUNT(*) FROM visits UNION ALL SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) COUNT(*) FROM visits;
-# error: UnsupportedQueryError: right after the outermost SELECT
+# error: PrivacyError: leaves nothing of the statement's epsilon=1
 
 # title: DP clause with post-processing
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, ROUND(AVG(cost), 1) AS mean_cost FROM visits GROUP BY specialty HAVING COUNT(*) > 10 ORDER BY mean_cost DESC LIMIT 3;

@@ -147,9 +147,9 @@ def test_each_set_is_the_query_grouped_by_it_alone_at_its_share(con, epsilon: fl
 
 def test_the_cost_is_checked_exactly(con) -> None:
     q = con.compile(CUBE, epsilon=1, delta=1e-6)
-    with pytest.raises(InternalError, match="differs from their parts"):
+    with pytest.raises(InternalError, match="differs from its parts"):
         dataclasses.replace(q, cost=Cost(epsilon=0.9, delta=1e-6))  # parts spend 1/4 each
-    with pytest.raises(InternalError, match="differs from their parts"):
+    with pytest.raises(InternalError, match="differs from its parts"):
         dataclasses.replace(q, cost=Cost(epsilon=1.0, delta=9e-7))  # parts spend 2 × 5e-7
     with pytest.raises(InternalError):
         dataclasses.replace(q, parts=q.parts[:3])

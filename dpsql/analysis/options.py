@@ -223,3 +223,20 @@ def check_public_groups(draft: Draft, ctx: Context) -> Draft:
             "a public table joined to the private one, or drop the option (an expression "
             "of a public column is a private key: group by the column itself)")
     return draft
+
+
+def written_parameters(select: exp.Expression) -> tuple[float | None, float | None]:
+    """The ε and δ a SELECT's own WITH DIFFERENTIAL_PRIVACY OPTIONS name (None: not named).
+
+    >>> from dpsql.parse import parse
+    >>> written_parameters(parse("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) "
+    ...                          "COUNT(*) FROM t"))
+    (0.5, None)
+    """
+    clause = select.args.get("hint")
+    if not isinstance(clause, DifferentialPrivacy):
+        return None, None
+    label = _clause_name(clause)
+    values = _values(clause, label)
+    eps, delta = (_parameter(values, name, None, math.nan, label) for name in ("epsilon", "delta"))
+    return (None if math.isnan(eps) else eps), (None if math.isnan(delta) else delta)
