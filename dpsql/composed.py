@@ -29,17 +29,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import duckdb
+import pyarrow as pa
 from sqlglot import exp
 
 from dpsql.accounting.composition import MechanismEvent
 from dpsql.accounting.values import DATASETS_SEPARATOR, Cost
 from dpsql.analysis import analyze
-from dpsql.analysis.composition import Composition, composition, projections
+from dpsql.analysis.composition import PART, Composition, composition, projections
 from dpsql.analysis.options import written_parameters
 from dpsql.catalog import Catalog
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
-from dpsql.errors import InternalError, PrivacyError
+from dpsql.errors import InternalError, PrivacyError, UnsupportedQueryError
 from dpsql.exact import as_fraction, float_at_least, float_at_most
 from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import validate_privacy
@@ -139,6 +141,8 @@ class ComposedQuery(Composed):
     names: tuple[str, ...] = ()
     shares: tuple[float, ...] = ()
     outer: str = ""
+    columns: tuple[str, ...] = ()
+    """The statement's output columns (``output_columns``)."""
     projected: tuple[tuple[int, int] | None, ...] | None = None
     """Per output column, the (part, column) whose interval it keeps (``projections``):
     part -1 for a UNION ALL of the parts as they are; None: no interval."""
@@ -240,11 +244,31 @@ def compile_composed(sql: str, ast: exp.Expression, found: Composition, catalog:
     spends_delta = any(p.cost.delta > 0 for p in parts)
     columns = [[c.name for c in p.plan.columns] for p in parts]
     projected = projections(found.outer, columns, [not p.plan.keys for p in parts])
+    outer = guard_division(found.outer, floor=False).sql(dialect="duckdb")
     return ComposedQuery(sql=sql, parts=parts, names=found.labels, shares=tuple(epsilons),
                          cost=Cost(epsilon=total[0], delta=total[1] if spends_delta else 0.0),
-                         outer=guard_division(found.outer, floor=False).sql(dialect="duckdb"),
+                         outer=outer, columns=output_columns(outer, columns),
                          projected=None if projected is None else tuple(
                              _with_interval(p, parts) for p in projected))
+
+
+def output_columns(outer: str, columns: list[list[str]]) -> tuple[str, ...]:
+    """The columns of ``outer`` over the parts' tables, found by running it in DuckDB over
+    empty tables (every column of NULL type): a name it cannot bind is refused here, before
+    anything is charged, by a message that depends on the query text only."""
+    con = duckdb.connect()
+    try:
+        for i, names in enumerate(columns):
+            con.register(f"{PART}{i}", pa.table({n: pa.nulls(0) for n in names}))
+        return tuple(con.sql(outer).columns)
+    except duckdb.Error as error:
+        raise UnsupportedQueryError(
+            f"the query around the releases does not run over their columns: "
+            f"{str(error).splitlines()[0]}; the parts release "
+            + "; ".join(f"{PART}{i}: {', '.join(names)}" for i, names in enumerate(columns))
+        ) from None
+    finally:
+        con.close()
 
 
 def _with_interval(projection: tuple[int, int] | None, parts: tuple[CompiledQuery, ...]

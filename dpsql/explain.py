@@ -28,6 +28,17 @@ if TYPE_CHECKING:
 
 
 
+def _composed_column(name: str, where: tuple[int, int] | None, parts: list[dict[str, Any]]
+                     ) -> dict[str, Any]:
+    """A column of a statement of several releases: the part's column it repeats (with its
+    noise), else post-processing (no aggregate, mechanism or noise of its own)."""
+    if where is None:
+        return {"name": name, "aggregate": None, "mechanism": None, "l1_sensitivity": None,
+                "l2_sensitivity": None, "noise_std": None}
+    part, column = where
+    return {**parts[max(part, 0)]["columns"][column], "name": name}
+
+
 RELEASE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 
 
@@ -123,6 +134,9 @@ class Explanation:
         del data[label]
         if isinstance(composed, ComposedQuery):
             data["post_processing"] = composed.outer
+            data["columns"] = [_composed_column(name, where, parts) for name, where in zip(
+                composed.columns, composed.projected or (None,) * len(composed.columns),
+                strict=True)]
         return cls(data)
 
     def to_dict(self) -> dict[str, Any]:

@@ -67,7 +67,7 @@ SELECT a.n, r.region FROM (SELECT COUNT(*) AS n FROM visits) a CROSS JOIN region
 
 # title: a scalar release filtering private rows
 SELECT COUNT(*) FROM pums WHERE age > (SELECT AVG(age) FROM pums);
-# error: UnsupportedQueryError: private rows beside releases
+# error: UnsupportedQueryError: WHERE
 
 # title: a table function in the query around releases
 SELECT a.n FROM (SELECT COUNT(*) AS n FROM pums) a CROSS JOIN read_csv('x.csv') f;

@@ -81,8 +81,9 @@ def composition(ast: exp.Expression, catalog: Catalog) -> Composition | None:
 
     outer = outer.transform(swap, copy=False) if isinstance(outer, exp.SetOperation) else \
         _swap_below(outer, swap)
-    if not found or _one_release_in_from(ast, outer, len(found)):
-        return None
+    if not found or _one_release_in_from(ast, outer, len(found)) or \
+            (_is_release(outer, catalog) and _reads(_sources(outer), private, rows)):
+        return None  # one query, or an aggregate over private rows: analysed as one query
     if len(found) > MAX_PARTS:
         refuse(None, f"{len(found)} releases in one statement", f"at most {MAX_PARTS}",
                "Each release gets a share of epsilon; ask fewer at once")
@@ -111,6 +112,13 @@ def _reads(node: exp.Expression, private: set[str], rows: dict[str, exp.CTE]) ->
     """Whether ``node`` names a private table or a CTE of private rows anywhere in it."""
     return any(t.name.lower() in private or t.name.lower() in rows
                for t in node.find_all(exp.Table))
+
+
+def _sources(select: exp.Select) -> exp.Expression:
+    """The FROM and JOIN items of ``select`` (not its subqueries elsewhere), as one node."""
+    items = [s.this.copy() for s in [select.args.get("from_"), *(select.args.get("joins") or [])]
+             if s is not None]
+    return exp.Tuple(expressions=items)
 
 
 def _with_rows(part: exp.Select, rows: dict[str, exp.CTE]) -> exp.Select:
