@@ -214,5 +214,5 @@ def test_spark_gets_each_sets_query_from_the_same_builders(con) -> None:
 
 def test_evaluate_refuses_grouping_sets() -> None:
     con = connect()
-    with pytest.raises(UnsupportedQueryError, match="evaluate each grouping set"):
+    with pytest.raises(UnsupportedQueryError, match="evaluate each grouping set or part"):
         con.evaluate(CUBE, runs=2, epsilon=1, delta=1e-6)
