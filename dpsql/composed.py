@@ -7,17 +7,25 @@ released tables in the noise-free engine (post-processing). The k parts are k me
 the same database, so by basic composition (Dwork & Roth 2014, Thm 3.16) the statement is
 (Σεᵢ, Σδᵢ)-DP ≤ (ε, δ)-DP: the ledger is charged once, with every part's mechanisms.
 
-ε goes to each part in equal shares of what the parts that name no ε of their own leave
-(a part's ``WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = ...)`` fixes its own); δ likewise,
-only to the parts that spend δ (docs/mechanisms.md §15).
+ε goes to the parts that name no ε of their own (a part's ``WITH DIFFERENTIAL_PRIVACY
+OPTIONS (epsilon = ...)`` fixes its own) in proportion to the statistics one person can change
+in each, so that every part's noise, per statistic and relative to its bound, is the same: the
+split that minimises their summed normalised variance under Laplace noise. δ goes in equal
+shares to the parts that spend δ (docs/mechanisms.md §15).
 
 >>> from dpsql.catalog import Catalog, TableInfo
+>>> from dpsql.grouping import compile_statement
 >>> cat = Catalog()
->>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "x": "INT"}, privacy_unit="pid"))
+>>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "x": "INT"}, privacy_unit="pid",
+...                               bounds={"x": (0, 10)}))
 >>> q = compile_statement("SELECT COUNT(*) FROM t UNION ALL SELECT WITH DIFFERENTIAL_PRIVACY "
 ...                       "OPTIONS (epsilon = 0.25) COUNT(*) FROM t", cat, epsilon=1)
 >>> [p.cost.epsilon for p in q.parts], q.cost.epsilon
 ([0.75, 0.25], 1.0)
+>>> q = compile_statement("SELECT (SELECT COUNT(*) FROM t) AS n, (SELECT AVG(x) FROM t) AS m",
+...                       cat, epsilon=0.75)
+>>> [p.plan.statistics_per_unit for p in q.parts], [p.cost.epsilon for p in q.parts]
+([1, 2], [0.25, 0.5])
 """
 
 from __future__ import annotations
@@ -192,13 +200,20 @@ def statement_parameters(written: Sequence[tuple[float | None, float | None]],
     return validate_privacy(total[0], total[1])
 
 
-def epsilon_shares(total: float, written: Sequence[float | None]) -> list[float]:
-    """Each part's ε: its own, or an equal share of what the parts' own leave of ``total``
-    (the largest float not above it)."""
+def epsilon_shares(total: float, written: Sequence[float | None],
+                   weights: Sequence[int]) -> list[float]:
+    """Each part's ε: its own, or a share of what the parts' own leave of ``total`` in
+    proportion to its weight (its released statistics per unit), the largest float not
+    above it (docs/mechanisms.md §15).
+
+    >>> epsilon_shares(1.0, [None, None], [1, 2]), epsilon_shares(1.0, [0.25, None], [1, 1])
+    ([0.3333333333333333, 0.6666666666666666], [0.25, 0.75])
+    """
     fixed = sum((as_fraction(w) for w in written if w is not None), Fraction(0))
-    free = sum(w is None for w in written)
-    rest = (as_fraction(total) - fixed) / max(free, 1)
-    return [w if w is not None else float_at_most(rest) for w in written]
+    weight = sum(v for w, v in zip(written, weights, strict=True) if w is None)
+    rest = as_fraction(total) - fixed
+    return [w if w is not None else float_at_most(rest * v / weight)
+            for w, v in zip(written, weights, strict=True)]
 
 
 def compiled_parts(compile_one: Callable[[int, float, float], CompiledQuery],
@@ -233,14 +248,18 @@ def compile_composed(sql: str, ast: exp.Expression, found: Composition, catalog:
     written = [written_parameters(p) for p in found.parts]
     total = statement_parameters(written, epsilon, delta, default_epsilon, default_delta,
                                  remaining)
-    epsilons = epsilon_shares(total[0], [w[0] for w in written])
 
     def compile_one(i: int, eps: float, dlt: float) -> CompiledQuery:
         return CompiledQuery.of(analyze(found.parts[i], catalog, **options,
                                         default_epsilon=total[0], default_delta=total[1],
                                         remaining=(eps, dlt)), engine)
 
-    parts = compiled_parts(compile_one, epsilons, total[1], [w[1] for w in written])
+    equal = epsilon_shares(total[0], [w[0] for w in written], [1] * len(written))
+    deltas = [w[1] for w in written]
+    weights = [p.plan.statistics_per_unit for p in compiled_parts(compile_one, equal, total[1],
+                                                                  deltas)]
+    epsilons = epsilon_shares(total[0], [w[0] for w in written], weights)
+    parts = compiled_parts(compile_one, epsilons, total[1], deltas)
     spends_delta = any(p.cost.delta > 0 for p in parts)
     columns = [[c.name for c in p.plan.columns] for p in parts]
     projected = projections(found.outer, columns, [not p.plan.keys for p in parts])

@@ -17,6 +17,7 @@ from dpsql.accounting.values import Cost
 from dpsql.composed import ComposedQuery, epsilon_shares
 from dpsql.engines import ENGINES
 from dpsql.errors import InternalError, UnsupportedQueryError
+from dpsql.exact import float_at_most
 from dpsql.grouping import compile_statement
 from grammar_tests.catalog import connect
 
@@ -36,16 +37,21 @@ def con() -> dpsql.Connection:
 def test_each_part_is_the_stand_alone_query_at_its_share(con) -> None:
     q = con.compile(CROSS, epsilon=1, delta=0)
     assert isinstance(q, ComposedQuery) and q.cost == Cost(1.0, 0.0)
-    alone = con.compile("SELECT COUNT(*) AS n FROM pums", epsilon=0.5, delta=0)
+    shares = [float_at_most(Fraction(1, 3)), float_at_most(Fraction(2, 3))]
+    assert [p.cost.epsilon for p in q.parts] == shares
+    alone = con.compile("SELECT COUNT(*) AS n FROM pums", epsilon=shares[0], delta=0)
     assert q.parts[0].plan == alone.plan
-    assert [p.cost.epsilon for p in q.parts] == [0.5, 0.5]
     assert q.labels == ("a", "b") and q.columns == ("n", "m")
 
 
-def test_shares_are_exact_and_the_largest_float_below() -> None:
-    shares = epsilon_shares(1.0, [None, None, None])
-    assert all(Fraction(s) <= Fraction(1, 3) for s in shares)
-    assert epsilon_shares(1.0, [0.25, None]) == [0.25, 0.75]
+def test_shares_follow_the_statistics_per_unit_and_never_add_up_to_more() -> None:
+    """COUNT (1 statistic) and AVG (2: a sum and a count) get 1/3 and 2/3 of ε, so that
+    every statistic has the same noise scale relative to its bound."""
+    shares = epsilon_shares(0.1, [None, None, None], [1, 2, 4])
+    assert sum(map(Fraction, shares)) <= Fraction(1, 10)
+    assert [Fraction(s) for s in shares] == [Fraction(float_at_most(Fraction(k, 70)))
+                                             for k in (1, 2, 4)]
+    assert epsilon_shares(1.0, [0.25, None, None], [5, 1, 3]) == [0.25, 0.1875, 0.5625]
 
 
 def test_one_ledger_entry_for_the_statement_with_every_parts_mechanisms() -> None:
@@ -64,7 +70,7 @@ def test_a_cost_that_differs_from_the_parts_is_an_internal_error(con) -> None:
     with pytest.raises(InternalError, match="differs from its parts"):
         dataclasses.replace(q, cost=Cost(0.9, 0.0))
     with pytest.raises(InternalError, match="differs from its parts"):
-        dataclasses.replace(q, shares=(0.25, 0.75))
+        dataclasses.replace(q, shares=(0.5, 0.5))
 
 
 def test_projections_keep_the_parts_intervals_and_others_have_none(con) -> None:
@@ -83,7 +89,7 @@ def test_projections_keep_the_parts_intervals_and_others_have_none(con) -> None:
 
 def test_explain_shows_each_part_and_the_post_processing(con) -> None:
     info = con.explain(RATIO, epsilon=1).to_dict()
-    assert [p["epsilon"] for p in info["parts"]] == [0.5, 0.5]
+    assert [p["epsilon"] for p in info["parts"]] == [0.5, 0.5]  # one statistic each
     assert info["post_processing"].startswith("SELECT")
     assert "__dp_part_0" in info["post_processing"]
     assert [c["name"] for c in info["columns"]] == ["share"]
