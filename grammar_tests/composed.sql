@@ -23,6 +23,12 @@ SELECT COUNT(*) AS n FROM pums WHERE sex = 0 UNION ALL SELECT COUNT(*) FROM pums
 # bounding: all_pairs || all_pairs
 # plan: parts=2 stats/unit=2 || SELECT COUNT(*) AS n FROM pums WHERE sex = 0 laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | n=COUNT(*) L1=2 L2=2 || SELECT COUNT(*) FROM pums WHERE sex = 1 laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(*) L1=2 L2=2
 
+# title: UNION (distinct) of releases is post-processing
+SELECT COUNT(*) AS n FROM visits UNION SELECT COUNT(*) FROM pums;
+# result: [(1056,), (1582,)]
+# bounding: all_pairs || all_pairs
+# plan: parts=2 stats/unit=2 || SELECT COUNT(*) AS n FROM visits laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | n=COUNT(*) L1=4 L2=4 || SELECT COUNT(*) FROM pums laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | COUNT(*) L1=2 L2=2
+
 # title: two CTEs joined on a public key
 WITH a AS (SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex), b AS (SELECT sex, AVG(income) AS m FROM pums GROUP BY sex) SELECT a.sex, a.n, b.m FROM a JOIN b ON a.sex = b.sex ORDER BY a.sex;
 # result: [(0, 879, 45631.9), (1, 703, 25387.3)]

@@ -120,9 +120,13 @@ SELECT COUNT(*) FORM visits;
 SELECT `region`, COUNT(*) FROM visits GROUP BY `region`;
 # error: ParseError
 
-# title: UNION is refused
-SELECT COUNT(*) FROM visits UNION SELECT COUNT(*) FROM pums;
+# title: UNION of rows is refused
+SELECT age FROM pums UNION ALL SELECT age FROM pums;
 # error: UnsupportedQueryError: Run each SELECT as its own query
+
+# title: UNION of private rows and a release is refused
+SELECT age FROM pums UNION ALL SELECT COUNT(*) FROM pums;
+# error: UnsupportedQueryError: private rows beside releases
 
 # title: UNION ALL is refused
 SELECT COUNT(*) FROM visits UNION ALL SELECT COUNT(*) FROM visits;
