@@ -132,6 +132,16 @@ SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6, k_threshold = 10) 
 SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 0, k_threshold = 10) ANON_COUNT(*) FROM visits;
 # error: DeltaNeeded: partition selection on its one group, which needs delta > 0
 
+# title: ANON_QUANTILES with CLAMPED BETWEEN
+SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6) ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300) AS q FROM visits;
+# result: [([0.146484375, 119.384765625, 299.853515625],)]
+# bounding: all_pairs
+# plan: exponential stats/unit=3 groups/unit=1 rows/group=4 selection=public | q | also ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300)[OFFSET(0)], ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300)[OFFSET(1)], ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300)[OFFSET(2)]
+
+# title: ANON_QUANTILES without a number
+SELECT ANON_QUANTILES(cost CLAMPED BETWEEN 0 AND 300) FROM visits;
+# error: ParseError: ANON_QUANTILES takes (expression, number
+
 # title: ANONYMIZATION clause kappa zero
 SELECT WITH ANONYMIZATION OPTIONS (kappa = 0) COUNT(*) FROM visits;
 # error: UnsupportedQueryError: WITH ANONYMIZATION OPTIONS max_groups_contributed: `0` is not supported; allowed: a positive integer literal
