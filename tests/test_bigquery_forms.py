@@ -101,3 +101,21 @@ def test_approx_quantiles_need_bounds_like_any_quantile():
     cat.add(TableInfo.private("t", columns=COLUMNS, privacy_unit="pid"))
     with pytest.raises(dpsql.UnsupportedQueryError, match="needs bounds"):
         analyze("SELECT APPROX_QUANTILES(flag, 4) FROM t", cat, epsilon=1.0, delta=0.0)
+
+
+def test_approx_count_distinct_is_count_distinct():
+    """The same statistic, bound and noise as COUNT(DISTINCT x), whose per-unit bound the
+    COUNT(DISTINCT) tests and audit check; the result says which it answered."""
+    approx, exact = (make_plan(f"SELECT k, {agg} FROM t GROUP BY k")
+                     for agg in ("APPROX_COUNT_DISTINCT(x)", "COUNT(DISTINCT x)"))
+    assert approx.stats == exact.stats and approx.sensitivities == exact.sensitivities
+    assert approx.noise == exact.noise and approx.aggregates[0].kind == "count_distinct"
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9))
+    con.register("t", pa.table({"pid": range(50), "x": [i % 7 for i in range(50)]}),
+                 privacy_unit="pid", max_rows_per_group=1)
+    result = con.sql("SELECT APPROX_COUNT_DISTINCT(x) FROM t", epsilon=1.0, dialect="bigquery")
+    assert "APPROX_COUNT_DISTINCT(x) is answered as COUNT(DISTINCT x): counted exactly, then " \
+           "noised" in result.notes()
+    with pytest.raises(dpsql.UnsupportedQueryError, match="APPROX_COUNT_DISTINCT\\(expr\\)"):
+        make_plan("SELECT APPROX_COUNT_DISTINCT(x, contribution_bounds_per_group => (0, 1)) "
+                  "FROM t")

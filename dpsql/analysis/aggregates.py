@@ -222,6 +222,8 @@ class _Collector:
 
     def _classify(self, node: exp.AggFunc):
         arg = node.this
+        if isinstance(node, exp.ApproxDistinct):
+            return self._approx_distinct(node)
         if isinstance(node, exp.Count):
             return self._count(node, arg)
         if isinstance(node, tuple(PAIRS)):
@@ -363,6 +365,19 @@ class _Collector:
         check_row_expression(arg, "COUNT argument")
         type_class(arg, self.draft.table.columns)
         return "count", (self.stat("count", arg),), None
+
+    def _approx_distinct(self, node: exp.ApproxDistinct):
+        """BigQuery's ``APPROX_COUNT_DISTINCT(x)`` is answered as ``COUNT(DISTINCT x)``: the
+        distinct count is exact before the noise, so the answer is no worse than a sketch's,
+        and ``Result.notes`` says so (``approximate_as_exact``)."""
+        if named_bounds(node) != NamedBounds() or node.args.get("accuracy") is not None:
+            refuse(node, "APPROX_COUNT_DISTINCT", "APPROX_COUNT_DISTINCT(expr)",
+                   "It is answered as COUNT(DISTINCT expr), which takes no other argument")
+        arg = node.this
+        if isinstance(arg, exp.Distinct):
+            refuse(node, "APPROX_COUNT_DISTINCT", "APPROX_COUNT_DISTINCT(expr)")
+        return self._count(exp.Count(this=exp.Distinct(expressions=[arg.copy()])),
+                           exp.Distinct(expressions=[arg.copy()]))
 
     def _group_count(self, node: exp.Count, arg: exp.Expression, lo: float, hi: float):
         """COUNT with per-group bounds: each unit's count in a group is clamped to [lo, hi]."""
