@@ -210,9 +210,9 @@ def _calibrate_noise(draft: Draft) -> Draft:
     if draft.delta == 0 and not draft.keys:
         raise DeltaNeeded(
             f"{draft.options.clause} min_privacy_units_per_group (k_threshold): releasing the "
-            "row only if enough people are in it is partition selection on its one group, which needs "
-            "delta > 0 (pass delta=1e-6 or smaller than 1/number of people), or drop the "
-            "option to release the row whatever its size")
+            "row only if enough people are in it is partition selection on its one group, "
+            "which needs delta > 0 (pass delta=1e-6 or smaller than 1/number of people), or "
+            "drop the option to release the row whatever its size")
     if draft.delta == 0:
         keys = ", ".join(k.name for k in draft.keys if not k.public)
         raise DeltaNeeded(
