@@ -116,6 +116,7 @@ class Result:
             said.append(f"{by_default_limits(defaults)}: {declare}")
         if shown := self.groups_shown:
             said.append(str(shown))
+        said.extend(approximate_as_exact(self.plan))
         return tuple(said)
 
     def df(self):
@@ -397,3 +398,16 @@ def format_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.4e}"
     return "NULL" if value is None else str(value)
+
+
+def approximate_as_exact(plan: PrivacyPlan) -> list[str]:
+    """A note for each ``APPROX_COUNT_DISTINCT`` of the plan: dpsql answers it as the exact
+    ``COUNT(DISTINCT ...)`` before the noise (``analysis.aggregates``).
+
+    >>> from types import SimpleNamespace as S
+    >>> approximate_as_exact(S(aggregates=[S(sql="APPROX_COUNT_DISTINCT(x)")]))
+    ['APPROX_COUNT_DISTINCT(x) is answered as COUNT(DISTINCT x): counted exactly, then noised']
+    """
+    return [f"{a.sql} is answered as COUNT(DISTINCT {a.sql[len('APPROX_COUNT_DISTINCT('):-1]})"
+            ": counted exactly, then noised" for a in plan.aggregates
+            if a.sql.upper().startswith("APPROX_COUNT_DISTINCT(")]

@@ -93,9 +93,19 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy
 # bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | specialty | n=COUNT(*) L1=12 L2=6.9282
 
-# title: DP clause min_privacy_units_per_group without private keys is refused
-SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, min_privacy_units_per_group = 10) COUNT(*) FROM visits;
+# title: DP clause min_privacy_units_per_group on a global aggregate selects its one row
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy_units_per_group = 10) COUNT(*) FROM visits;
+# result: [(1056,)]
+# bounding: all_pairs
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=truncated_geometric min_units=10 | COUNT(*) L1=4 L2=4
+
+# title: DP clause min_privacy_units_per_group with public keys only is refused
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, min_privacy_units_per_group = 10) region, COUNT(*) FROM visits GROUP BY region;
 # error: UnsupportedQueryError: min_privacy_units_per_group applies to groups released by partition selection
+
+# title: DP clause min_privacy_units_per_group with PUBLIC_GROUPS is refused
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy_units_per_group = 10, group_selection_strategy = PUBLIC_GROUPS) COUNT(*) FROM visits;
+# error: UnsupportedQueryError: ZetaSQL refuses the pair too
 
 # title: DP clause legacy kappa
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (kappa = 2) COUNT(*) FROM visits;

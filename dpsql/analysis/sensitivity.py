@@ -152,8 +152,14 @@ def _choose_noise(sensitivities: tuple[Sensitivity, ...], epsilon: float, delta:
 
 
 def needs_selection(draft: Draft) -> bool:
-    """Group keys need DP partition selection unless every key is public."""
-    return bool(draft.keys) and not all(k.public for k in draft.keys)
+    """Group keys need DP partition selection unless every key is public; a global
+    aggregate needs it on its one group (the empty key) when it has a floor of people,
+    ``min_privacy_units_per_group`` (ZetaSQL's ``k_threshold``), which releases its row only
+    if the group passes the selection (docs/mechanisms.md §6, "A floor on a global
+    aggregate")."""
+    if not draft.keys:
+        return draft.options.min_units is not None
+    return not all(k.public for k in draft.keys)
 
 
 def calibrate(draft: Draft, ctx: Context) -> Draft:
@@ -201,6 +207,12 @@ def _calibrate_noise(draft: Draft) -> Draft:
         noise = _choose_noise(draft.sensitivities, epsilon, delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
         return replace(draft, noise=noise, cost_delta=used)
+    if draft.delta == 0 and not draft.keys:
+        raise DeltaNeeded(
+            f"{draft.options.clause} min_privacy_units_per_group (k_threshold): releasing the "
+            "row only if enough people are in it is partition selection on its one group, "
+            "which needs delta > 0 (pass delta=1e-6 or smaller than 1/number of people), or "
+            "drop the option to release the row whatever its size")
     if draft.delta == 0:
         keys = ", ".join(k.name for k in draft.keys if not k.public)
         raise DeltaNeeded(
