@@ -4,10 +4,9 @@ A person in at most g groups, D ⊃ D′ without them. Their groups of one perso
 vanish in D′; the other g − s counts move by 1. The selection keeps a group iff its exact
 count plus N_Z(0, σ²) is ≥ τ; only the kept keys leave (docs/mechanisms.md §6). Two checks:
 
-- *the proof's inequality*: the noise is proved (ε − η, δ_N)-DP at L2 = √g by one of the
-  two routes of §4, with η = −ln(1 − δ_sel); a one-person group passes τ with probability
-  ≤ δ' = 1 − (1 − δ_sel)^{1/g}, by the exact discrete Gaussian tail in high precision;
-  δ_N + δ_sel ≤ δ in rationals;
+- *the proof's inequality*: the noise is proved (ε, δ_N)-DP at L2 = √g by one of the two
+  routes of §4; a one-person group passes τ with probability ≤ δ' = 1 − (1 − δ_sel)^{1/g},
+  by the exact discrete Gaussian tail in high precision; δ_N + δ_sel ≤ δ in rationals;
 - *the mechanism itself*: restricted to the person's groups, the output is a product of
   independent Bernoullis, so its hockey-stick divergence at ε is an exact finite sum. It
   must be ≤ δ both ways, for every s and a range of group sizes; with σ calibrated for
@@ -26,12 +25,8 @@ import pytest
 from dpsql.mechanisms import split_delta, zcdp_log_delta
 from dpsql.mechanisms.discrete_calibration import _route_b_ok
 from dpsql.mechanisms.selection import release_probability, selection_threshold
-from dpsql.mechanisms.selection_choice import (
-    GaussianSelection,
-    gaussian_selection,
-    reverse_epsilon,
-)
 from dpsql.mechanisms.noise import Noise
+from dpsql.mechanisms.selection_choice import GaussianSelection, gaussian_selection
 
 CASES = [(1.0, 1e-6, 4), (1.0, 1e-6, 10), (0.5, 1e-6, 10), (1.0, 1e-9, 3), (2.0, 1e-5, 20),
          (0.1, 1e-6, 5), (1.0, 1e-3, 4)]
@@ -51,15 +46,11 @@ def exact_tail(sigma: float, m: int) -> mpmath.mpf:
 def test_the_proof_inequality_holds_for_the_calibrated_selection(epsilon, delta, groups):
     s = gaussian_selection(epsilon, delta, groups)
     assert Fraction(s.noise_delta) + Fraction(s.threshold_delta) <= Fraction(delta)
-    with mpmath.workdps(50):
-        eta = -mpmath.log1p(-mpmath.mpf(s.threshold_delta))
-        assert mpmath.mpf(reverse_epsilon(s.threshold_delta)) >= eta
-    # the noise: route (a) (zCDP) or route (b) (smoothing) at (ε − η, δ_N), L2 = √g
-    noise_epsilon = epsilon - reverse_epsilon(s.threshold_delta)
+    # the noise: route (a) (zCDP) or route (b) (smoothing) at (ε, δ_N), L2 = √g
     log_delta = math.log(s.noise_delta)
     l2 = math.sqrt(groups) * (1 + 1e-15)
-    assert (zcdp_log_delta(groups / (2 * s.sigma**2), noise_epsilon) <= log_delta
-            or _route_b_ok(s.sigma, l2, noise_epsilon, log_delta, 1.0))
+    assert (zcdp_log_delta(groups / (2 * s.sigma**2), epsilon) <= log_delta
+            or _route_b_ok(s.sigma, l2, epsilon, log_delta, 1.0))
     # the threshold: a one-person group passes with probability ≤ δ', exactly
     assert exact_tail(s.sigma, int(s.threshold) - 1) <= split_delta(s.threshold_delta, groups)
 

@@ -26,7 +26,6 @@ people (n₅₀, as ``explain()`` computes it), ties to the earlier in that list
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -34,7 +33,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpsql.errors import PrivacyError
-from dpsql.exact import float_at_most, sqrt_at_least
+from dpsql.exact import sqrt_at_least
 from dpsql.mechanisms.discrete_calibration import discrete_gaussian_sigma
 from dpsql.mechanisms.noise import MIN_GRID_SCALE, Noise
 from dpsql.mechanisms.selection import (
@@ -45,15 +44,11 @@ from dpsql.mechanisms.selection import (
     units_for_release,
 )
 
-ETA_MARGIN = 1e-12
-"""Relative margin on η = −ln(1 − δ_sel): ``log1p`` is within an ulp or two."""
-
-
 @dataclass(frozen=True)
 class GaussianSelection:
     """Keep a group iff (its exact count of people) + N_Z(0, σ²) ≥ ``threshold``.
 
-    The noise is calibrated (ε − η, ``noise_delta``)-DP at L2 = √g and the threshold lets a
+    The noise is calibrated (ε, ``noise_delta``)-DP at L2 = √g and the threshold lets a
     one-person group through with probability ≤ δ' = 1 − (1 − ``threshold_delta``)^{1/g};
     together (ε, noise_delta + threshold_delta)-DP (docs/mechanisms.md §6, "Gaussian
     thresholding").
@@ -69,19 +64,6 @@ class GaussianSelection:
         return Noise("gaussian", self.sigma)
 
 
-def reverse_epsilon(threshold_delta: float) -> float:
-    """η = −ln(1 − δ_sel), rounded up: the ε the noise leaves for the threshold.
-
-    With neighbours D ⊃ D′, a group of one person in D is absent from D′. From D′ to D the
-    event "none of them released", of probability ≥ 1 − δ_sel, divides the likelihood ratio,
-    so the noise must be (ε − η)-DP there (docs/mechanisms.md §6).
-
-    >>> 1e-6 < reverse_epsilon(1e-6) < 1.000001e-6
-    True
-    """
-    return -math.log1p(-threshold_delta) * (1 + ETA_MARGIN)
-
-
 @functools.lru_cache(maxsize=256)
 def gaussian_selection(epsilon: float, delta: float, max_groups_per_unit: int
                        ) -> GaussianSelection:
@@ -90,9 +72,8 @@ def gaussian_selection(epsilon: float, delta: float, max_groups_per_unit: int
     δ is split in halves (at ε = 1, δ = 1e-6 and g = 1…20 no other split of a tenths grid
     needs fewer people for a 50 % chance): δ_N for the noise, δ_sel for the threshold. Then
     σ = the proved discrete Gaussian σ (:func:`discrete_gaussian_sigma`, docs/mechanisms.md
-    §4) for L2 = √g at (ε − η, δ_N), η = :func:`reverse_epsilon` (δ_sel); τ = the least integer
-    with P(1 + N_Z(0, σ²) ≥ τ) ≤ δ' (:func:`selection_threshold`). PrivacyError when ε is too
-    small for it (or σ too large to sample).
+    §4) for L2 = √g at (ε, δ_N); τ = the least integer with P(1 + N_Z(0, σ²) ≥ τ) ≤ δ'
+    (:func:`selection_threshold`). PrivacyError when σ is too large to sample (a tiny ε).
 
     >>> s = gaussian_selection(0.5, 1e-6, 10)
     >>> round(s.sigma, 2), s.threshold, s.noise_delta + s.threshold_delta
@@ -100,13 +81,8 @@ def gaussian_selection(epsilon: float, delta: float, max_groups_per_unit: int
     """
     noise_delta = delta / 2  # exact for a normal float, as is δ − δ/2
     threshold_delta = delta - noise_delta
-    eta = reverse_epsilon(threshold_delta)
-    noise_epsilon = float_at_most(Fraction(epsilon) - Fraction(eta))
-    if not noise_epsilon > 0:
-        raise PrivacyError(f"epsilon={epsilon:g} is too small for Gaussian thresholding at "
-                           f"delta={delta:g}: use a larger epsilon")
     l2 = sqrt_at_least(Fraction(max_groups_per_unit))
-    sigma = max(discrete_gaussian_sigma(l2, noise_epsilon, noise_delta), MIN_GRID_SCALE)
+    sigma = max(discrete_gaussian_sigma(l2, epsilon, noise_delta), MIN_GRID_SCALE)
     noise = Noise("gaussian", sigma)
     if not noise.samplable:
         raise PrivacyError(f"epsilon={epsilon:g} needs Gaussian thresholding noise too large "
