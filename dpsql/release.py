@@ -74,9 +74,10 @@ def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
     """From ``release_groups``' table: select groups (truncated geometric or Gaussian
-    thresholding on the exact unit count, or a threshold on the noisy one; never one of fewer people than the floor
-    ``min_privacy_units_per_group``, counted exactly), noise every released statistic, then
-    draw each quantile of every released group (its bucket midpoint)."""
+    thresholding on the exact unit count, or a threshold on the noisy one; never one of
+    fewer people than the floor ``min_privacy_units_per_group``, counted exactly), noise
+    every released statistic, then draw each quantile of every released group (its bucket
+    midpoint)."""
     keys = exact.select(plan.key_names)
     keep = np.ones(exact.num_rows, dtype=bool)
     if plan.selection is not None and plan.selection.separate:

@@ -24,8 +24,8 @@ import pytest
 
 from dpsql.mechanisms import split_delta, zcdp_log_delta
 from dpsql.mechanisms.discrete_calibration import _route_b_ok
-from dpsql.mechanisms.selection import release_probability, selection_threshold
 from dpsql.mechanisms.noise import Noise
+from dpsql.mechanisms.selection import release_probability, selection_threshold
 from dpsql.mechanisms.selection_choice import GaussianSelection, gaussian_selection
 
 CASES = [(1.0, 1e-6, 4), (1.0, 1e-6, 10), (0.5, 1e-6, 10), (1.0, 1e-9, 3), (2.0, 1e-5, 20),

@@ -44,6 +44,7 @@ from dpsql.mechanisms.selection import (
     units_for_release,
 )
 
+
 @dataclass(frozen=True)
 class GaussianSelection:
     """Keep a group iff (its exact count of people) + N_Z(0, σ²) ≥ ``threshold``.
