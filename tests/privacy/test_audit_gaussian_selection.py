@@ -4,8 +4,9 @@ The target person is alone in ten groups 'solo0'…'solo9' of a keys-only query 
 touch ten groups, so the plan picks Gaussian thresholding with all of ε and δ). Event E:
 some 'solo' group is released. On D′ it never is; on D its chance must stay ≤ δ. The
 negative control sets τ as if a person touched one group (δ_sel not split over the ten),
-which releases one of the ten groups about ten times as often, and must be flagged. The noise's own part is checked exactly in
-tests/test_gaussian_selection.py (decisions on groups near τ move too little for an audit).
+which releases one of the ten groups about ten times as often, and must be flagged. The
+noise's own part is checked exactly in tests/test_gaussian_selection.py (decisions on
+groups near τ move too little for an audit).
 """
 
 from __future__ import annotations
