@@ -71,7 +71,8 @@ def gaussian_selection(epsilon: float, delta: float, max_groups_per_unit: int
     """Gaussian thresholding at (``epsilon``, ``delta``) for a person in at most g groups.
 
     δ is split in halves (at ε = 1 and 0.5, δ = 1e-6, g = 1, 2, 3, 4, 5, 10, 20, no share of
-    0.1, 0.2, 0.3, 0.7 or 0.9 for the noise needs fewer people for a 50 % chance): δ_N for the noise, δ_sel for the threshold. Then
+    0.1, 0.2, 0.3, 0.7 or 0.9 for the noise needs fewer people for a 50 % chance): δ_N for
+    the noise, δ_sel for the threshold. Then
     σ = the proved discrete Gaussian σ (:func:`discrete_gaussian_sigma`, docs/mechanisms.md
     §4) for L2 = √g at (ε, δ_N); τ = the least integer with P(1 + N_Z(0, σ²) ≥ τ) ≤ δ'
     (:func:`selection_threshold`). PrivacyError when σ is too large to sample (a tiny ε).
