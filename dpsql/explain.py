@@ -47,13 +47,15 @@ def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
     selection = plan.selection
     if selection is None:
         return "public"
-    noise = None if selection.truncated_geometric else plan.noise_for(
+    noise = None if selection.separate else plan.noise_for(
         next(s.name for s in plan.stats if s.kind == "units"))
     chances = selection.chance(np.array(RELEASE_SIZES), noise)
     least = {"min_units": selection.min_units} if selection.min_units > 1 else {}
+    own = {"sigma": selection.sigma, "noise_delta": selection.noise_delta} \
+        if selection.own_noise is not None else {}
     return {"method": selection.method, "threshold": selection.threshold,
             "epsilon": selection.epsilon, "delta": selection.delta,
-            "max_groups_per_unit": selection.max_groups_per_unit, **least,
+            "max_groups_per_unit": selection.max_groups_per_unit, **least, **own,
             "release_probability": {str(n): float(p)
                                     for n, p in zip(RELEASE_SIZES, chances, strict=True)}}
 
@@ -212,6 +214,10 @@ def _selection_lines(sel: str | dict[str, Any]) -> list[str]:
         count = "exact count of people" + (f" less {least - 1}" if least > 1 else "")
         how = (f"truncated_geometric: kept at random by its {count}{floor} "
                f"(ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
+    elif sel["method"] == "gaussian_selection":
+        how = (f"gaussian_selection: kept if the count of people plus its own Gaussian noise "
+               f"(σ={sel['sigma']:.4g}, not released) >= {sel['threshold'] + least - 1:g}"
+               f"{floor} (ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
     else:
         how = (f"{sel['method']}: kept if the noisy count of people >= "
                f"{sel['threshold'] + least - 1:g}{floor} (δ={sel['delta']:g})")

@@ -75,14 +75,15 @@ def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """From ``release_groups``' table: select groups (truncated geometric on the exact unit
-    count, or a threshold on the noisy one; never one of fewer people than the floor
-    ``min_privacy_units_per_group``, counted exactly), noise every released statistic, then
-    draw each quantile of every released group (its bucket midpoint)."""
+    """From ``release_groups``' table: select groups (truncated geometric or Gaussian
+    thresholding on the exact unit count, or a threshold on the noisy one; never one of
+    fewer people than the floor ``min_privacy_units_per_group``, counted exactly), noise
+    every released statistic, then draw each quantile of every released group (its bucket
+    midpoint)."""
     keys = exact.select(plan.key_names)
     keep = np.ones(exact.num_rows, dtype=bool)
-    if plan.selection is not None and plan.selection.truncated_geometric:
-        keep = _geometric_keep(plan, exact, sampler)
+    if plan.selection is not None and plan.selection.separate:
+        keep = _separate_keep(plan, exact, sampler)
     noised = {s.name for s in plan.sensitivities} if plan.noise is not None else set()
     stats = {}
     for spec in plan.stats:
@@ -90,7 +91,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
             values = to_numpy(exact.column(spec.name))[keep]
             values = values.astype(np.float64) * spec.quantum
             stats[spec.name] = plan.noise_for(spec.name).add_to(values, sampler)
-    if plan.selection is not None and not plan.selection.truncated_geometric:
+    if plan.selection is not None and not plan.selection.separate:
         keep = _threshold_keep(plan, exact, stats)
         stats = {name: values[keep] for name, values in stats.items()}
     keys = keys.filter(from_numpy(keep))
@@ -149,16 +150,23 @@ def _unit_counts(plan: PrivacyPlan, exact: pa.Table) -> np.ndarray:
     return to_numpy(exact.column(units)).astype(np.int64)
 
 
-def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
-    """Keep a group of n units with probability p(n) (the truncated geometric; 0 below the
+def _separate_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
+    """Keep groups by their exact count of people, which is never released (0 below the
     floor, ``Selection.chance``).
 
-    The Bernoulli(p) draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group
-    is kept with probability at most p(n); p is computed with δ' shrunk by a safety
-    factor far larger than this rounding. The exact unit count is never released.
+    Truncated geometric: keep a group of n units with probability p(n). The Bernoulli(p)
+    draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group is kept with
+    probability at most p(n); p is computed with δ' shrunk by a safety factor far larger
+    than this rounding. Gaussian thresholding: keep it iff n (less min_units − 1) plus its
+    own discrete Gaussian noise reaches the threshold.
     """
-    chance = plan.selection.chance(_unit_counts(plan, exact))
-    return sampler.below(2**53, len(chance)) < np.floor(chance * 2**53)
+    selection, counts = plan.selection, _unit_counts(plan, exact)
+    noise = selection.own_noise
+    if noise is None:
+        chance = selection.chance(counts)
+        return sampler.below(2**53, len(chance)) < np.floor(chance * 2**53)
+    noisy = noise.add_to(selection.shifted(counts).astype(np.float64), sampler)
+    return selection.floor(counts) & (noisy >= selection.threshold)
 
 
 def _threshold_keep(plan: PrivacyPlan, exact: pa.Table, stats: dict[str, np.ndarray]

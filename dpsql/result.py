@@ -370,7 +370,7 @@ def groups_shown(plan: PrivacyPlan) -> GroupsShown | None:
     selection = plan.selection
     if selection is None:
         return None
-    noise = None if selection.truncated_geometric else plan.noise_for(
+    noise = None if selection.separate else plan.noise_for(
         next(s.name for s in plan.stats if s.kind == "units"))
 
     def chance(n: int) -> float:

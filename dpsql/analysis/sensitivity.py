@@ -27,7 +27,8 @@ from dpsql.exact import float_at_least, float_at_most
 from dpsql.mechanisms import Sensitivity, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.chooser import one_share
 from dpsql.mechanisms.exponential import ExponentialQuantile
-from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers
+from dpsql.mechanisms.selection import truncated_geometric_crossovers
+from dpsql.mechanisms.selection_choice import Choice, best_selection
 from dpsql.plan import (
     COUNT_QUANTUM,
     WEIGHT_SCALE,
@@ -230,21 +231,22 @@ def _calibrate_noise(draft: Draft) -> Draft:
                           delta=selection_delta, max_groups_per_unit=groups,
                           min_units=draft.options.min_units or 1)
     draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
-    return _prefer_geometric(draft, units)
+    return _separate_selection(draft, units)
 
 
-def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
-    """Swap the threshold for the truncated geometric when it releases more groups and
-    leaves every cell's noise as it was.
+def _separate_selection(draft: Draft, units: Sensitivity) -> Draft:
+    """Swap the threshold for a selection with its own randomness (the truncated geometric
+    or Gaussian thresholding) when it releases more groups and leaves every cell's noise as
+    it was.
 
     Only for Laplace noise, and only when the query does not itself release the unit
     count (it is in the statistics for selection alone). The count then carries L1 share
     ``one_share(units).l1 / L1`` of the noise's ε; dropping it and calibrating the other
     statistics with the remaining ε gives them the same Laplace scale, and the freed ε pays
-    for the truncated geometric on the *exact* unit count (Desfontaines et al. 2022). The
-    swap is made when that releases a group with probability ½ at fewer units (n₅₀) than the
-    threshold (``best_selection``); the query's cost is unchanged: the two parts are
-    float_at_most of exact parts of the noise's exact share, so they sum to at most it.
+    for a selection on the *exact* unit count. The swap is made when that releases a group
+    with probability ½ at fewer units (n₅₀) than the threshold (``best_selection``); the
+    query's cost is unchanged: the two parts are float_at_most of exact parts of the noise's
+    exact share, so they sum to at most it.
     """
     noise = draft.noise
     if noise.kind != "laplace" or any(units.name in a.stats for a in draft.aggregates):
@@ -262,31 +264,38 @@ def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
     if lighter.unit_scale > noise.unit_scale * (1 + 1e-9):
         return draft
     selection = draft.selection
-    try:
-        method, _ = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
-                                   selection.max_groups_per_unit)
-    except PrivacyError:  # too little ε for the truncated geometric: keep the threshold
+    choice = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
+                            selection.max_groups_per_unit)
+    if choice.method == selection.method:
         return draft
-    if method != "truncated_geometric":
-        return draft
-    geometric = Selection(method=method, threshold=0.0, delta=selection.delta,
-                          max_groups_per_unit=selection.max_groups_per_unit,
-                          epsilon=selection_epsilon, min_units=selection.min_units)
     # explain() compares the candidates: keep the Gaussian design's std for reference.
     lighter = replace(lighter, gaussian_std=noise.gaussian_std)
-    return replace(draft, sensitivities=kept, noise=lighter, selection=geometric)
+    return replace(draft, sensitivities=kept, noise=lighter,
+                   selection=_selection(choice, selection_epsilon, selection.delta,
+                                        selection.max_groups_per_unit, selection.min_units))
+
+
+def _selection(choice: Choice, epsilon: float, delta: float, groups: int, min_units: int
+               ) -> Selection:
+    """The plan's Selection for a separate ``choice`` spending (``epsilon``, ``delta``)."""
+    gaussian = choice.gaussian
+    return Selection(method=choice.method, threshold=choice.threshold, delta=delta,
+                     max_groups_per_unit=groups, epsilon=epsilon, min_units=min_units,
+                     sigma=0.0 if gaussian is None else gaussian.sigma,
+                     noise_delta=0.0 if gaussian is None else gaussian.noise_delta)
 
 
 def _keys_only(draft: Draft) -> Draft:
-    """Releasing only private keys: the truncated geometric, optimal for this (Desfontaines,
-    Voss, Gipson & Mandayam 2022), gets all of ε and δ; nothing is noised."""
+    """Releasing only private keys: nothing is noised, and the separate selection that
+    releases a group at fewer people gets all of ε and δ: the truncated geometric (optimal
+    for one group per person, Desfontaines, Voss, Gipson & Mandayam 2022) or, for a person
+    in many groups, Gaussian thresholding (``best_selection``)."""
     if draft.delta == 0:
         raise DeltaNeeded("releasing private group keys needs delta > 0 (e.g. delta=1e-7)")
-    selection = Selection(method="truncated_geometric", threshold=0.0,
-                          delta=float_at_most(draft.delta),
-                          max_groups_per_unit=draft.contribution.groups_per_unit,
-                          epsilon=float_at_most(draft.epsilon),
-                          min_units=draft.options.min_units or 1)
+    epsilon, delta = float_at_most(draft.epsilon), float_at_most(draft.delta)
+    groups = draft.contribution.groups_per_unit
+    choice = best_selection(None, epsilon, delta, groups)
+    selection = _selection(choice, epsilon, delta, groups, draft.options.min_units or 1)
     return replace(draft, noise=None, selection=selection, cost_delta=draft.delta)
 
 
