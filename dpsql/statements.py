@@ -160,6 +160,14 @@ class Statements:
                 else:
                     _QUESTIONS[(scope, key)] = (lock, users - 1)
 
+    def pause(self) -> None:
+        """Wait a moment before asking again (another process answers the question);
+        QueryCancelled, free, if the statement was cancelled."""
+        time.sleep(WAIT_EVERY)
+        with self._lock:
+            if self._why is not None:
+                raise QueryCancelled(NOTHING_SPENT)
+
     def run(self, task: Callable[[], T]) -> T:
         """``task()``, the engine's work: on the main thread it runs in a worker, so that
         Ctrl-C is heard at once (an engine call holds the main thread until it returns) and
