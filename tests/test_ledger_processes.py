@@ -187,3 +187,20 @@ def test_sigkill_at_random_leaves_each_answer_with_its_charge(ctx, ledger_url):
             spent = len(charged) + len(held)
             assert ledger.spent.epsilon == pytest.approx(spent * workers.ANSWER_COST)
     assert len(settled) > 12
+
+
+def test_a_question_held_by_a_live_process_is_waited_for(ctx, ledger_url):
+    def ask() -> bytes:
+        reader, writer = ctx.Pipe(duplex=False)
+        process = ctx.Process(target=workers.hold_once, args=(ledger_url, "q", writer))
+        process.start()
+        writer.close()
+        process.join(30)
+        return reader.recv_bytes()
+
+    with Ledger(ledger_url, budget=workers.CRASH_BUDGET, analyst="answers") as ledger:
+        assert ledger.hold("q", workers.ANSWER_COST, 0.0) is None
+        assert ask() == b"BUSY"
+        ledger.settle("q", workers.ANSWER_COST, 0.0, query="SELECT 1 -- q", answer=b"42")
+        assert ask() == b"42"
+        assert len(ledger.charges) == 1

@@ -88,3 +88,15 @@ def answer_until_killed(path: str, stop: str | None, out: Connection) -> None:
         out.send_bytes(f"SETTLED {token}".encode())
         if stop == "settled":
             time.sleep(600)
+
+
+def hold_once(path: str, key: str, out: Connection) -> None:
+    """Ask for the question ``key`` once: report BUSY, the stored answer, or HELD."""
+    from dpsql.accounting.ledger import QuestionBusy
+
+    with Ledger(path, budget=CRASH_BUDGET, analyst="answers") as ledger:
+        try:
+            answer = ledger.hold(key, ANSWER_COST, 0.0)
+        except QuestionBusy:
+            answer = b"BUSY"
+        out.send_bytes(b"HELD" if answer is None else answer)
