@@ -70,6 +70,10 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS holds (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
         analyst TEXT NOT NULL, dataset TEXT NOT NULL, epsilon TEXT NOT NULL,
         delta TEXT NOT NULL, events TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS login_failures (kind TEXT NOT NULL
+        CHECK (kind IN ('user', 'address')), name TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS login_failures_by_key ON login_failures (kind, name, at)",
     """CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, verifier TEXT NOT NULL,
         created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS audit (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,

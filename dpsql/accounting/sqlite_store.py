@@ -12,7 +12,8 @@ file of that name in ``<ledger>-holders/`` (the kernel lets go of it when the pr
 even by SIGKILL).
 
 Schema (``PRAGMA user_version`` = 3); version 1 files (no ``rho``) and version 2 files (no
-``holds``) are upgraded when opened. The tables are described in :mod:`.ledger` and :mod:`.users`.
+``holds``, no ``login_failures``) are upgraded when opened. The tables are described in
+:mod:`.ledger`, :mod:`.users` and :mod:`dpsql.frontends.server.throttle`.
 """
 
 from __future__ import annotations
@@ -40,13 +41,17 @@ BUDGETS = """CREATE TABLE IF NOT EXISTS budgets (
 HOLDS = """CREATE TABLE IF NOT EXISTS holds (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
         analyst TEXT NOT NULL, dataset TEXT NOT NULL, epsilon TEXT NOT NULL,
         delta TEXT NOT NULL, events TEXT NOT NULL, created_at REAL NOT NULL)"""
+LOGIN_FAILURES = (
+    """CREATE TABLE IF NOT EXISTS login_failures (kind TEXT NOT NULL
+        CHECK (kind IN ('user', 'address')), name TEXT NOT NULL, at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS login_failures_by_key ON login_failures (kind, name, at)")
 UPGRADES = {
     1: ("ALTER TABLE budgets RENAME TO budgets_v1",
         BUDGETS,
         "INSERT INTO budgets (scope, name, epsilon, delta, rho, updated_at) "
         "SELECT scope, name, epsilon, delta, NULL, updated_at FROM budgets_v1",
         "DROP TABLE budgets_v1"),
-    2: (HOLDS,),
+    2: (HOLDS, *LOGIN_FAILURES),
 }
 """Statements that bring a file of each older version to the next one (in one transaction)."""
 SCHEMA = (
@@ -62,6 +67,7 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, analyst TEXT NOT NULL,
         result BLOB NOT NULL, created_at REAL NOT NULL)""",
     HOLDS,
+    *LOGIN_FAILURES,
     """CREATE TRIGGER IF NOT EXISTS charges_no_update BEFORE UPDATE ON charges
         BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges

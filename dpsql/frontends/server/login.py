@@ -3,7 +3,8 @@
 An unknown user goes through the same exchange as a known one, with a made-up verifier,
 and gets the same message after the same delay; the client's proof is compared in constant
 time (:mod:`.auth`). Failures are counted per user name and per client address, answered
-after a growing delay and locked out past a limit (:mod:`.throttle`).
+after a growing delay and locked out past a limit, counted in the ledger by every server
+sharing it (:mod:`.throttle`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class Gate:
                  window: float) -> None:
         self.users = users
         self.failure_delay = failure_delay
-        self.throttle = Throttle(limit=limit, window=window)
+        self.throttle = Throttle(users.store, limit=limit, window=window)
         self._key = secrets.token_bytes(32)
 
     def login(self, channel: Channel, user: str, address: str) -> None:
