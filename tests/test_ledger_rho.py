@@ -16,8 +16,8 @@ import pytest
 import dpsql
 from dpsql.accounting.composition import approx, gaussian, laplace
 from dpsql.accounting.ledger import Ledger, zcdp_cost
-from dpsql.accounting.values import Budget
 from dpsql.accounting.sqlite_store import SCHEMA_VERSION
+from dpsql.accounting.values import Budget
 
 PURE = (laplace(0.5),)  # ρ = 0.125
 
