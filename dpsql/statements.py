@@ -3,8 +3,9 @@
 A query cancelled while the engine runs tells the analyst how long it ran, and how long a
 query runs may depend on the data: cancelled halfway between its time without and with
 one person, it answers "is that person there?" So the line between free and paid is the
-moment the engine may start reading: a statement's cost is charged, atomically and
-durably, *before* its bounded query is handed to the engine (``Statements.reading``), and
+moment the engine may start reading: a statement's cost is paid, atomically and durably,
+*before* its bounded query is handed to the engine (``Statements.reading``): charged, or
+held in the ledger until its charge and answer commit together (``Ledger.hold``), and
 nothing that happens after — a cancel, a statement timeout, a client that disconnects, an
 engine error, Ctrl-C — gives it back. A cancel that lands before that moment spends nothing.
 
