@@ -9,7 +9,8 @@ It measures, on this machine:
 
 - **the ledger alone**: charges per second that N threads of one process commit to the
   PostgreSQL ledger (``Ledger.charge``: lock the scopes, sum, check, insert, commit), each
-  thread its own analyst, then all on one analyst (every charge waits for the one before);
+  thread its own analyst, then all on one analyst (every charge waits for the one before),
+  each Ledger warmed first; and what a new Ledger's first sum of a long history costs;
   and questions per second paid the server's way (``hold`` then ``settle`` with a stored
   answer: two transactions);
 - **servers**: ``--clients`` psycopg clients asking ``--queries`` distinct small private
@@ -18,7 +19,8 @@ It measures, on this machine:
   and p99 of each query's latency.
 
 The cluster keeps ``fsync`` and ``synchronous_commit`` on (unlike the tests' cluster): a
-charge's commit waits for its WAL flush, as in production.
+charge's commit waits for its WAL flush, as in production. ``--no-fsync`` turns them off,
+to see what the ledger's own work costs apart from the disk (never run a ledger so).
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ def charges_per_second(url: str, threads: int, seconds: float, *, shared: bool,
     analyst, or of its own); ``answered``: the server's hold then settle with an answer."""
     ledgers = [Ledger(url, budget=BIG, analyst="shared" if shared else f"analyst{i}")
                for i in range(threads)]
+    for ledger in ledgers:  # each sums its analyst's history once, before the clock starts
+        _ = ledger.spent
     counts = [0] * threads
     stop = time.perf_counter() + seconds
 
@@ -117,14 +121,15 @@ def line(label: str, times: list[float], wall: float) -> str:
             f"{len(times) / wall:6.1f} queries/s")
 
 
-def main(queries: int, clients: int, seconds: float) -> None:
+def main(queries: int, clients: int, seconds: float, durable: bool) -> None:
     folder = Path(tempfile.mkdtemp())
     catalog = folder / "catalog.toml"
     catalog.write_text(CATALOG)
     load = os.getloadavg()
-    with running_cluster(durable=True) as cluster:
+    with running_cluster(durable=durable) as cluster:
         url = create_database(cluster, "ledger")
-        print(f"PostgreSQL ledger (fsync on), {os.cpu_count()} cores")
+        print(f"PostgreSQL ledger (fsync {'on' if durable else 'off'}), {os.cpu_count()} "
+              "cores")
         for threads in (1, 4, 16):
             for shared in (False, True):
                 for answered in (False, True):
@@ -133,6 +138,12 @@ def main(queries: int, clients: int, seconds: float) -> None:
                     who = "one analyst" if shared else "an analyst each"
                     what = "hold + settle" if answered else "charge"
                     print(f"  {threads:2d} threads, {who:<15} {what:<13} {rate:7.0f} /s")
+        with Ledger(url, budget=BIG, analyst="shared") as cold:
+            history = len(cold.charges)
+            began = time.perf_counter()
+            _ = cold.spent
+        print(f"  a new Ledger's first sum of an analyst's {history} charges: "
+              f"{(time.perf_counter() - began) * 1e3:.0f} ms (then only newer charges are read)")
         with Users(url) as users:
             for i in range(clients):
                 users.add(f"bench{i}", make_verifier(PASSWORD), BIG)
@@ -157,5 +168,7 @@ if __name__ == "__main__":
     parser.add_argument("--clients", type=int, default=16, help="concurrent clients")
     parser.add_argument("--seconds", type=float, default=5.0,
                         help="seconds per ledger measurement")
+    parser.add_argument("--no-fsync", dest="durable", action="store_false",
+                        help="the cluster without fsync and synchronous commits")
     arguments = parser.parse_args()
-    main(arguments.queries, arguments.clients, arguments.seconds)
+    main(arguments.queries, arguments.clients, arguments.seconds, arguments.durable)
