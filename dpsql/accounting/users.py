@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpsql.accounting.ledger import Ledger
-from dpsql.accounting.store import Db, Store, open_store
+from dpsql.accounting.store import Db, open_store
 from dpsql.accounting.values import Budget, Cost
 from dpsql.errors import PrivacyError
 
@@ -157,11 +157,6 @@ class Users:
                                 f"delta, at FROM audit{where} ORDER BY id", args)
         entries = [AuditEntry(*row) for row in rows]
         return entries if last is None else entries[-last:] if last > 0 else []
-
-    @property
-    def store(self) -> Store:
-        """The ledger's tables (the server's login throttle keeps its own there)."""
-        return self._store
 
     def close(self) -> None:
         self._store.close()

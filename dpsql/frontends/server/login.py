@@ -17,6 +17,7 @@ import threading
 import time
 from collections import Counter
 
+from dpsql.accounting.store import open_store
 from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import MECHANISM, AuthFailed, Exchange, decoy_verifier
@@ -39,8 +40,13 @@ class Gate:
                  window: float) -> None:
         self.users = users
         self.failure_delay = failure_delay
-        self.throttle = Throttle(users.store, limit=limit, window=window)
+        # A store of its own: logins do not queue behind the audit log's writes in this
+        # process (a SQLite store runs one transaction at a time).
+        self.throttle = Throttle(open_store(users.path), limit=limit, window=window)
         self._key = secrets.token_bytes(32)
+
+    def close(self) -> None:
+        self.throttle.close()
 
     def login(self, channel: Channel, user: str, address: str) -> None:
         """Authenticate ``user`` or raise LoginFailed (after the failure's delay)."""

@@ -38,7 +38,7 @@ dpsql.frontends.server.throttle.LockedOut: 10
 >>> now[0] = 10.0
 >>> throttle.verify("alice", "10.0.0.3", lambda: "right")
 'right'
->>> tmp.cleanup()
+>>> throttle.close(); tmp.cleanup()
 """
 
 from __future__ import annotations
@@ -111,6 +111,9 @@ class Throttle:
         """Recent failures: the larger count of the user name's and the address's."""
         return max(count for _, count, _ in self._store.run(
             lambda db: self._recent(db, user, address)))
+
+    def close(self) -> None:
+        self._store.close()
 
     def _recent(self, db: Db, user: str, address: str) -> Recent:
         since = self._clock() - self.window
