@@ -9,7 +9,7 @@ retried with a growing random pause until ``timeout``.
 A process answering a question holds its budget in ``holds`` (:mod:`.ledger`) under its
 *holder* name; whether the holder still runs is whether it still holds the ``flock`` of the
 file of that name in ``<ledger>-holders/`` (the kernel lets go of it when the process dies,
-even by SIGKILL).
+even by SIGKILL; a process that exits removes its file, a dead one's goes when found).
 
 Schema (``PRAGMA user_version`` = 3); version 1 files (no ``rho``) and version 2 files (no
 ``holds``, no ``login_failures``) are upgraded when opened. The tables are described in
@@ -18,6 +18,7 @@ Schema (``PRAGMA user_version`` = 3); version 1 files (no ``rho``) and version 2
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import random
@@ -165,10 +166,16 @@ class SqliteStore:
         key = (os.getpid(), str(self._holders))
         with _holders_lock:
             if key not in _holders:
-                self._holders.mkdir(exist_ok=True)
                 name = secrets.token_hex(8)
-                fd = os.open(self._holders / name, os.O_RDWR | os.O_CREAT, 0o600)
+                try:
+                    self._holders.mkdir(exist_ok=True)
+                    fd = os.open(self._holders / name, os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError as exc:
+                    raise PrivacyError(f"cannot write the holders of ledger {self.location!r} "
+                                       f"({exc}): the folder {str(self._holders)!r} must be "
+                                       "writable beside the ledger file") from None
                 fcntl.flock(fd, fcntl.LOCK_EX)
+                atexit.register(_forget, self._holders / name, os.getpid())
                 _holders[key] = name
             return _holders[key]
 
@@ -216,6 +223,12 @@ def _durable(db: SqliteDb) -> None:
     """WAL lets readers run beside the one writer; FULL syncs the WAL at every commit."""
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
+
+
+def _forget(holder: Path, pid: int) -> None:
+    """At exit, this process's holder file goes (not a forked child's exit)."""
+    if os.getpid() == pid:
+        holder.unlink(missing_ok=True)
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
