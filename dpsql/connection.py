@@ -381,6 +381,8 @@ class Connection:
         with self.statements.asking(self.answers.scope, key):
             if (cached := self._cached(compiled, key)) is not None:
                 return cached
+            if isinstance(self.answers, LedgerCache):
+                return self._run_held(compiled, query, key)
             return self._keep(compiled, key, self._run(compiled, query, seed))
 
     def _run(self, compiled: CompiledQuery | Composed, query: str,
@@ -390,6 +392,46 @@ class Connection:
         with self.statements.reading(lambda: self._charge(compiled, query)):
             exact = self._execute(compiled, seed)
             return self._release(compiled, exact, Sampler(seed))
+
+    def _run_held(self, compiled: CompiledQuery, query: str, key: str) -> Result:
+        """Hold the question's cost in the ledger, run it, then commit its charge and its
+        answer together (``Ledger.hold``, ``Ledger.settle``); while another process answers
+        the same question, wait for its answer (a cancel then is free)."""
+        from dpsql.accounting.ledger import QuestionBusy
+
+        self._warn_about_delta(compiled)
+        while True:
+            try:
+                return self._answer_held(self.answers.ledger, compiled, query, key)
+            except QuestionBusy:
+                self.statements.pause()
+
+    def _answer_held(self, ledger: Any, compiled: CompiledQuery, query: str,
+                     key: str) -> Result:
+        cost, plan = compiled.cost, compiled.plan
+        answered: list[bytes | None] = []
+
+        def hold() -> Cost:
+            answered.append(ledger.hold(key, cost.epsilon, cost.delta,
+                                        dataset=compiled.dataset, events=compiled.events))
+            return cost if answered[0] is None else Cost(0.0, 0.0)
+
+        def settle(answer: bytes | None) -> bytes | None:
+            return ledger.settle(key, cost.epsilon, cost.delta, query=query, answer=answer,
+                                 dataset=compiled.dataset, plan=str(plan),
+                                 mechanism=plan.mechanism, events=compiled.events)
+
+        with self.statements.reading(hold):
+            if answered[0] is not None:
+                return load(answered[0], compiled)
+            try:
+                result = self._release(compiled, self._execute(compiled, None), Sampler(None))
+            except BaseException:
+                settle(None)  # it read data: charged, with no answer to keep
+                raise
+            data = dump(result)
+            stored = settle(data)
+        return result if stored == data else load(stored, compiled)
 
     def tables(self) -> Listing:
         """The registered tables from the catalog: kind, privacy unit, declared limits (SQL:

@@ -244,6 +244,7 @@ class Server:
             for client in clients:
                 client.join(CANCEL_WINDOW)
         self.metadata.close()
+        self.gate.close()
         self.users.close()
 
     def __enter__(self) -> Server:
