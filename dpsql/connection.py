@@ -627,6 +627,17 @@ def _backend(name: str | None, database: str | duckdb.DuckDBPyConnection, spark:
     raise InterfaceError(f"unknown backend {name!r}: use 'duckdb' (default) or 'spark'")
 
 
+def spark_session(master: str | None = None,
+                  config: Mapping[str, str] | None = None) -> tuple[Any, bool]:
+    """A SparkSession for several connections to share (``spark=`` of each), and whether
+    this call started it: the process's active one, else a new quiet one on ``master``
+    with ``config`` (``dpsql.backends.spark.start_session``). ``dpsql serve`` on Spark
+    runs every session on one."""
+    from dpsql.backends.spark import start_session
+
+    return start_session(master, config)
+
+
 ROLES = ("owner", "analyst")
 """Who holds the connection (docs/privacy.md, "Roles"): the data owner, who may see the
 data, or an analyst, who may only receive noisy answers."""

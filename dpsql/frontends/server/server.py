@@ -39,6 +39,7 @@ import dpsql
 from dpsql.accounting.ledger import stored_budget
 from dpsql.accounting.users import Users
 from dpsql.catalog import read_toml
+from dpsql.connection import spark_session
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
@@ -417,9 +418,7 @@ class SharedSpark:
         declared = read_toml(config.catalog).engine
         if (config.engine or declared.get("name", "duckdb")) != "spark":
             return None
-        from dpsql.backends.spark import start_session
-
-        session, started = start_session(config.spark_master or declared.get("master"),
+        session, started = spark_session(config.spark_master or declared.get("master"),
                                          declared.get("config"))
         return SharedSpark(session, started)
 
