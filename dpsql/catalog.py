@@ -490,7 +490,7 @@ def engine_section(section: Mapping[str, Any], path: str | Path) -> Mapping[str,
     >>> engine_section({"master": "local[2]"}, "c.toml")
     Traceback (most recent call last):
     ...
-    dpsql.errors.CatalogError: catalog 'c.toml', [engine]: master = ... is a setting of Spark: add name = "spark"
+    dpsql.errors.CatalogError: catalog 'c.toml', [engine]: master = ... is a setting of Spark...
     """
     where = f"catalog {str(path)!r}, [engine]"
     name = section.get("name", "duckdb")

@@ -14,11 +14,9 @@ import json
 import math
 import shutil
 import sqlite3
-import subprocess
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.csv
