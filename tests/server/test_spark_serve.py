@@ -12,11 +12,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import shutil
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow as pa
 import pyarrow.csv
@@ -32,7 +37,7 @@ from grammar_tests.cases import ACCEPTED
 from grammar_tests.catalog import readings
 from tests.conftest import SPARK_CONF
 from tests.server.conftest import PASSWORD
-from tests.server.processes import ServeProcess
+from tests.server.processes import LISTENING, SIZED, ServeProcess
 from tests.server.test_clients import PSQL, psql
 
 psycopg = pytest.importorskip("psycopg", reason="the server tests use psycopg: pip install "
@@ -323,3 +328,38 @@ def test_a_cancel_stops_the_spark_job_and_is_charged(server, duck):
         assert stopped < whole * 3 / 4, (stopped, whole)
         print(f"whole {whole:.2f} s, cancelled after {stopped:.2f} s")
         assert len(con.execute(sql.format(3), prepare=False).fetchall()) == len(SPECIALTIES)
+
+
+def test_the_documented_spark_submit_launcher_serves(corpus, tmp_path):
+    """docs/server.md's launcher under a real spark-submit (its --master, the catalog's
+    master left out): the server listens and answers a private query on Spark."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "server.md").read_text()
+    launcher = tmp_path / "serve.py"
+    launcher.write_text(re.findall(r"```python\n(.*?)```", doc, flags=re.S)[-1])
+    catalog = corpus.parent / "submitted.toml"
+    catalog.write_text(ENGINE.replace('master = "local[2]"\n', "") + CATALOG)
+    ledger = tmp_path / "ledger.db"
+    with Users(ledger) as users:
+        users.add("erin", make_verifier(PASSWORD), dpsql.Budget(epsilon=1e15, delta=0.5))
+    submit = Path(sys.executable).parent / "spark-submit"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable,
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = tmp_path / "serve.out"
+    with out.open("w") as stdout:
+        process = subprocess.Popen([str(submit), "--master", "local[1]", str(launcher),
+                                    str(catalog), "--ledger", str(ledger), "--port", "0",
+                                    *SIZED, "--time-quantum", "0"], stdout=stdout,
+                                   stderr=subprocess.DEVNULL, env=env, cwd=corpus.parent)
+    try:
+        deadline = time.monotonic() + 300
+        while not (found := LISTENING.search(out.read_text())):
+            assert process.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.2)
+        served = SimpleNamespace(host=found[1], port=int(found[2]))
+        with connect(served, "erin") as con:
+            rows = con.execute("SELECT sex, COUNT(*) AS n FROM pums GROUP BY sex").fetchall()
+        assert sorted(row[0] for row in rows) == [0, 1]
+    finally:
+        process.terminate()
+        process.wait(60)
