@@ -115,6 +115,8 @@ class Connection:
 
     ``backend="spark"`` runs the bounded queries on ``spark``: a SparkSession, a master
     URL such as ``"local[2]"``, or None for ``SparkSession.builder.getOrCreate()``.
+    A ``catalog=`` file's ``[engine]`` section stands for ``backend=`` (and, for Spark, its
+    ``master`` and ``config`` for ``spark=``) when none is given.
     With ``ledger=`` the budget is kept in that file: ``budget=None`` uses the one stored
     for ``analyst``, and ``reset_budget=True`` replaces it (what was spent stays spent).
     A ``catalog=`` file's ``[budget]`` section stands for ``budget=`` when none is given.
@@ -128,7 +130,7 @@ class Connection:
     """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
-                 backend: str = "duckdb", spark: Any = None,
+                 backend: str | None = None, spark: Any = None,
                  budget: Budget | None = None, catalog: str | Path | None = None,
                  seed: int | None = None, default_epsilon: float | None = None,
                  default_delta: float | None = None, cache: bool = True,
@@ -141,11 +143,12 @@ class Connection:
         if role == "analyst" and seed is not None:
             raise RoleError(_owner_only("seed="))
         self.role = "owner"  # until the catalog is loaded
-        self.backend = _backend(backend, database, spark)
+        declared = read_toml(catalog) if catalog is not None else None
+        self.backend = _backend(backend, database, spark,
+                                declared.engine if declared is not None else {})
         self.statements = Statements(self.backend.interrupt,
                                      timeout=_timeout(statement_timeout))
         self.dialect = _known_dialect(dialect)
-        declared = read_toml(catalog) if catalog is not None else None
         if limits is None and declared is not None and declared.limits:
             limits = WorkLimits(**declared.limits)
         self.catalog = Catalog(limits)
@@ -644,8 +647,15 @@ def _keepers(budget: Budget | None, *, ledger: str | Path | None, analyst: str,
     return kept, LedgerCache(kept) if cache else None
 
 
-def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -> Backend:
-    """The backend that runs bounded queries: ``duckdb`` (default) or ``spark``."""
+def _backend(name: str | None, database: str | duckdb.DuckDBPyConnection, spark: Any,
+             declared: Mapping[str, Any]) -> Backend:
+    """The backend that runs bounded queries: ``duckdb`` (default) or ``spark``; what is not
+    given comes from the catalog's ``[engine]`` (``declared``)."""
+    config = None
+    if name is None:
+        name = declared.get("name", "duckdb")
+        if name == "spark" and spark is None:
+            spark, config = declared.get("master"), declared.get("config")
     if name == "duckdb":
         if spark is not None:
             raise InterfaceError("spark= is an option of backend='spark'; pass both, or neither "
@@ -657,8 +667,19 @@ def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -
                                  "argument and pass spark=<SparkSession or master URL>")
         from dpsql.backends.spark import SparkBackend
 
-        return SparkBackend(spark)
+        return SparkBackend(spark, config=config)
     raise InterfaceError(f"unknown backend {name!r}: use 'duckdb' (default) or 'spark'")
+
+
+def spark_session(master: str | None = None,
+                  config: Mapping[str, str] | None = None) -> tuple[Any, bool]:
+    """A SparkSession for several connections to share (``spark=`` of each), and whether
+    this call started it: the process's active one, else a new quiet one on ``master``
+    with ``config`` (``dpsql.backends.spark.start_session``). ``dpsql serve`` on Spark
+    runs every session on one."""
+    from dpsql.backends.spark import start_session
+
+    return start_session(master, config)
 
 
 ROLES = ("owner", "analyst")
