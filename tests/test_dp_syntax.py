@@ -148,9 +148,14 @@ def test_row_level_tables_take_no_unit_options(con):
             con.sql(f"{DP} ({options}) COUNT(*) FROM rows")
 
 
-def test_clause_only_on_the_outermost_select(con):
-    with pytest.raises(dpsql.UnsupportedQueryError, match="outermost SELECT"):
-        con.sql(f"SELECT COUNT(*) FROM t UNION ALL {DP} (epsilon = 1) COUNT(*) FROM t")
+def test_a_clause_on_a_part_spends_that_parts_epsilon(con):
+    """A DP clause on one branch of a UNION ALL is that part's own ε (several DP clauses per
+    statement, docs/sql.md); the other parts share what is left of the statement's ε."""
+    sql = f"SELECT COUNT(*) FROM t UNION ALL {DP} (epsilon = 1) COUNT(*) FROM t"
+    with pytest.raises(dpsql.PrivacyError, match="leaves nothing"):
+        con.sql(sql)  # the default ε is a tenth of 10: all of it taken by the clause
+    res = con.sql(sql, epsilon=2)
+    assert res.fetchall() and len(res.fetchall()) == 2 and res.cost.epsilon == 2
 
 
 # --- named bounds: exact semantics on a small table --------------------------------------
