@@ -32,11 +32,12 @@ import pyarrow as pa
 from dpsql.accounting.composition import MechanismEvent
 from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze, privacy_parameters
+from dpsql.analysis.options import consistent_totals
 from dpsql.analysis.grouping_sets import GroupingSet, grouping_sets, has_grouping_sets, set_query
 from dpsql.catalog import Catalog
 from dpsql.compile import CompiledQuery, compile_query
 from dpsql.engines import DUCKDB, EngineTraits
-from dpsql.errors import InternalError
+from dpsql.errors import InternalError, UnsupportedQueryError
 from dpsql.exact import as_fraction, float_at_most
 from dpsql.parse import parse
 from dpsql.plan import PrivacyPlan, exact_share
@@ -51,6 +52,9 @@ class GroupedQuery:
     sets: tuple[GroupingSet, ...]
     parts: tuple[CompiledQuery, ...]
     cost: Cost
+    consistent_totals: bool = True
+    """Whether the release fits the sets over public keys so that they add up
+    (``dpsql.consistency``; the option ``consistent_totals`` of the query's clause)."""
 
     def __post_init__(self) -> None:
         self.verify_cost()
@@ -108,7 +112,8 @@ class GroupedQuery:
     def release_digest(self) -> str:
         """The SHA-256 of the sets and every part's own release digest."""
         text = "\n".join(f"{s}={p.release_digest}" for s, p in self.labelled)
-        return hashlib.sha256(f"{self.cost}\n{text}".encode()).hexdigest()
+        return hashlib.sha256(f"{self.cost} {self.consistent_totals}\n{text}".encode()
+                              ).hexdigest()
 
     @property
     def salted(self) -> bool:
@@ -151,7 +156,12 @@ def compile_statement(sql: str, catalog: Catalog, *, epsilon: float | None = Non
     if public_values is not None:
         options["public_values"] = public_values
     ast = parse(sql, dialect=dialect)
+    consistent = consistent_totals(ast)
     if not has_grouping_sets(ast):
+        if consistent is not None:
+            raise UnsupportedQueryError(
+                "consistent_totals: an option of ROLLUP, CUBE and GROUPING SETS, whose "
+                "subtotals it makes add up; this query has none, so drop the option")
         return compile_query(sql, catalog, **options)
     sets = grouping_sets(ast)
     total = privacy_parameters(ast, catalog, epsilon=epsilon, delta=delta,
@@ -171,4 +181,5 @@ def compile_statement(sql: str, catalog: Catalog, *, epsilon: float | None = Non
         parts = compiled([as_fraction(total[1]) / sum(users) if u else Fraction(0)
                           for u in users])
     return GroupedQuery(sql=sql, sets=sets, parts=parts,
-                        cost=Cost(epsilon=total[0], delta=total[1] if any(users) else 0.0))
+                        cost=Cost(epsilon=total[0], delta=total[1] if any(users) else 0.0),
+                        consistent_totals=consistent is not False)
