@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpsql.consistency import public_sets
 from dpsql.estimators import estimator
 from dpsql.grouping import GroupedQuery
 from dpsql.plan import PrivacyPlan
@@ -108,8 +109,11 @@ class Explanation:
         over all sets, the sets' mechanisms and bounded queries, and under ``grouping_sets``
         each set's own explanation (its ``set``, ε and δ shares, columns, noise and
         selection). The columns, limits and selection shown at the top are the first
-        set's."""
+        set's. ``consistent_totals`` lists the sets whose counts and sums are fitted to add
+        up (``dpsql.consistency``; none when the option is off)."""
         parts = [{"set": str(s), **cls.of(p).data} for s, p in grouped.labelled]
+        fitted = public_sets([p.plan for p in grouped.parts]) if grouped.consistent_totals \
+            else ()
         data = {**parts[0], "sql": grouped.sql, "epsilon": grouped.cost.epsilon,
                 "delta": grouped.cost.delta,
                 "statistics_per_unit": grouped.statistics_per_unit,
@@ -117,6 +121,7 @@ class Explanation:
                 "spend": [{**spend, "mechanism": f"{part['set']} {spend['mechanism']}"}
                           for part in parts for spend in part["spend"]],
                 "rewritten_sql": grouped.bounded_sql(pretty=True),
+                "consistent_totals": [parts[i]["set"] for i in fitted],
                 "grouping_sets": parts}
         del data["set"]
         return cls(data)
@@ -137,7 +142,9 @@ class Explanation:
         if "grouping_sets" in d:
             return "\n".join([f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}"
                               f"  statistics/unit={d['statistics_per_unit']}  grouping sets "
-                              + ", ".join(p["set"] for p in d["grouping_sets"]),
+                              + ", ".join(p["set"] for p in d["grouping_sets"])
+                              + (f"  fitted to add up: {', '.join(d['consistent_totals'])}"
+                                 if d["consistent_totals"] else ""),
                               *(f"set {p['set']}: " + str(Explanation(p))
                                 for p in d["grouping_sets"])])
         lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "

@@ -114,6 +114,11 @@ def test_the_option_turns_it_off(con) -> None:
     assert levels_of(con.sql(ROLLUP.format(clause=on), epsilon=0.5, seed=11)) == \
         levels_of(con.sql(ROLLUP.format(clause=""), epsilon=0.5, seed=11))
     assert not con.compile(ROLLUP.format(clause=off), epsilon=0.5).consistent_totals
+    assert con.explain(ROLLUP.format(clause=off), epsilon=0.5).to_dict()[
+        "consistent_totals"] == []
+    shown = con.explain(ROLLUP.format(clause=""), epsilon=0.5)
+    assert shown.to_dict()["consistent_totals"] == ["(a, b)", "(a)", "()"]
+    assert "fitted to add up: (a, b), (a), ()" in str(shown)
 
 
 @pytest.mark.parametrize(("sql", "message"), [
@@ -132,8 +137,10 @@ def test_sets_of_private_keys_are_left_as_released() -> None:
     are selected groups, released as each set's own noisy counts."""
     con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5))
     con.register("t", people(), privacy_unit="pid", public_keys={"a": A})
-    rows = con.sql("SELECT a, b, COUNT(*) AS n FROM t GROUP BY CUBE (a, b)", epsilon=5,
-                   delta=1e-6, seed=2).fetchall()
+    result = con.sql("SELECT a, b, COUNT(*) AS n FROM t GROUP BY CUBE (a, b)", epsilon=5,
+                     delta=1e-6, seed=2)
+    rows = result.fetchall()
+    assert result.explain().to_dict()["consistent_totals"] == ["(a)", "()"]
     by_a = {a: n for a, b, n in rows if b is None}
     assert sum(by_a[a] for a in A) == pytest.approx(by_a[None], rel=1e-12)
     assert all(float(n).is_integer() for _, b, n in rows if b is not None)
