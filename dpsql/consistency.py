@@ -57,11 +57,18 @@ class Level:
 def least_squares(levels: Sequence[Level], sizes: dict[str, int]
                   ) -> list[tuple[np.ndarray, float]]:
     """Each level's fitted cells (same shape as its values) and their variance, for levels
-    over keys of public domains of ``sizes``; weights 1/variance (module docstring)."""
+    over keys of public domains of ``sizes``; weights 1/variance (module docstring).
+
+    The fit depends only on the variances' ratios: they are taken relative to the largest,
+    and a noise too fine to have a variance as a float (a huge ε) counts as 10⁻¹² of it, or
+    all levels as equal when none has any; the variances returned are then 0.
+    """
     order = list(sizes)
     axes = [_full(level, order, sizes) for level in levels]
     sets = [frozenset(level.keys) for level in levels]
-    weights = [1.0 / level.variance for level in levels]
+    largest = max(level.variance for level in levels)
+    weights = [1.0 / max(level.variance / largest, 1e-12) if largest > 0 else 1.0
+               for level in levels]
     parts = {t for s in sets for t in _subsets(s)}
     lam = {t: sum(w * _outside(s, sizes) for s, w in zip(sets, weights, strict=True) if t <= s)
            for t in parts}
@@ -73,7 +80,7 @@ def least_squares(levels: Sequence[Level], sizes: dict[str, int]
         shape = tuple(sizes[k] if k in s else 1 for k in order)
         cells = _outside(s, sizes) * sum(np.broadcast_to(u[t], shape) / lam[t]
                                          for t in _subsets(s))
-        variance = sum(_spread(s, t, sizes) / lam[t] for t in _subsets(s))
+        variance = largest * sum(_spread(s, t, sizes) / lam[t] for t in _subsets(s))
         fitted.append((_as_level(cells, level, order), float(variance)))
     return fitted
 
@@ -162,5 +169,6 @@ def consistent(plans: Sequence[PrivacyPlan], stats: Sequence[dict[str, np.ndarra
         for i, level, (values, variance) in zip(chosen, levels,
                                                 least_squares(levels, sizes), strict=True):
             out[i][name] = values.reshape(-1)
-            scales[i][name] = np.full(values.size, math.sqrt(variance / level.variance))
+            ratio = math.sqrt(variance / level.variance) if level.variance > 0 else 1.0
+            scales[i][name] = np.full(values.size, min(ratio, 1.0))
     return out, scales

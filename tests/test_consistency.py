@@ -60,6 +60,17 @@ def test_the_closed_form_is_weighted_least_squares(sets) -> None:
         assert variance <= level.variance * (1 + 1e-12)  # never worse than the set alone
 
 
+def test_noise_without_a_variance_is_an_exact_measurement() -> None:
+    """At a huge ε the discrete noise's std is 0 as a float: such a level is exact, and the
+    others are fitted to it (a division by zero here failed every such release)."""
+    exact = Level(("a",), np.array([1.0, 2.0, 3.0]), 0.0)
+    noisy = Level((), np.array(9.0), 4.0)
+    (cells, v_cells), (total, v_total) = least_squares([exact, noisy], {"a": 3})
+    assert np.allclose(cells, [1, 2, 3]) and total == pytest.approx(6) and v_total < 1e-9
+    both = least_squares([exact, Level((), np.array(6.0), 0.0)], {"a": 3})
+    assert [v for _, v in both] == [0.0, 0.0]
+
+
 A = ["x", "y", "z"]
 B = ["p", "q"]
 ROLLUP = ("SELECT {clause} a, b, COUNT(v) AS n, SUM(v) AS s, AVG(v) AS m FROM t "
@@ -196,3 +207,9 @@ def test_intervals_come_from_the_fitted_variance_and_cover(con) -> None:
                 "n_lower"] or row_alone["n_lower"] == 0
     assert narrower
     assert covered / total >= 0.9 - 3 * np.sqrt(0.9 * 0.1 / total)
+
+
+def test_a_huge_epsilon_gives_the_exact_answer(con) -> None:
+    exact = truth()
+    cells = levels_of(con.sql(ROLLUP.format(clause=""), epsilon=1e6, seed=1))
+    assert all(cells[key][:2] == pytest.approx(value) for key, value in exact.items())
