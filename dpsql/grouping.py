@@ -32,8 +32,8 @@ import pyarrow as pa
 from dpsql.accounting.composition import MechanismEvent
 from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze, privacy_parameters
-from dpsql.analysis.options import consistent_totals
 from dpsql.analysis.grouping_sets import GroupingSet, grouping_sets, has_grouping_sets, set_query
+from dpsql.analysis.options import consistent_totals
 from dpsql.catalog import Catalog
 from dpsql.compile import CompiledQuery, compile_query
 from dpsql.engines import DUCKDB, EngineTraits

@@ -65,7 +65,7 @@ def test_noise_without_a_variance_is_an_exact_measurement() -> None:
     others are fitted to it (a division by zero here failed every such release)."""
     exact = Level(("a",), np.array([1.0, 2.0, 3.0]), 0.0)
     noisy = Level((), np.array(9.0), 4.0)
-    (cells, v_cells), (total, v_total) = least_squares([exact, noisy], {"a": 3})
+    (cells, _), (total, v_total) = least_squares([exact, noisy], {"a": 3})
     assert np.allclose(cells, [1, 2, 3]) and total == pytest.approx(6) and v_total < 1e-9
     both = least_squares([exact, Level((), np.array(6.0), 0.0)], {"a": 3})
     assert [v for _, v in both] == [0.0, 0.0]
