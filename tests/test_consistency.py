@@ -172,6 +172,7 @@ def errors(con, clause: str) -> dict[str, np.ndarray]:
     return {level: np.sqrt(np.mean(values, axis=0)) for level, values in squared.items()}
 
 
+@pytest.mark.slow
 def test_the_fitted_cells_have_lower_error_than_each_set_alone(con) -> None:
     """Paired seeds: the same noise, fitted or not. The fit is the best linear unbiased
     estimate, so every level's RMSE, of COUNT and of SUM, drops: in theory to 0.79, 0.72
@@ -187,6 +188,7 @@ def test_the_fitted_cells_have_lower_error_than_each_set_alone(con) -> None:
     assert np.all(mse["fitted"] < 0.75 * mse["alone"]), mse
 
 
+@pytest.mark.slow
 def test_intervals_come_from_the_fitted_variance_and_cover(con) -> None:
     """The fitted cells' 90% intervals are narrower than each set's own and cover the true
     value at least as often as they claim (within three standard errors)."""
