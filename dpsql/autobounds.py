@@ -13,9 +13,15 @@ enough people are in them):
 2. the histogram is an ordinary dpsql query over a subquery (contribution limits, noise
    and partition selection as for any query with private keys, so its guarantee is the
    one every query has), charged to the ledger like any query;
-3. the bounds are the outer edges of the released bins (``bounds_from_bins``): the
-   smallest power of two above every released positive bin and the largest below every
-   released negative bin, 0 when a side has none; ``FALLBACK`` when no bin is released.
+3. the bounds are chosen for the answer (``bounds_for_error``): on each side, the power of
+   two that minimises the expected squared error of a clamped sum — clamping bias² from
+   the released counts above it, plus the noise² a sum clamped there gets at the query's
+   ε (Amin, Kulesza, Muñoz Medina & Vassilvitskii, "Bounding User Contributions: A
+   Bias-Variance Trade-off in Differential Privacy", ICML 2019) —, the mass beyond the last
+   released bin extrapolated from the released ones' fall beyond their mode (partition
+   selection hides a thin tail, which a sum still feels); 0 when a side has no bin;
+   ``FALLBACK`` when no bin is released. ``bounds_from_bins``, the outer edges of the
+   released bins, is what the data owner's tools report (coverage).
 
 The bounds are then a released statistic: they replace ``"auto"`` in the connection's
 catalog and later queries use them for free (post-processing). Whatever the data, step 3
@@ -25,12 +31,17 @@ gives valid bounds, so whether the query runs never depends on the data.
 (-2.0, 64.0)
 >>> bounds_from_bins([])
 (0.0, 1.0)
+>>> rows = [(2.0**10, 400), (2.0**11, 200), (2.0**12, 100)]
+>>> bounds_for_error(rows, noise_per_unit=1.0), bounds_for_error(rows, noise_per_unit=100.0)
+((0.0, 8192.0), (0.0, 2048.0))
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from fractions import Fraction
+from statistics import NormalDist
 
 from sqlglot import exp
 
@@ -45,6 +56,16 @@ POWERS = range(-19, 64)
 TOP = 1e100
 """The edge of the outermost bins (values beyond 2^63, ±inf and NaN): the largest bound
 dpsql computes with (``plan.check_value_bounds``)."""
+NOISE_STATISTICS = 2
+"""How many statistics the query's ε is assumed shared over when the bounds are chosen (a
+count and a sum: an AVG's, or a SUM beside a COUNT)."""
+TAIL_SPREAD = 1.5
+"""The widest tail ``_tail`` assumes beyond the released bins, in bins (doublings): a
+log-normal's standard deviation. Wider tails drive the clamp far out on the noise of a few
+counts (measured on PUMS_dup: docs/benchmarks.md)."""
+TAIL_FLOOR = 0.5
+"""Bins beyond the last released one are extrapolated while the fit puts at least this many
+rows in them."""
 FALLBACK = (0.0, 1.0)
 """Bounds when no bin is released (too few people for the budget): valid, and as narrow as
 a count's."""
@@ -129,3 +150,75 @@ def split(epsilon: float, delta: float, columns: int) -> tuple[float, float, flo
         raise PrivacyError(f"epsilon={epsilon:g}, delta={delta:g}: too small to share with "
                            'the estimate of bounds="auto"; declare the bounds instead')
     return each_e, each_d, rest_e, rest_d
+
+
+def bounds_for_error(rows: Iterable[tuple[float, float]], *, noise_per_unit: float,
+                     groups: int = 1) -> tuple[float, float]:
+    """(lo, hi) minimising, side by side, the expected squared error of a sum clamped there:
+    (bias / groups)² + (noise_per_unit × |bound|)², ``noise_per_unit`` the std of the sum's
+    noise per unit of bound (``noise_per_unit``), the bias the released counts beyond the
+    bound times their distance to it (each bin's values at ¾ of its outer edge), the bins
+    beyond the last released one extrapolated (``_tail``). Post-processing of the released
+    bins only: nothing here reads data."""
+    counts: dict[float, float] = {}
+    for label, n in rows:
+        if label is not None:
+            counts[float(label)] = counts.get(float(label), 0.0) + max(float(n or 0), 0.0)
+    hi = _side({k: n for k, n in counts.items() if k > 0}, noise_per_unit, groups)
+    lo = -_side({-k: n for k, n in counts.items() if k < 0}, noise_per_unit, groups)
+    return FALLBACK if lo == hi == 0.0 else (lo + 0.0, hi)
+
+
+def noise_per_unit(epsilon: float, rows_per_unit: int) -> float:
+    """The std of a clamped sum's Laplace noise per unit of bound: √2·m/ε_s, with m rows
+    per person and ε_s the query's ε over ``NOISE_STATISTICS`` statistics (a model of the
+    query the bounds serve; the query is calibrated exactly when it runs).
+
+    >>> round(noise_per_unit(0.75, 1), 3)
+    3.771
+    """
+    return math.sqrt(2) * rows_per_unit * NOISE_STATISTICS / epsilon
+
+
+def _side(counts: dict[float, float], noise: float, groups: int) -> float:
+    """The bound of one side (labels as magnitudes): the candidate edge of least error."""
+    if not counts:
+        return 0.0
+    bins = {**_tail(counts), **counts}
+    candidates = sorted(bins)
+
+    def error(bound: float) -> float:
+        bias = sum(n * (0.75 * min(edge, 2.0 ** 63) - bound)
+                   for edge, n in bins.items() if edge > bound)
+        return (bias / groups) ** 2 + (noise * bound) ** 2
+
+    return min(candidates, key=lambda bound: (error(bound), bound))
+
+
+def _tail(counts: dict[float, float]) -> dict[float, float]:
+    """Rows in the bins beyond the last released one: partition selection drops thin bins,
+    and the tail it hides is where a sum's clamping bias is. On log2 of the values the
+    released bins fall from their mode (n_mode at bin m) to the last one (n_top at t) as a
+    half-normal: n_k = n_mode·exp(-(k - m)² / 2σ²), σ = (t - m) / √(2 ln(n_mode / n_top)),
+    at most ``TAIL_SPREAD`` bins (and that when the last bin is the mode). Extrapolated while
+    a bin holds ``TAIL_FLOOR`` rows, up to 2^63; the bin of zeros and the open top bin
+    are left out of the fit.
+
+    >>> {round(math.log2(k)): round(n) for k, n in _tail({2.0**10: 100, 2.0**11: 50}).items()}
+    {12: 6}
+    """
+    logs = {round(math.log2(edge)): n for edge, n in counts.items()
+            if 2.0 ** POWERS[0] <= edge <= 2.0 ** POWERS[-1] and n > 0}
+    if not logs:
+        return {}
+    mode, top = max(logs, key=lambda k: (logs[k], k)), max(logs)
+    ratio = logs[mode] / logs[top]
+    spread = TAIL_SPREAD if top == mode or ratio <= 1 else min(
+        (top - mode) / math.sqrt(2 * math.log(ratio)), TAIL_SPREAD)
+    tail = {}
+    for k in range(top + 1, POWERS[-1] + 1):
+        n = logs[mode] * math.exp(-((k - mode) ** 2) / (2 * spread ** 2))
+        if n < TAIL_FLOOR:
+            break
+        tail[2.0 ** k] = n
+    return tail

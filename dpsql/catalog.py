@@ -423,10 +423,16 @@ class CatalogFile:
     budget: Mapping[str, Any]
     limits: Mapping[str, Any] = field(default_factory=dict)
     """``[limits]``: the data owner's ``WorkLimits``."""
+    engine: Mapping[str, Any] = field(default_factory=dict)
+    """``[engine]``: which engine runs the bounded queries (``name``: ``"duckdb"`` or
+    ``"spark"``) and, for Spark, the ``master`` URL and ``config`` of the session dpsql
+    starts (checked by :func:`engine_section`)."""
 
 
 BUDGET_KEYS = ("epsilon", "delta", "rho")
 LIMIT_KEYS = ("max_text_value", "max_row_work", "default_text_length")
+ENGINE_KEYS = ("name", "master", "config")
+ENGINES = ("duckdb", "spark")
 
 
 def read_toml(path: str | Path) -> CatalogFile:
@@ -440,6 +446,11 @@ def read_toml(path: str | Path) -> CatalogFile:
 
         [limits]                       # optional: what one row may cost (WorkLimits)
         default_text_length = 256
+
+        [engine]                       # optional: DuckDB (the default) or Spark
+        name = "spark"
+        master = "spark://head:7077"   # left out: spark-submit's --master, or local
+        config = { "spark.executor.memory" = "8g" }
 
         [tables.visits]
         source = "visits.parquet"
@@ -457,15 +468,53 @@ def read_toml(path: str | Path) -> CatalogFile:
         doc = tomllib.loads(path.read_text())
     except (OSError, tomllib.TOMLDecodeError) as err:
         raise CatalogError(f"cannot read catalog {str(path)!r}: {err}") from None
-    unknown = set(doc) - {"tables", "public", "budget", "limits"}
+    unknown = set(doc) - {"tables", "public", "budget", "limits", "engine"}
     if unknown:
         raise CatalogError(f"catalog {str(path)!r}: unknown sections {sorted(unknown)}; "
                            "use [tables.NAME] for private and [public.NAME] for public "
-                           "tables, [budget] for the total budget and [limits] for what one "
-                           "row may cost")
+                           "tables, [budget] for the total budget, [limits] for what one "
+                           "row may cost and [engine] for the engine that runs the queries")
     return CatalogFile(tables=tuple(_toml_tables(doc, path)),
                        budget=_toml_section(doc.get("budget", {}), path, "budget", BUDGET_KEYS),
-                       limits=_toml_section(doc.get("limits", {}), path, "limits", LIMIT_KEYS))
+                       limits=_toml_section(doc.get("limits", {}), path, "limits", LIMIT_KEYS),
+                       engine=engine_section(_toml_section(doc.get("engine", {}), path,
+                                                           "engine", ENGINE_KEYS), path))
+
+
+def engine_section(section: Mapping[str, Any], path: str | Path) -> Mapping[str, Any]:
+    """The ``[engine]`` section's values checked: a known ``name``; ``master`` (text) and
+    ``config`` (a table of Spark settings, values as text, numbers or booleans) for Spark.
+
+    >>> engine_section({"name": "spark", "config": {"spark.sql.shuffle.partitions": 8}}, "c")
+    {'name': 'spark', 'config': {'spark.sql.shuffle.partitions': '8'}}
+    >>> engine_section({"master": "local[2]"}, "c.toml")
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.CatalogError: catalog 'c.toml', [engine]: master = ... is a setting of Spark...
+    """
+    where = f"catalog {str(path)!r}, [engine]"
+    name = section.get("name", "duckdb")
+    if name not in ENGINES:
+        raise CatalogError(f"{where}: name = {name!r} is not an engine dpsql runs on; write "
+                           'name = "duckdb" (the default) or name = "spark"')
+    checked: dict[str, Any] = {"name": name}
+    for key in ("master", "config"):
+        if key in section and name != "spark":
+            raise CatalogError(f'{where}: {key} = ... is a setting of Spark: add name = "spark"')
+    if "master" in section:
+        if not isinstance(section["master"], str) or not section["master"]:
+            raise CatalogError(f"{where}: master must be Spark's master URL as text, such as "
+                               '"spark://host:7077", "yarn" or "local[2]"')
+        checked["master"] = section["master"]
+    if "config" in section:
+        config = section["config"]
+        if not isinstance(config, dict) or not all(
+                isinstance(v, str | int | float) for v in config.values()):
+            raise CatalogError(f"{where}: config must be a table of Spark settings, such as "
+                               'config = { "spark.executor.memory" = "8g" }')
+        checked["config"] = {key: str(v).lower() if isinstance(v, bool) else str(v)
+                             for key, v in config.items()}
+    return checked
 
 
 def _toml_section(section: Any, path: Path, name: str, keys: tuple[str, ...]

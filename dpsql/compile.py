@@ -186,12 +186,12 @@ def privacy_events(plan: PrivacyPlan) -> tuple[MechanismEvent, ...]:
     """
     events: list[MechanismEvent] = []
     noise, selection = plan.noise, plan.selection
-    geometric = selection is not None and selection.truncated_geometric
+    separate = selection is not None and selection.separate
     if noise is not None:
         multiplier = noise.unit_scale / noise.l2 if noise.kind == "gaussian" else 0.0
-        threshold_delta = selection.delta if selection is not None and not geometric else 0.0
+        threshold_delta = selection.delta if selection is not None and not separate else 0.0
         events += query_events(noise.kind, noise.epsilon, multiplier, threshold_delta)
-    if geometric:
+    if separate:
         events.append(approx(selection.epsilon, selection.delta))
     events += [laplace(m.epsilon) for agg in plan.quantiles for m in agg.quantile.mechanisms]
     return tuple(events)

@@ -48,6 +48,7 @@ from dpsql.catalog import (
     text_widths,
 )
 from dpsql.compile import CompiledQuery, fresh_salt, seeded_salt
+from dpsql.composed import Composed
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
@@ -64,7 +65,7 @@ from dpsql.errors import (
     RoleError,
 )
 from dpsql.exact import real_number
-from dpsql.grouping import GroupedQuery, compile_statement, run_bounded
+from dpsql.grouping import compile_statement, run_bounded
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
@@ -114,6 +115,8 @@ class Connection:
 
     ``backend="spark"`` runs the bounded queries on ``spark``: a SparkSession, a master
     URL such as ``"local[2]"``, or None for ``SparkSession.builder.getOrCreate()``.
+    A ``catalog=`` file's ``[engine]`` section stands for ``backend=`` (and, for Spark, its
+    ``master`` and ``config`` for ``spark=``) when none is given.
     With ``ledger=`` the budget is kept in that file: ``budget=None`` uses the one stored
     for ``analyst``, and ``reset_budget=True`` replaces it (what was spent stays spent).
     A ``catalog=`` file's ``[budget]`` section stands for ``budget=`` when none is given.
@@ -127,7 +130,7 @@ class Connection:
     """
 
     def __init__(self, database: str | duckdb.DuckDBPyConnection = ":memory:", *,
-                 backend: str = "duckdb", spark: Any = None,
+                 backend: str | None = None, spark: Any = None,
                  budget: Budget | None = None, catalog: str | Path | None = None,
                  seed: int | None = None, default_epsilon: float | None = None,
                  default_delta: float | None = None, cache: bool = True,
@@ -140,11 +143,12 @@ class Connection:
         if role == "analyst" and seed is not None:
             raise RoleError(_owner_only("seed="))
         self.role = "owner"  # until the catalog is loaded
-        self.backend = _backend(backend, database, spark)
+        declared = read_toml(catalog) if catalog is not None else None
+        self.backend = _backend(backend, database, spark,
+                                declared.engine if declared is not None else {})
         self.statements = Statements(self.backend.interrupt,
                                      timeout=_timeout(statement_timeout))
         self.dialect = _known_dialect(dialect)
-        declared = read_toml(catalog) if catalog is not None else None
         if limits is None and declared is not None and declared.limits:
             limits = WorkLimits(**declared.limits)
         self.catalog = Catalog(limits)
@@ -164,7 +168,7 @@ class Connection:
         self._sources: dict[str, Any] = {}  # as registered; fingerprinted when asked
         self._sizes: dict[str, int] = {}
         self._noisy = NoisyEngine()  # post-processing only: never sees private rows
-        self._compiled: dict[tuple, CompiledQuery | GroupedQuery] = {}
+        self._compiled: dict[tuple, CompiledQuery | Composed] = {}
         if default_epsilon is not None:
             real_number("default_epsilon", default_epsilon, "Fix: pass the ε of a query as a "
                         "number, or leave it out for a tenth of what the budget has left")
@@ -236,7 +240,7 @@ class Connection:
 
     def compile(self, query: str, *, epsilon: float | None = None,
                 delta: float | None = None, dialect: str | None = None,
-                quantile_ci: float | None = None) -> CompiledQuery | GroupedQuery:
+                quantile_ci: float | None = None) -> CompiledQuery | Composed:
         """The query compiled against the catalog: plan, bounded query, cost. No data read.
 
         Compiled queries are frozen and depend only on the query, its dialect, (ε, δ) as
@@ -275,7 +279,7 @@ class Connection:
 
     def _compile(self, query: str, *, epsilon: float | None, delta: float | None,
                  dialect: str | None, quantile_ci: float | None, default: float,
-                 remaining: tuple[float, float] | None = None) -> CompiledQuery | GroupedQuery:
+                 remaining: tuple[float, float] | None = None) -> CompiledQuery | Composed:
         """``compile``; ``default``: the ε if neither the call nor the query gives one;
         ``remaining``: the (ε, δ) the query has left after paying for the bounds it needed
         estimated, in place of its own (ε, δ) however given."""
@@ -369,25 +373,68 @@ class Connection:
             return result
         return dataclasses.replace(result, cost=total([*estimates, result.cost]))
 
-    def _answer_compiled(self, compiled: CompiledQuery | GroupedQuery, query: str,
+    def _answer_compiled(self, compiled: CompiledQuery | Composed, query: str,
                          seed: int | None) -> Result:
         """The answer to a compiled query: from the cache (free), or charged and run."""
-        if seed is not None or self.answers is None or isinstance(compiled, GroupedQuery):
-            # Grouping sets are answered afresh (and charged) each time they are asked.
+        if seed is not None or self.answers is None or isinstance(compiled, Composed):
+            # Grouping sets and several releases are answered afresh (and charged) each
+            # time they are asked.
             return self._run(compiled, query, seed)
         key = self._answer_key(compiled)
         with self.statements.asking(self.answers.scope, key):
             if (cached := self._cached(compiled, key)) is not None:
                 return cached
+            if isinstance(self.answers, LedgerCache):
+                return self._run_held(compiled, query, key)
             return self._keep(compiled, key, self._run(compiled, query, seed))
 
-    def _run(self, compiled: CompiledQuery | GroupedQuery, query: str,
+    def _run(self, compiled: CompiledQuery | Composed, query: str,
              seed: int | None) -> Result:
         """Charge the query, then run it and release its noisy answer."""
         self._warn_about_delta(compiled)
         with self.statements.reading(lambda: self._charge(compiled, query)):
             exact = self._execute(compiled, seed)
             return self._release(compiled, exact, Sampler(seed))
+
+    def _run_held(self, compiled: CompiledQuery, query: str, key: str) -> Result:
+        """Hold the question's cost in the ledger, run it, then commit its charge and its
+        answer together (``Ledger.hold``, ``Ledger.settle``); while another process answers
+        the same question, wait for its answer (a cancel then is free)."""
+        from dpsql.accounting.ledger import QuestionBusy
+
+        self._warn_about_delta(compiled)
+        while True:
+            try:
+                return self._answer_held(self.answers.ledger, compiled, query, key)
+            except QuestionBusy:
+                self.statements.pause()
+
+    def _answer_held(self, ledger: Any, compiled: CompiledQuery, query: str,
+                     key: str) -> Result:
+        cost, plan = compiled.cost, compiled.plan
+        answered: list[bytes | None] = []
+
+        def hold() -> Cost:
+            answered.append(ledger.hold(key, cost.epsilon, cost.delta,
+                                        dataset=compiled.dataset, events=compiled.events))
+            return cost if answered[0] is None else Cost(0.0, 0.0)
+
+        def settle(answer: bytes | None) -> bytes | None:
+            return ledger.settle(key, cost.epsilon, cost.delta, query=query, answer=answer,
+                                 dataset=compiled.dataset, plan=str(plan),
+                                 mechanism=plan.mechanism, events=compiled.events)
+
+        with self.statements.reading(hold):
+            if answered[0] is not None:
+                return load(answered[0], compiled)
+            try:
+                result = self._release(compiled, self._execute(compiled, None), Sampler(None))
+            except BaseException:
+                settle(None)  # it read data: charged, with no answer to keep
+                raise
+            data = dump(result)
+            stored = settle(data)
+        return result if stored == data else load(stored, compiled)
 
     def tables(self) -> Listing:
         """The registered tables from the catalog: kind, privacy unit, declared limits (SQL:
@@ -416,7 +463,7 @@ class Connection:
             self.require_owner("seed=")
         return self.seed if seed is None else seed
 
-    def _execute(self, compiled: CompiledQuery | GroupedQuery, seed: int | None
+    def _execute(self, compiled: CompiledQuery | Composed, seed: int | None
                  ) -> pa.Table | tuple[pa.Table, ...]:
         """The exact bounded aggregates, with a fresh secret salt (or a seed's).
 
@@ -432,11 +479,11 @@ class Connection:
         except Exception:
             raise ExecutionError(FAILED_AFTER_READING) from None
 
-    def _charge(self, compiled: CompiledQuery | GroupedQuery, query: str) -> Cost:
+    def _charge(self, compiled: CompiledQuery | Composed, query: str) -> Cost:
         """Charge the query in full, durably, before its engine may read data; what it cost.
 
         A budget that cannot pay refuses the query here, before any data is read."""
-        grouped = isinstance(compiled, GroupedQuery)
+        grouped = isinstance(compiled, Composed)
         self.budget.charge(compiled.cost.epsilon, compiled.cost.delta, query=query,
                            dataset=compiled.dataset,
                            plan=str(compiled if grouped else compiled.plan),
@@ -453,7 +500,7 @@ class Connection:
         stored = self.answers.put(key, data)
         return result if stored == data else load(stored, compiled)
 
-    def _release(self, compiled: CompiledQuery | GroupedQuery,
+    def _release(self, compiled: CompiledQuery | Composed,
                  exact: pa.Table | tuple[pa.Table, ...], sampler: Sampler | None) -> Result:
         """``release``, after the charge; a failure there is answered generically (it may
         depend on the data)."""
@@ -600,8 +647,15 @@ def _keepers(budget: Budget | None, *, ledger: str | Path | None, analyst: str,
     return kept, LedgerCache(kept) if cache else None
 
 
-def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -> Backend:
-    """The backend that runs bounded queries: ``duckdb`` (default) or ``spark``."""
+def _backend(name: str | None, database: str | duckdb.DuckDBPyConnection, spark: Any,
+             declared: Mapping[str, Any]) -> Backend:
+    """The backend that runs bounded queries: ``duckdb`` (default) or ``spark``; what is not
+    given comes from the catalog's ``[engine]`` (``declared``)."""
+    config = None
+    if name is None:
+        name = declared.get("name", "duckdb")
+        if name == "spark" and spark is None:
+            spark, config = declared.get("master"), declared.get("config")
     if name == "duckdb":
         if spark is not None:
             raise InterfaceError("spark= is an option of backend='spark'; pass both, or neither "
@@ -613,8 +667,19 @@ def _backend(name: str, database: str | duckdb.DuckDBPyConnection, spark: Any) -
                                  "argument and pass spark=<SparkSession or master URL>")
         from dpsql.backends.spark import SparkBackend
 
-        return SparkBackend(spark)
+        return SparkBackend(spark, config=config)
     raise InterfaceError(f"unknown backend {name!r}: use 'duckdb' (default) or 'spark'")
+
+
+def spark_session(master: str | None = None,
+                  config: Mapping[str, str] | None = None) -> tuple[Any, bool]:
+    """A SparkSession for several connections to share (``spark=`` of each), and whether
+    this call started it: the process's active one, else a new quiet one on ``master``
+    with ``config`` (``dpsql.backends.spark.start_session``). ``dpsql serve`` on Spark
+    runs every session on one."""
+    from dpsql.backends.spark import start_session
+
+    return start_session(master, config)
 
 
 ROLES = ("owner", "analyst")

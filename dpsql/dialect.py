@@ -13,8 +13,8 @@ whose parser also understands
   argument of the aggregate. The aggregate becomes an instance of a subclass of its own
   sqlglot class (``isinstance(node, exp.Sum)`` still holds), which prints back as written;
 - ZetaSQL's older aggregates ``ANON_COUNT``, ``ANON_SUM``, ``ANON_AVG``, ``ANON_VAR_POP``,
-  ``ANON_STDDEV_POP`` and ``ANON_PERCENTILE_CONT(x, q)``, each with an optional
-  ``CLAMPED BETWEEN lo AND hi``: subclasses of COUNT, SUM, ... whose clamp is the named
+  ``ANON_STDDEV_POP``, ``ANON_PERCENTILE_CONT(x, q)`` and ``ANON_QUANTILES(x, n)``, each with
+  an optional ``CLAMPED BETWEEN lo AND hi``: subclasses of COUNT, SUM, ... whose clamp is the named
   bound with ZetaSQL's meaning (``ANONYMIZATION_FUNCTIONS``), printed back as written;
 - SmartNoise's ``VAR(x)`` and ``STD(x)`` (population variance and standard deviation, as
   in SmartNoise and MySQL; Spark's own ``STD`` is the sample one and keeps that meaning),
@@ -80,12 +80,14 @@ ANONYMIZATION_FUNCTIONS: dict[str, tuple[type[exp.AggFunc], str]] = {
     "ANON_VAR_POP": (exp.VariancePop, PER_ROW),
     "ANON_STDDEV_POP": (exp.StddevPop, PER_ROW),
     "ANON_PERCENTILE_CONT": (exp.PercentileCont, PER_ROW),
+    "ANON_QUANTILES": (exp.ApproxQuantiles, PER_ROW),
 }
 """ZetaSQL's older DP aggregates: the aggregate each one is, and what ``CLAMPED BETWEEN lo
 AND hi`` bounds (ZetaSQL, docs/aggregate_anonymization_functions.md): COUNT, SUM and AVG
 clamp each privacy unit's partial (its count, sum or mean in the group), like BigQuery's
-``contribution_bounds_per_group``; VAR_POP, STDDEV_POP and PERCENTILE_CONT clamp "individual
-user values", each row, like ``contribution_bounds_per_row``."""
+``contribution_bounds_per_group``; VAR_POP, STDDEV_POP, PERCENTILE_CONT and QUANTILES (the
+n + 1 quantiles of ``ANON_QUANTILES(x, n)``, BigQuery's ``APPROX_QUANTILES``) clamp
+"individual user values", each row, like ``contribution_bounds_per_row``."""
 
 SMARTNOISE_FUNCTIONS: dict[str, type[exp.AggFunc]] = {"VAR": exp.VariancePop,
                                                       "STD": exp.StddevPop}
@@ -177,9 +179,10 @@ class DPParser(Parser):
         cls = anonymization_class(name)
         star = name == "ANON_COUNT" and self._match(TokenType.STAR)
         args: dict[str, Any] = {"this": exp.Star() if star else self._parse_disjunction()}
-        if issubclass(cls, exp.PercentileCont):
+        if issubclass(cls, exp.PercentileCont | exp.ApproxQuantiles):
+            second = "percentile" if issubclass(cls, exp.PercentileCont) else "number"
             if not self._match(TokenType.COMMA):
-                self.raise_error(f"{name} takes (expression, percentile [CLAMPED BETWEEN lo "
+                self.raise_error(f"{name} takes (expression, {second} [CLAMPED BETWEEN lo "
                                  "AND hi])")
             args["expression"] = self._parse_bitwise()
         if self._match_text_seq("CLAMPED", "BETWEEN"):
@@ -190,8 +193,8 @@ class DPParser(Parser):
             args["bounds"] = [exp.Kwarg(this=exp.var(cls.clamp), expression=bounds)]
         if not self._curr or self._curr.token_type != TokenType.R_PAREN:
             self.raise_error(f"{name} takes one expression (and a percentile for "
-                             "ANON_PERCENTILE_CONT), then optionally CLAMPED BETWEEN <lower> "
-                             "AND <upper>")
+                             "ANON_PERCENTILE_CONT, a number for ANON_QUANTILES), then "
+                             "optionally CLAMPED BETWEEN <lower> AND <upper>")
         return self.expression(cls(**args))
 
     def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expression | None:
@@ -267,6 +270,12 @@ def _anonymization_sql(generator: Any, node: exp.AggFunc) -> str:
     return f"{type(node).sql_names()[0]}({', '.join(args)}{clamp})"
 
 
+def _approx_quantiles_sql(generator: Any, node: exp.ApproxQuantiles) -> str:
+    """``APPROX_QUANTILES(x, n)`` as written (DuckDB's printer would make it a list of
+    levels): dpsql releases it from a histogram, so it is only ever printed to be read."""
+    return generator.func("APPROX_QUANTILES", node.this, node.expression)
+
+
 def _parsers(name: str, base: type[Parser]) -> dict[str, Any]:
     """What the parser of dialect ``name`` adds to ``base``: ZetaSQL's ANON_* aggregates, and
     SmartNoise's VAR and STD where the dialect gives the name no meaning of its own."""
@@ -289,7 +298,7 @@ def _extend(name: str, base: type[Dialect]) -> type[Dialect]:
     anonymization = {anonymization_class(n): _anonymization_sql for n in ANONYMIZATION_FUNCTIONS}
     generator = type("Generator", (base.generator_class,), {
         "TRANSFORMS": {**base.generator_class.TRANSFORMS, DifferentialPrivacy: _clause_sql,
-                       **anonymization}})
+                       exp.ApproxQuantiles: _approx_quantiles_sql, **anonymization}})
     # The class name registers the dialect with sqlglot; "dpsql_" keeps sqlglot's own intact.
     return type(f"dpsql_{base.__name__.lower()}", (base,),
                 {"Parser": parser, "Generator": generator, "__module__": __name__})

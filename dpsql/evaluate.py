@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from dpsql.compile import CompiledQuery, seeded_salt
+from dpsql.composed import Composed
 from dpsql.errors import UnsupportedQueryError
-from dpsql.grouping import GroupedQuery, run_bounded
+from dpsql.grouping import run_bounded
 from dpsql.mechanisms import Sampler
 from dpsql.release import NoisyEngine, release
 from dpsql.render import html_table
@@ -77,7 +78,7 @@ class UtilityReport:
         return "\n".join(lines)
 
 
-def truth(con: Owned, compiled: CompiledQuery | GroupedQuery, seed: int) -> Result:
+def truth(con: Owned, compiled: CompiledQuery | Composed, seed: int) -> Result:
     """The bounded answer without noise, for the same (seeded) choice of groups per unit.
     Owner role only."""
     con.require_owner("the noise-free answer")
@@ -91,10 +92,11 @@ def evaluate_utility(con: Owned, query: str, *, runs: int, epsilon: float | None
     """See the module docstring. Owner role only."""
     con.require_owner("evaluate()")
     compiled = con.compile(query, epsilon=epsilon, delta=delta, quantile_ci=quantile_ci)
-    if isinstance(compiled, GroupedQuery):
+    if isinstance(compiled, Composed):
         raise UnsupportedQueryError(
-            "evaluate() of ROLLUP, CUBE or GROUPING SETS is not supported yet: evaluate each "
-            "grouping set as its own query (GROUP BY the set's columns) at its share of epsilon")
+            "evaluate() of ROLLUP, CUBE or GROUPING SETS, or of several releases in one "
+            "statement, is not supported yet: evaluate each grouping set or part as its own "
+            "query at its share of epsilon (explain() shows each)")
     plan, engine = compiled.plan, NoisyEngine()
     keys = [c.name for c in plan.columns if c.aggregate is None]
     aggregates = [c.name for c in plan.columns if c.aggregate is not None]

@@ -18,15 +18,26 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dpsql.composed import Composed, ComposedQuery
 from dpsql.consistency import public_sets
 from dpsql.estimators import estimator
-from dpsql.grouping import GroupedQuery
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
 
+
+
+def _composed_column(name: str, where: tuple[int, int] | None, parts: list[dict[str, Any]]
+                     ) -> dict[str, Any]:
+    """A column of a statement of several releases: the part's column it repeats (with its
+    noise), else post-processing (no aggregate, mechanism or noise of its own)."""
+    if where is None:
+        return {"name": name, "aggregate": None, "mechanism": None, "l1_sensitivity": None,
+                "l2_sensitivity": None, "noise_std": None}
+    part, column = where
+    return {**parts[max(part, 0)]["columns"][column], "name": name}
 
 
 RELEASE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500)
@@ -37,13 +48,15 @@ def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
     selection = plan.selection
     if selection is None:
         return "public"
-    noise = None if selection.truncated_geometric else plan.noise_for(
+    noise = None if selection.separate else plan.noise_for(
         next(s.name for s in plan.stats if s.kind == "units"))
     chances = selection.chance(np.array(RELEASE_SIZES), noise)
     least = {"min_units": selection.min_units} if selection.min_units > 1 else {}
+    own = {"sigma": selection.sigma, "noise_delta": selection.noise_delta} \
+        if selection.own_noise is not None else {}
     return {"method": selection.method, "threshold": selection.threshold,
             "epsilon": selection.epsilon, "delta": selection.delta,
-            "max_groups_per_unit": selection.max_groups_per_unit, **least,
+            "max_groups_per_unit": selection.max_groups_per_unit, **least, **own,
             "release_probability": {str(n): float(p)
                                     for n, p in zip(RELEASE_SIZES, chances, strict=True)}}
 
@@ -55,10 +68,10 @@ class Explanation:
     data: dict[str, Any]
 
     @classmethod
-    def of(cls, compiled: CompiledQuery | GroupedQuery) -> Explanation:
+    def of(cls, compiled: CompiledQuery | Composed) -> Explanation:
         """The explanation of a compiled query (its plan, cost and bounded query)."""
-        if isinstance(compiled, GroupedQuery):
-            return cls.of_grouped(compiled)
+        if isinstance(compiled, Composed):
+            return cls.of_composed(compiled)
         plan = compiled.plan
         by_name = {a.name: a for a in plan.aggregates}
         columns = []
@@ -104,26 +117,33 @@ class Explanation:
         return cls(data)
 
     @classmethod
-    def of_grouped(cls, grouped: GroupedQuery) -> Explanation:
-        """A statement with grouping sets: its cost, the released cells one person can change
-        over all sets, the sets' mechanisms and bounded queries, and under ``grouping_sets``
-        each set's own explanation (its ``set``, ε and δ shares, columns, noise and
-        selection). The columns, limits and selection shown at the top are the first
-        set's. ``consistent_totals`` lists the sets whose counts and sums are fitted to add
-        up (``dpsql.consistency``; none when the option is off)."""
-        parts = [{"set": str(s), **cls.of(p).data} for s, p in grouped.labelled]
-        fitted = public_sets([p.plan for p in grouped.parts]) if grouped.consistent_totals \
-            else ()
-        data = {**parts[0], "sql": grouped.sql, "epsilon": grouped.cost.epsilon,
-                "delta": grouped.cost.delta,
-                "statistics_per_unit": grouped.statistics_per_unit,
-                "mechanism": {**parts[0]["mechanism"], "kind": grouped.mechanism},
-                "spend": [{**spend, "mechanism": f"{part['set']} {spend['mechanism']}"}
+    def of_composed(cls, composed: Composed) -> Explanation:
+        """A statement of several parts: its cost, the released cells one person can change
+        over all parts, the parts' mechanisms and bounded queries, and under
+        ``grouping_sets`` (each with its ``set``) or ``parts`` (each with its ``part``, and
+        ``post_processing``, the statement over their released tables) each part's own
+        explanation (ε and δ shares, columns, noise and selection). The columns, limits and
+        selection shown at the top are the first part's."""
+        key, label = ("parts", "part") if isinstance(composed, ComposedQuery) else \
+            ("grouping_sets", "set")
+        parts = [{label: s, **cls.of(p).data} for s, p in composed.labelled]
+        data = {**parts[0], "sql": composed.sql, "epsilon": composed.cost.epsilon,
+                "delta": composed.cost.delta,
+                "statistics_per_unit": composed.statistics_per_unit,
+                "mechanism": {**parts[0]["mechanism"], "kind": composed.mechanism},
+                "spend": [{**spend, "mechanism": f"{part[label]} {spend['mechanism']}"}
                           for part in parts for spend in part["spend"]],
-                "rewritten_sql": grouped.bounded_sql(pretty=True),
-                "consistent_totals": [parts[i]["set"] for i in fitted],
-                "grouping_sets": parts}
-        del data["set"]
+                "rewritten_sql": composed.bounded_sql(pretty=True), key: parts}
+        del data[label]
+        if not isinstance(composed, ComposedQuery):
+            fitted = public_sets([p.plan for p in composed.parts]) \
+                if composed.consistent_totals else ()
+            data["consistent_totals"] = [parts[i][label] for i in fitted]
+        if isinstance(composed, ComposedQuery):
+            data["post_processing"] = composed.outer
+            data["columns"] = [_composed_column(name, where, parts) for name, where in zip(
+                composed.columns, composed.projected or (None,) * len(composed.columns),
+                strict=True)]
         return cls(data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -139,14 +159,17 @@ class Explanation:
 
     def __str__(self) -> str:
         d = self.data
-        if "grouping_sets" in d:
+        if "grouping_sets" in d or "parts" in d:
+            key, label = ("parts", "part") if "parts" in d else ("grouping_sets", "set")
+            head = "parts" if "parts" in d else "grouping sets"
             return "\n".join([f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}"
-                              f"  statistics/unit={d['statistics_per_unit']}  grouping sets "
-                              + ", ".join(p["set"] for p in d["grouping_sets"])
+                              f"  statistics/unit={d['statistics_per_unit']}  {head} "
+                              + ", ".join(p[label] for p in d[key])
                               + (f"  fitted to add up: {', '.join(d['consistent_totals'])}"
-                                 if d["consistent_totals"] else ""),
-                              *(f"set {p['set']}: " + str(Explanation(p))
-                                for p in d["grouping_sets"])])
+                                 if d.get("consistent_totals") else ""),
+                              *(f"{label} {p[label]}: " + str(Explanation(p)) for p in d[key]),
+                              *([f"post-processing: {d['post_processing']}"]
+                                if "parts" in d else [])])
         lines = [f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}  "
                  f"statistics/unit={d['statistics_per_unit']}"]
         for col in d["columns"]:
@@ -198,6 +221,10 @@ def _selection_lines(sel: str | dict[str, Any]) -> list[str]:
         count = "exact count of people" + (f" less {least - 1}" if least > 1 else "")
         how = (f"truncated_geometric: kept at random by its {count}{floor} "
                f"(ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
+    elif sel["method"] == "gaussian_selection":
+        how = (f"gaussian_selection: kept if the count of people plus its own Gaussian noise "
+               f"(σ={sel['sigma']:.4g}, not released) >= {sel['threshold'] + least - 1:g}"
+               f"{floor} (ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
     else:
         how = (f"{sel['method']}: kept if the noisy count of people >= "
                f"{sel['threshold'] + least - 1:g}{floor} (δ={sel['delta']:g})")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlglot import exp
@@ -183,11 +184,11 @@ def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[tuple[float, float],
         need.epsilon, need.delta, len(need.columns) + len(need.limits))
     con.budget.check(need.epsilon, need.delta)
     tally = _Tally(con)
+    for table, _ in need.limits:  # first: the bounds are chosen for the query's row limit
+        estimate_limits(tally, table, epsilon=each_e, delta=each_d)
     for table, column in need.columns:
         estimate_column_bounds(tally, con.catalog.get(table), column, epsilon=each_e,
-                               delta=each_d)
-    for table, _ in need.limits:
-        estimate_limits(tally, table, epsilon=each_e, delta=each_d)
+                               delta=each_d, query_epsilon=rest_e)
     return (rest_e, rest_d), total(tally.paid)
 
 
@@ -226,12 +227,20 @@ def estimate_bounds(con: Asker, table: str, column: str, *, epsilon: float,
 
 
 def estimate_column_bounds(con: Asker, info: TableInfo, name: str, *, epsilon: float,
-                           delta: float) -> tuple[float, float]:
+                           delta: float, query_epsilon: float | None = None
+                           ) -> tuple[float, float]:
     """``estimate_bounds`` for any numeric column: also those a query in the BigQuery
-    syntax leaves to the engine, as ZetaSQL does (``SUM(x)`` with no bounds)."""
+    syntax leaves to the engine, as ZetaSQL does (``SUM(x)`` with no bounds). The bounds
+    are chosen for a sum at ``query_epsilon`` (``autobounds.bounds_for_error``); with none
+    given, at what ``AUTO_SHARE`` would leave a query that spent ``epsilon`` on them."""
     rows = con.sql(autobounds.histogram_sql(info, name), epsilon=epsilon,
                    delta=delta).fetchall()
-    lo, hi = autobounds.bounds_from_bins(rows)
+    if query_epsilon is None:
+        share = autobounds.AUTO_SHARE[0]
+        query_epsilon = float(Fraction(epsilon) * (1 - share) / share)
+    per_unit = 1 if info.row_level else info.max_rows_per_unit or 1
+    lo, hi = autobounds.bounds_for_error(
+        rows, noise_per_unit=autobounds.noise_per_unit(query_epsilon, per_unit))
     con.catalog.add(dataclasses.replace(
         info, bounds={**info.bounds, name: (lo, hi)},
         auto_bounds=tuple(c for c in info.auto_bounds if c != name)))

@@ -367,17 +367,22 @@ class Aggregate:
         return f"{self.name}={self.sql}{bounds}{q} <- {', '.join(self.stats)}"
 
 
+SEPARATE_SELECTIONS = ("truncated_geometric", "gaussian_selection")
+
+
 @dataclass(frozen=True)
 class Selection:
     """DP partition selection.
 
     Threshold methods keep a group iff its noisy unit count ≥ ``threshold`` (the
     count's noise is part of the query's noise: they spend only δ), and, with a floor
-    ``min_units``, its exact unit count ≥ min_units. The truncated
-    geometric keeps a group of n units with probability p(n) (Desfontaines et al.
-    2022) and spends its own ``epsilon``: all of the query's when only keys are released,
-    else the share the unit count would have taken of the noise's ε (it is then not a
-    released statistic).
+    ``min_units``, its exact unit count ≥ min_units. The *separate* methods spend their own
+    ``epsilon`` (all of the query's when only keys are released, else the share the unit
+    count would have taken of the noise's ε; it is then not a released statistic): the
+    truncated geometric keeps a group of n units with probability p(n) (Desfontaines et al.
+    2022); ``gaussian_selection`` keeps it iff n plus its own discrete Gaussian noise of std
+    ``sigma`` (never released) is ≥ ``threshold``, that noise taking ``noise_delta`` of
+    ``delta`` (docs/mechanisms.md §6).
     """
 
     method: str
@@ -393,10 +398,23 @@ class Selection:
     one's (docs/mechanisms.md §6, "A floor of m people"): a group with m people in D and
     m − 1 in D′ is released in D exactly as a new group of one person would be, and never
     in D′."""
+    sigma: float = 0.0
+    noise_delta: float = 0.0
 
     @property
     def truncated_geometric(self) -> bool:
         return self.method == "truncated_geometric"
+
+    @property
+    def separate(self) -> bool:
+        """Whether the selection draws its own randomness from the exact unit count (and
+        spends its own ε) instead of thresholding the query's noisy count."""
+        return self.method in SEPARATE_SELECTIONS
+
+    @property
+    def own_noise(self) -> Noise | None:
+        """The noise Gaussian thresholding adds to the exact unit count (None otherwise)."""
+        return Noise("gaussian", self.sigma) if self.method == "gaussian_selection" else None
 
     def floor(self, counts: np.ndarray) -> np.ndarray:
         """Which groups may be released at all: those of at least ``min_units`` people,
@@ -410,7 +428,7 @@ class Selection:
     def chance(self, counts: np.ndarray, noise: Noise | None = None) -> np.ndarray:
         """P(a group is released) given its exact count of people, for each count: 0 below
         the floor, else the unshifted selection's chance at n − (min_units − 1). ``noise`` is
-        the unit count's (threshold methods only).
+        the unit count's in the query's noise (thresholds on it only).
 
         >>> s = Selection("laplace_threshold", 15.0, 1e-6, 1, min_units=5)
         >>> [f"{p:.2g}" for p in s.chance([4, 5, 19], Noise("laplace", 1.0))]
@@ -421,7 +439,7 @@ class Selection:
             chances = truncated_geometric_probability(
                 self.shifted(counts), self.epsilon, self.delta, self.max_groups_per_unit)
         else:
-            chances = [release_probability(noise, self.threshold, int(n))
+            chances = [release_probability(self.own_noise or noise, self.threshold, int(n))
                        for n in self.shifted(counts)]
         return np.where(self.floor(counts), chances, 0.0)
 
@@ -429,6 +447,9 @@ class Selection:
         least = f" min_units={self.min_units}" if self.min_units > 1 else ""
         if self.truncated_geometric:
             return f"{self.method} ε={self.epsilon:g} δ={self.delta:g}{least}"
+        if self.own_noise is not None:
+            return (f"{self.method} sigma={self.sigma:.6g} threshold={self.threshold:g} "
+                    f"ε={self.epsilon:g} δ={self.delta:g}{least}")
         return f"{self.method} threshold={self.threshold:g} δ={self.delta:g}{least}"
 
 
@@ -545,7 +566,7 @@ class PrivacyPlan:
     def mechanism(self) -> str:
         """The mechanisms the query releases with, e.g. ``laplace`` or ``laplace+exponential``."""
         kinds = [self.noise.kind] if self.noise is not None else []
-        if self.selection is not None and self.selection.truncated_geometric:
+        if self.selection is not None and self.selection.separate:
             kinds.append(self.selection.method)
         return "+".join(kinds + (["exponential"] if self.quantiles else []))
 

@@ -29,14 +29,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dpsql.accounting.values import Cost
+from dpsql.analysis.composition import PART
 from dpsql.arrays import from_numpy, to_numpy
+from dpsql.composed import ComposedQuery
 from dpsql.consistency import consistent
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.grouping import GroupedQuery
 from dpsql.mechanisms import Sampler
 from dpsql.plan import NOISY_TABLE, ROW_ID, HistogramSpec, PrivacyPlan
-from dpsql.result import Result, concatenated
+from dpsql.result import Result, composed_result, concatenated
 
 if TYPE_CHECKING:
     from dpsql.compile import CompiledQuery
@@ -74,14 +76,15 @@ def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
 
 
 def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGroups:
-    """From ``release_groups``' table: select groups (truncated geometric on the exact unit
-    count, or a threshold on the noisy one; never one of fewer people than the floor
-    ``min_privacy_units_per_group``, counted exactly), noise every released statistic, then
-    draw each quantile of every released group (its bucket midpoint)."""
+    """From ``release_groups``' table: select groups (truncated geometric or Gaussian
+    thresholding on the exact unit count, or a threshold on the noisy one; never one of
+    fewer people than the floor ``min_privacy_units_per_group``, counted exactly), noise
+    every released statistic, then draw each quantile of every released group (its bucket
+    midpoint)."""
     keys = exact.select(plan.key_names)
     keep = np.ones(exact.num_rows, dtype=bool)
-    if plan.selection is not None and plan.selection.truncated_geometric:
-        keep = _geometric_keep(plan, exact, sampler)
+    if plan.selection is not None and plan.selection.separate:
+        keep = _separate_keep(plan, exact, sampler)
     noised = {s.name for s in plan.sensitivities} if plan.noise is not None else set()
     stats = {}
     for spec in plan.stats:
@@ -89,7 +92,7 @@ def add_noise(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> NoisyGrou
             values = to_numpy(exact.column(spec.name))[keep]
             values = values.astype(np.float64) * spec.quantum
             stats[spec.name] = plan.noise_for(spec.name).add_to(values, sampler)
-    if plan.selection is not None and not plan.selection.truncated_geometric:
+    if plan.selection is not None and not plan.selection.separate:
         keep = _threshold_keep(plan, exact, stats)
         stats = {name: values[keep] for name, values in stats.items()}
     keys = keys.filter(from_numpy(keep))
@@ -148,16 +151,23 @@ def _unit_counts(plan: PrivacyPlan, exact: pa.Table) -> np.ndarray:
     return to_numpy(exact.column(units)).astype(np.int64)
 
 
-def _geometric_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
-    """Keep a group of n units with probability p(n) (the truncated geometric; 0 below the
+def _separate_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.ndarray:
+    """Keep groups by their exact count of people, which is never released (0 below the
     floor, ``Selection.chance``).
 
-    The Bernoulli(p) draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group
-    is kept with probability at most p(n); p is computed with δ' shrunk by a safety
-    factor far larger than this rounding. The exact unit count is never released.
+    Truncated geometric: keep a group of n units with probability p(n). The Bernoulli(p)
+    draw compares a uniform 53-bit integer with ⌊p·2⁵³⌋, so each group is kept with
+    probability at most p(n); p is computed with δ' shrunk by a safety factor far larger
+    than this rounding. Gaussian thresholding: keep it iff n (less min_units − 1) plus its
+    own discrete Gaussian noise reaches the threshold.
     """
-    chance = plan.selection.chance(_unit_counts(plan, exact))
-    return sampler.below(2**53, len(chance)) < np.floor(chance * 2**53)
+    selection, counts = plan.selection, _unit_counts(plan, exact)
+    noise = selection.own_noise
+    if noise is None:
+        chance = selection.chance(counts)
+        return sampler.below(2**53, len(chance)) < np.floor(chance * 2**53)
+    noisy = noise.add_to(selection.shifted(counts).astype(np.float64), sampler)
+    return selection.floor(counts) & (noisy >= selection.threshold)
 
 
 def _threshold_keep(plan: PrivacyPlan, exact: pa.Table, stats: dict[str, np.ndarray]
@@ -214,20 +224,35 @@ class NoisyEngine:
         with self._lock:
             return post_process(plan, groups, self.con)
 
+    def run(self, sql: str, tables: dict[str, pa.Table]) -> pa.Table:
+        """``sql`` over ``tables`` (released, noisy tables only), registered for the call."""
+        with self._lock:
+            for name, table in tables.items():
+                self.con.register(name, table)
+            try:
+                return self.con.sql(sql).to_arrow_table()
+            finally:
+                for name in tables:
+                    self.con.unregister(name)
+
     def close(self) -> None:
         self.con.close()
 
 
-def release(compiled: CompiledQuery | GroupedQuery, exact: pa.Table | tuple[pa.Table, ...],
-            sampler: Sampler | None, *, engine: NoisyEngine) -> Result:
+def release(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
+            exact: pa.Table | tuple[pa.Table, ...], sampler: Sampler | None, *,
+            engine: NoisyEngine) -> Result:
     """The released Result of a compiled query from its bounded aggregates ``exact`` (for
-    grouping sets, one table per set: ``release_grouped``).
+    grouping sets, one table per set: ``release_grouped``; for several releases, one per
+    part: ``release_composed``).
 
     With ``sampler=None``, the noise-free bounded answer (every group kept), which is not
     private and costs nothing: the data owner's evaluation uses it.
     """
     if isinstance(compiled, GroupedQuery):
         return release_grouped(compiled, exact, sampler, engine=engine)
+    if isinstance(compiled, ComposedQuery):
+        return release_composed(compiled, exact, sampler, engine=engine)
     return released(compiled, noised(compiled.plan, exact, sampler), sampler, engine=engine)
 
 
@@ -269,6 +294,18 @@ def release_grouped(grouped: GroupedQuery, exact: tuple[pa.Table, ...],
     return dataclasses.replace(
         parts[0], table=concatenated([r.table for r in parts]), parts=parts, query=grouped,
         cost=grouped.cost if sampler is not None else Cost(0.0, 0.0))
+
+
+def release_composed(composed: ComposedQuery, exact: tuple[pa.Table, ...],
+                     sampler: Sampler | None, *, engine: NoisyEngine) -> Result:
+    """Each part released as its own query from its own bounded aggregates, then the
+    statement around them run over the released tables (``__dp_part_<i>``): post-processing
+    in the engine that holds noisy tables only. The Result keeps each part's Result."""
+    parts = tuple(release(part, table, sampler, engine=engine)
+                  for part, table in zip(composed.parts, exact, strict=True))
+    table = engine.run(composed.outer, {f"{PART}{i}": r.table for i, r in enumerate(parts)})
+    return composed_result(composed, table, parts,
+                           composed.cost if sampler is not None else Cost(0.0, 0.0))
 
 
 def noise_free(plan: PrivacyPlan, exact: pa.Table) -> NoisyGroups:

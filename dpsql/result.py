@@ -15,6 +15,7 @@ into values would need the private data. See docs/mechanisms.md §8.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,12 +27,13 @@ import pyarrow as pa
 from dpsql.accounting.values import Cost, Left
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.compile import CompiledQuery
+from dpsql.composed import ComposedQuery
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import InternalError, ProgrammingError
 from dpsql.estimators import NoisyGroups, estimator
 from dpsql.grouping import GroupedQuery
 from dpsql.mechanisms.selection import units_for_release
-from dpsql.plan import PrivacyPlan
+from dpsql.plan import OutputColumn, PrivacyPlan
 from dpsql.render import html_table, text_table
 
 if TYPE_CHECKING:
@@ -67,9 +69,10 @@ class Result:
     left: Left | None = None
     parts: tuple[Result, ...] = ()
     """With grouping sets, each set's own Result (``table`` is their rows one after another;
-    ``plan``, ``groups`` and ``rows`` are the first set's)."""
-    query: GroupedQuery | None = None
-    """With grouping sets, the statement they were released for (``explain()``)."""
+    ``plan``, ``groups`` and ``rows`` are the first set's); with several releases, each
+    part's (``composed_result``)."""
+    query: GroupedQuery | ComposedQuery | None = None
+    """With grouping sets or several releases, the statement released (``explain()``)."""
 
     @property
     def columns(self) -> list[str]:
@@ -105,12 +108,15 @@ class Result:
         default limits that can bind (then ``declare``, the remedy in the front end's
         words) and the size below which private-key groups are likely missing."""
         if self.parts:
-            return tuple(dict.fromkeys(n for part in self.parts for n in part.notes(declare)))
+            own = [] if not isinstance(self.query, ComposedQuery) else _bare(self)
+            return tuple(dict.fromkeys([*(n for part in self.parts for n in part.notes(declare)),
+                                        *own]))
         said = []
         if defaults := self.default_limits:
             said.append(f"{by_default_limits(defaults)}: {declare}")
         if shown := self.groups_shown:
             said.append(str(shown))
+        said.extend(approximate_as_exact(self.plan))
         return tuple(said)
 
     def df(self):
@@ -145,6 +151,8 @@ class Result:
         """
         if not 0 < level < 1:
             raise ProgrammingError(f"level={level!r}: need 0 < level < 1, e.g. 0.95")
+        if isinstance(self.query, ComposedQuery):
+            return composed_ci(self, level)
         if self.parts:
             return concatenated([part.ci(level) for part in self.parts])
         by_name = {a.name: a for a in self.plan.aggregates}
@@ -181,6 +189,59 @@ class Result:
     def _repr_html_(self) -> str:
         """The same table for notebooks."""
         return html_table(*_cells(self, DECLARE_IN_PYTHON))
+
+
+def composed_result(composed: ComposedQuery, table: pa.Table, parts: tuple[Result, ...],
+                    cost: Cost) -> Result:
+    """The Result of a statement of several releases: ``table`` (the statement over the
+    parts' released tables), whose columns keep an interval where ``composed.projected``
+    says so; ``plan`` is the first part's with the statement's columns."""
+    first = parts[0]
+    aggregates = {a.name: a for p in parts for a in p.plan.aggregates}
+    projected = composed.projected or (None,) * table.num_columns
+    columns = tuple(OutputColumn(name=name, aggregate=None if where is None else
+                                 parts[max(where[0], 0)].plan.columns[where[1]].aggregate)
+                    for name, where in zip(table.column_names, projected, strict=True))
+    plan = dataclasses.replace(first.plan, columns=columns,
+                               aggregates=tuple(aggregates.values()))
+    return dataclasses.replace(first, table=table, plan=plan, parts=parts, query=composed,
+                               cost=cost, private=all(p.private for p in parts))
+
+
+def composed_ci(result: Result, level: float) -> pa.Table:
+    """Intervals of a statement of several releases: a column that repeats a one-row part's
+    aggregate keeps its interval on every row; a UNION ALL of the parts as they are keeps
+    each part's on its rows; any other column has none (NULL bounds)."""
+    table = result.table
+    projected = result.query.projected or (None,) * table.num_columns
+    if projected and projected[0] is not None and projected[0][0] == -1:
+        bounds = [p.ci(level) for p in result.parts]
+    else:
+        bounds = [p.ci(level) if p.table.num_rows == 1 else None for p in result.parts]
+    for j, (name, where) in enumerate(zip(table.column_names, projected, strict=True)):
+        if where is None:
+            continue
+        for side in ("lower", "upper"):
+            if where[0] == -1:
+                values = pa.chunked_array([b.column(f"{p.table.column_names[j]}_{side}")
+                                           for p, b in zip(result.parts, bounds, strict=True)])
+            elif bounds[where[0]] is None:
+                values = pa.nulls(table.num_rows, pa.float64())
+            else:
+                part = result.parts[where[0]]
+                value = bounds[where[0]].column(f"{part.table.column_names[where[1]]}_{side}")
+                values = pa.repeat(value[0], table.num_rows)
+            table = table.append_column(f"{name}_{side}", values)
+    return table
+
+
+def _bare(result: Result) -> list[str]:
+    """The note of a statement of several releases on its columns without an interval."""
+    bare = [c.name for c in result.plan.columns if c.aggregate is None]
+    if not bare:
+        return []
+    return [f"no interval for {', '.join(bare)}: computed from the released parts "
+            "(post-processing); each part's own intervals are in result.parts[i].ci()"]
 
 
 def concatenated(tables: list[pa.Table]) -> pa.Table:
@@ -309,7 +370,7 @@ def groups_shown(plan: PrivacyPlan) -> GroupsShown | None:
     selection = plan.selection
     if selection is None:
         return None
-    noise = None if selection.truncated_geometric else plan.noise_for(
+    noise = None if selection.separate else plan.noise_for(
         next(s.name for s in plan.stats if s.kind == "units"))
 
     def chance(n: int) -> float:
@@ -337,3 +398,16 @@ def format_value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}" if abs(value) < 1e6 else f"{value:.4e}"
     return "NULL" if value is None else str(value)
+
+
+def approximate_as_exact(plan: PrivacyPlan) -> list[str]:
+    """A note for each ``APPROX_COUNT_DISTINCT`` of the plan: dpsql answers it as the exact
+    ``COUNT(DISTINCT ...)`` before the noise (``analysis.aggregates``).
+
+    >>> from types import SimpleNamespace as S
+    >>> approximate_as_exact(S(aggregates=[S(sql="APPROX_COUNT_DISTINCT(x)")]))
+    ['APPROX_COUNT_DISTINCT(x) is answered as COUNT(DISTINCT x): counted exactly, then noised']
+    """
+    return [f"{a.sql} is answered as COUNT(DISTINCT {a.sql[len('APPROX_COUNT_DISTINCT('):-1]})"
+            ": counted exactly, then noised" for a in plan.aggregates
+            if a.sql.upper().startswith("APPROX_COUNT_DISTINCT(")]

@@ -3,8 +3,9 @@
 A query cancelled while the engine runs tells the analyst how long it ran, and how long a
 query runs may depend on the data: cancelled halfway between its time without and with
 one person, it answers "is that person there?" So the line between free and paid is the
-moment the engine may start reading: a statement's cost is charged, atomically and
-durably, *before* its bounded query is handed to the engine (``Statements.reading``), and
+moment the engine may start reading: a statement's cost is paid, atomically and durably,
+*before* its bounded query is handed to the engine (``Statements.reading``): charged, or
+held in the ledger until its charge and answer commit together (``Ledger.hold``), and
 nothing that happens after — a cancel, a statement timeout, a client that disconnects, an
 engine error, Ctrl-C — gives it back. A cancel that lands before that moment spends nothing.
 
@@ -159,6 +160,14 @@ class Statements:
                     del _QUESTIONS[(scope, key)]
                 else:
                     _QUESTIONS[(scope, key)] = (lock, users - 1)
+
+    def pause(self) -> None:
+        """Wait a moment before asking again (another process answers the question);
+        QueryCancelled, free, if the statement was cancelled."""
+        time.sleep(WAIT_EVERY)
+        with self._lock:
+            if self._why is not None:
+                raise QueryCancelled(NOTHING_SPENT)
 
     def run(self, task: Callable[[], T]) -> T:
         """``task()``, the engine's work: on the main thread it runs in a worker, so that

@@ -95,10 +95,6 @@ SELECT LIST(cost) FROM visits;
 SELECT COUNT_IF(age > 65) FROM visits;
 # error: UnsupportedQueryError: `COUNT_IF(age > 65)` is not supported
 
-# title: APPROX_COUNT_DISTINCT is refused
-SELECT APPROX_COUNT_DISTINCT(patient_id) FROM visits;
-# error: UnsupportedQueryError: aggregate
-
 # title: SUM DISTINCT is refused
 SELECT SUM(DISTINCT cost) FROM visits;
 # error: UnsupportedQueryError: DISTINCT is allowed only in COUNT(DISTINCT expr)
@@ -156,3 +152,15 @@ SELECT SUM(cost) AS total, AVG(LEAST(cost, 500)) AS mean FROM visits;
 # result: [(220271.0, 173.212)]
 # bounding: all_pairs
 # plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=public | total=SUM(cost) in [0, 2000] L1=8000 L2=8000 | mean=AVG(LEAST(cost, 500)) in [0, 500] L1=1000 L2=1000
+
+# title: APPROX_COUNT_DISTINCT is answered as COUNT(DISTINCT)
+# dialect: bigquery
+SELECT specialty, APPROX_COUNT_DISTINCT(region) AS regions FROM visits GROUP BY specialty;
+# result: [('allergy and immunology', 4), ('anesthesiology', 2), ('cardiology', 8), ('cardiothoracic surgery', 2), ('colorectal surgery', 3), ('dermatology', 6), ('emergency medicine', 8), ('endocrinology', 4), ('gastroenterology', 5), ('general practice', 8), ('general surgery', 4), ('geriatrics', 3), ('gynecology', 8), ('hematology', 4), ('hepatology', 4), ('hyperbaric medicine', 2), ('infectious disease', 4), ('internal medicine', 8), ('medical genetics', 1), ('neonatology', 1), ('nephrology', 3), ('neurology', 3), ('neurosurgery', 3), ('nuclear medicine', 1), ('obstetrics', 6), ('occupational medicine', 4), ('oncology', 5), ('ophthalmology', 4), ('orthopedics', 8), ('otolaryngology', 4), ('palliative care', 2), ('pediatric oncology', 1), ('pediatrics', 8), ('physical therapy', 6), ('plastic surgery', 1), ('podiatry', 2), ('psychiatry', 5), ('psychology', 4), ('pulmonology', 6), ('radiology', 7), ('rheumatology', 5), ('sleep medicine', 3), ('sports medicine', 4), ('toxicology', 1), ('transplant surgery', 1), ('tropical medicine', 2), ('urology', 3), ('vascular surgery', 2)]
+# bounding: first_pairs_by_window (g=3)
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | regions=APPROX_COUNT_DISTINCT(region) L1=12 L2=6.9282
+
+# title: APPROX_COUNT_DISTINCT with named bounds
+# dialect: bigquery
+SELECT APPROX_COUNT_DISTINCT(region, contribution_bounds_per_group => (0, 1)) FROM visits;
+# error: UnsupportedQueryError: answered as COUNT(DISTINCT expr)

@@ -195,10 +195,6 @@ SELECT COUNT(DISTINCT specialty, region) FROM visits;
 SELECT COUNT(DISTINCT NULL) FROM visits;
 # error: UnsupportedQueryError: COUNT(DISTINCT ...): `COUNT(DISTINCT NULL)` is not supported
 
-# title: APPROX_COUNT_DISTINCT of a value is refused
-SELECT APPROX_COUNT_DISTINCT(specialty) FROM visits;
-# error: UnsupportedQueryError: aggregate: `APPROX_COUNT_DISTINCT(specialty)` is not supported
-
 # title: CASE over a noisy count labels groups
 SELECT region, CASE WHEN COUNT(*) > 100 THEN 'big' ELSE 'small' END AS size FROM visits GROUP BY region;
 # result: [('east north central', 'big'), ('mid atlantic', 'big'), ('mountain', 'big'), ('new england', 'small'), ('pacific', 'big'), ('south atlantic', 'big'), ('west north central', 'small'), ('west south central', 'small')]

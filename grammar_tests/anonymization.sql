@@ -122,6 +122,26 @@ SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6, k_threshold = 10) 
 # bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | specialty | ANON_COUNT(*) L1=12 L2=6.9282
 
+# title: ANONYMIZATION clause k_threshold on a global aggregate selects its one row
+SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6, k_threshold = 10) ANON_SUM(cost CLAMPED BETWEEN 0 AND 100), ANON_AVG(cost CLAMPED BETWEEN 0 AND 100) FROM visits;
+# result: [(38166.4, 88.9967)]
+# bounding: all_pairs
+# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=truncated_geometric min_units=10 | ANON_SUM(cost CLAMPED BETWEEN 0 AND 100) in [0, 100] L1=100 L2=100 | ANON_AVG(cost CLAMPED BETWEEN 0 AND 100) in [0, 100] L1=50 L2=50
+
+# title: ANONYMIZATION clause k_threshold on a global aggregate needs delta
+SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 0, k_threshold = 10) ANON_COUNT(*) FROM visits;
+# error: DeltaNeeded: partition selection on its one group, which needs delta > 0
+
+# title: ANON_QUANTILES with CLAMPED BETWEEN
+SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6) ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300) AS q FROM visits;
+# result: [([0.146484375, 119.384765625, 299.853515625],)]
+# bounding: all_pairs
+# plan: exponential stats/unit=3 groups/unit=1 rows/group=4 selection=public | q | also ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300)[OFFSET(0)], ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300)[OFFSET(1)], ANON_QUANTILES(cost, 2 CLAMPED BETWEEN 0 AND 300)[OFFSET(2)]
+
+# title: ANON_QUANTILES without a number
+SELECT ANON_QUANTILES(cost CLAMPED BETWEEN 0 AND 300) FROM visits;
+# error: ParseError: ANON_QUANTILES takes (expression, number
+
 # title: ANONYMIZATION clause kappa zero
 SELECT WITH ANONYMIZATION OPTIONS (kappa = 0) COUNT(*) FROM visits;
 # error: UnsupportedQueryError: WITH ANONYMIZATION OPTIONS max_groups_contributed: `0` is not supported; allowed: a positive integer literal

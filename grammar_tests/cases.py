@@ -36,7 +36,7 @@ from sqlglot import exp
 import dpsql
 from dpsql.compile import CompiledQuery
 from dpsql.evaluate import truth
-from dpsql.grouping import GroupedQuery
+from dpsql.composed import Composed
 
 HERE = Path(__file__).parent
 
@@ -106,7 +106,11 @@ def _number(x: float) -> str:
 
 def summarize(info: dict) -> str:
     """One deterministic line: noise, limits, selection, then each output column. With
-    grouping sets: ``sets=k stats/unit=n``, then each set's own line after ``||``."""
+    grouping sets: ``sets=k stats/unit=n``, then each set's own line after ``||``; with several
+    releases, ``parts=k stats/unit=n`` and each part's line after ``||``."""
+    if "parts" in info:
+        return " || ".join([f"parts={len(info['parts'])} stats/unit={info['statistics_per_unit']}",
+                            *(f"{part['part']} {summarize(part)}" for part in info["parts"])])
     if "grouping_sets" in info:
         return " || ".join([f"sets={len(info['grouping_sets'])} "
                             f"stats/unit={info['statistics_per_unit']}",
@@ -150,10 +154,10 @@ def bounded_rows(con: dpsql.Connection, case: Case) -> str:
                  for row in rows])
 
 
-def bounding(compiled: CompiledQuery | GroupedQuery) -> str:
+def bounding(compiled: CompiledQuery | Composed) -> str:
     """The strategy of a compiled query and its options, as a ``# bounding:`` line reads
-    (with grouping sets, each set's, separated by ``||``)."""
-    if isinstance(compiled, GroupedQuery):
+    (with grouping sets or several releases, each part's, separated by ``||``)."""
+    if isinstance(compiled, Composed):
         return " || ".join(bounding(part) for part in compiled.parts)
     options = compiled.bounding.options
     return compiled.bounding.strategy + (f" ({', '.join(options)})" if options else "")
@@ -180,6 +184,6 @@ def generated_name_clashes(sql: str) -> list[str]:
     return clashes
 
 
-def compile_case(con: dpsql.Connection, case: Case) -> CompiledQuery | GroupedQuery:
+def compile_case(con: dpsql.Connection, case: Case) -> CompiledQuery | Composed:
     """The case compiled on ``con`` with its ε, δ and dialect."""
     return con.compile(case.sql, epsilon=case.epsilon, delta=case.delta, dialect=case.dialect)

@@ -93,9 +93,19 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy
 # bounding: first_pairs_by_window (g=3)
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | specialty | n=COUNT(*) L1=12 L2=6.9282
 
-# title: DP clause min_privacy_units_per_group without private keys is refused
-SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, min_privacy_units_per_group = 10) COUNT(*) FROM visits;
+# title: DP clause min_privacy_units_per_group on a global aggregate selects its one row
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy_units_per_group = 10) COUNT(*) FROM visits;
+# result: [(1056,)]
+# bounding: all_pairs
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=truncated_geometric min_units=10 | COUNT(*) L1=4 L2=4
+
+# title: DP clause min_privacy_units_per_group with public keys only is refused
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, min_privacy_units_per_group = 10) region, COUNT(*) FROM visits GROUP BY region;
 # error: UnsupportedQueryError: min_privacy_units_per_group applies to groups released by partition selection
+
+# title: DP clause min_privacy_units_per_group with PUBLIC_GROUPS is refused
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy_units_per_group = 10, group_selection_strategy = PUBLIC_GROUPS) COUNT(*) FROM visits;
+# error: UnsupportedQueryError: ZetaSQL refuses the pair too
 
 # title: DP clause legacy kappa
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (kappa = 2) COUNT(*) FROM visits;
@@ -155,7 +165,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 1.5) COUNT(*)
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 5) specialty, COUNT(*) FROM visits GROUP BY specialty;
 # result: [('allergy and immunology', 11), ('anesthesiology', 4), ('cardiology', 41), ('cardiothoracic surgery', 2), ('colorectal surgery', 7), ('dermatology', 45), ('emergency medicine', 162), ('endocrinology', 22), ('gastroenterology', 19), ('general practice', 339), ('general surgery', 13), ('geriatrics', 11), ('gynecology', 39), ('hematology', 10), ('hepatology', 13), ('hyperbaric medicine', 4), ('infectious disease', 12), ('internal medicine', 76), ('medical genetics', 2), ('neonatology', 1), ('nephrology', 13), ('neurology', 15), ('neurosurgery', 6), ('nuclear medicine', 2), ('obstetrics', 25), ('occupational medicine', 8), ('oncology', 20), ('ophthalmology', 22), ('orthopedics', 45), ('otolaryngology', 6), ('palliative care', 5), ('pediatric oncology', 2), ('pediatrics', 64), ('physical therapy', 15), ('plastic surgery', 5), ('podiatry', 2), ('psychiatry', 8), ('psychology', 15), ('pulmonology', 21), ('radiology', 19), ('rheumatology', 8), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 6), ('tropical medicine', 2), ('urology', 5), ('vascular surgery', 2)]
 # bounding: first_pairs_by_window (g=5)
-# plan: laplace stats/unit=5 groups/unit=5 rows/group=5 rows/unit=5 selection=truncated_geometric | specialty | COUNT(*) L1=5 L2=5
+# plan: laplace stats/unit=5 groups/unit=5 rows/group=5 rows/unit=5 selection=gaussian_selection | specialty | COUNT(*) L1=5 L2=5
 
 # title: DP clause max_rows_contributed replaces all three limits
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 2) region, SUM(cost) FROM claims GROUP BY region;
@@ -211,9 +221,9 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, delta = 1e-6) sex, COUN
 # bounding: row_level
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | sex | COUNT(*) L1=1 L2=1
 
-# title: DP clause in a set operation
+# title: a DP clause in one branch of a set operation that takes the whole epsilon
 SELECT COUNT(*) FROM visits UNION ALL SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) COUNT(*) FROM visits;
-# error: UnsupportedQueryError: right after the outermost SELECT
+# error: PrivacyError: leaves nothing of the statement's epsilon=1
 
 # title: DP clause with post-processing
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, ROUND(AVG(cost), 1) AS mean_cost FROM visits GROUP BY specialty HAVING COUNT(*) > 10 ORDER BY mean_cost DESC LIMIT 3;

@@ -126,3 +126,65 @@ SELECT MEDIAN(age) OVER () FROM visits;
 # title: MEDIAN nested in SUM
 SELECT SUM(MEDIAN(age)) FROM visits;
 # error: UnsupportedQueryError: not nested in other aggregates
+
+# note: BigQuery's APPROX_QUANTILES(x, n): the n + 1 quantiles at 0, 1/n, ..., 1 as an array,
+# note: each its own exponential mechanism over one histogram with ε/(n + 1) (more shares with
+# note: other aggregates), sorted after the release (post-processing).
+
+# title: APPROX_QUANTILES releases n + 1 quantiles as a sorted array
+# dialect: bigquery
+SELECT APPROX_QUANTILES(age, 4) AS quartiles FROM visits;
+# result: [([0.048828125, 32.958984375, 47.021484375, 64.013671875, 99.951171875],)]
+# bounding: all_pairs
+# plan: exponential stats/unit=5 groups/unit=1 rows/group=4 selection=public | quartiles | also APPROX_QUANTILES(age, 4)[OFFSET(0)], APPROX_QUANTILES(age, 4)[OFFSET(1)], APPROX_QUANTILES(age, 4)[OFFSET(2)], APPROX_QUANTILES(age, 4)[OFFSET(3)], APPROX_QUANTILES(age, 4)[OFFSET(4)]
+
+# title: APPROX_QUANTILES elements and length by public key
+# dialect: bigquery
+SELECT region, APPROX_QUANTILES(age, 2)[OFFSET(1)] AS median, APPROX_QUANTILES(age, 2)[ORDINAL(3)] AS top, ARRAY_LENGTH(APPROX_QUANTILES(age, 2)) AS n FROM visits GROUP BY region;
+# result: [('east north central', 43.0176, 99.9512, 3), ('mid atlantic', 43.9941, 97.0215, 3), ('mountain', 51.0254, 89.0137, 3), ('new england', 48.9746, 97.998, 3), ('pacific', 48.9746, 99.9512, 3), ('south atlantic', 47.0215, 99.9512, 3), ('west north central', 46.0449, 97.0215, 3), ('west south central', 52.002, 89.0137, 3)]
+# bounding: kept_rows_ranked (g=3)
+# plan: exponential stats/unit=9 groups/unit=3 rows/group=4 selection=public | region | median | top | n | also APPROX_QUANTILES(age, 2)[OFFSET(0)], APPROX_QUANTILES(age, 2)[OFFSET(1)], APPROX_QUANTILES(age, 2)[OFFSET(2)]
+
+# title: APPROX_QUANTILES with per-row bounds beside a count
+# dialect: bigquery
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) APPROX_QUANTILES(cost, 3, contribution_bounds_per_row => (0, 300)) AS q, COUNT(*) AS n FROM visits;
+# result: [([0.146484375, 78.076171875, 185.009765625, 299.853515625], 1056)]
+# bounding: all_pairs
+# plan: laplace stats/unit=5 groups/unit=1 rows/group=4 selection=public | q | n=COUNT(*) L1=4 L2=4 | also APPROX_QUANTILES(cost, 3, contribution_bounds_per_row => (0, 300))[OFFSET(0)], APPROX_QUANTILES(cost, 3, contribution_bounds_per_row => (0, 300))[OFFSET(1)], APPROX_QUANTILES(cost, 3, contribution_bounds_per_row => (0, 300))[OFFSET(2)], APPROX_QUANTILES(cost, 3, contribution_bounds_per_row => (0, 300))[OFFSET(3)]
+
+# title: APPROX_QUANTILES in DuckDB indexes from one
+SELECT APPROX_QUANTILES(age, 4)[2] AS q1 FROM visits;
+# result: [(32.959,)]
+# bounding: all_pairs
+# plan: exponential stats/unit=5 groups/unit=1 rows/group=4 selection=public | q1 | also APPROX_QUANTILES(age, 4)[OFFSET(0)], APPROX_QUANTILES(age, 4)[OFFSET(1)], APPROX_QUANTILES(age, 4)[OFFSET(2)], APPROX_QUANTILES(age, 4)[OFFSET(3)], APPROX_QUANTILES(age, 4)[OFFSET(4)]
+
+# title: APPROX_QUANTILES with FILTER
+SELECT APPROX_QUANTILES(age, 4) FILTER (WHERE cost > 100) AS q FROM visits;
+# result: [([0.048828125, 32.958984375, 47.998046875, 64.990234375, 99.951171875],)]
+# bounding: all_pairs
+# plan: exponential stats/unit=5 groups/unit=1 rows/group=4 selection=public | q | also APPROX_QUANTILES(age, 4) FILTER(WHERE cost > 100)[OFFSET(0)], APPROX_QUANTILES(age, 4) FILTER(WHERE cost > 100)[OFFSET(1)], APPROX_QUANTILES(age, 4) FILTER(WHERE cost > 100)[OFFSET(2)], APPROX_QUANTILES(age, 4) FILTER(WHERE cost > 100)[OFFSET(3)], APPROX_QUANTILES(age, 4) FILTER(WHERE cost > 100)[OFFSET(4)]
+
+# title: APPROX_QUANTILES of zero quantiles
+# dialect: bigquery
+SELECT APPROX_QUANTILES(age, 0) FROM visits;
+# error: UnsupportedQueryError: n an integer literal from 1 to 100
+
+# title: APPROX_QUANTILES of more than 100 quantiles
+# dialect: bigquery
+SELECT APPROX_QUANTILES(age, 101) FROM visits;
+# error: UnsupportedQueryError: n an integer literal from 1 to 100
+
+# title: APPROX_QUANTILES indexed by an expression
+# dialect: bigquery
+SELECT region, APPROX_QUANTILES(age, 2)[OFFSET(ARRAY_LENGTH(APPROX_QUANTILES(age, 2)) - 1)] FROM visits GROUP BY region;
+# error: UnsupportedQueryError: with i an integer literal
+
+# title: APPROX_QUANTILES with per-group bounds
+# dialect: bigquery
+SELECT APPROX_QUANTILES(cost, 2, contribution_bounds_per_group => (0, 300)) FROM visits;
+# error: UnsupportedQueryError: A quantile ranks rows
+
+# title: array index on a group key
+# dialect: bigquery
+SELECT region, COUNT(*), region[OFFSET(0)] FROM visits GROUP BY region;
+# error: UnsupportedQueryError: APPROX_QUANTILES(x, n)[OFFSET(i)]

@@ -369,3 +369,13 @@ SELECT AVG(LEAST(GREATEST(s, 0), 300)) FROM (
 # title: a per-person count needs a clamp (it is no registered column to declare bounds for)
 SELECT AVG(n) FROM (SELECT pid, COUNT(*) AS n FROM pums GROUP BY pid) AS p;
 # error: UnsupportedQueryError: AVG(n) needs bounds: write AVG(LEAST(GREATEST(n, lo), hi))
+
+# title: CROSS JOIN UNNEST of an array literal is refused
+# dialect: bigquery
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) COUNT(*) FROM visits CROSS JOIN UNNEST([1, 2, 3]) AS x;
+# error: UnsupportedQueryError: UNNEST is not supported: joined to a private table it repeats each person's rows
+
+# title: UNNEST alone in FROM is refused
+# dialect: bigquery
+SELECT COUNT(*) FROM UNNEST([1, 2, 3]) AS x;
+# error: UnsupportedQueryError: UNNEST is not supported

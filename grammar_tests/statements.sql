@@ -120,20 +120,20 @@ SELECT COUNT(*) FORM visits;
 SELECT `region`, COUNT(*) FROM visits GROUP BY `region`;
 # error: ParseError
 
-# title: UNION is refused
-SELECT COUNT(*) FROM visits UNION SELECT COUNT(*) FROM pums;
+# title: UNION of rows is refused
+SELECT age FROM pums UNION ALL SELECT age FROM pums;
 # error: UnsupportedQueryError: Run each SELECT as its own query
 
-# title: UNION ALL is refused
-SELECT COUNT(*) FROM visits UNION ALL SELECT COUNT(*) FROM visits;
+# title: UNION of private rows and a release is refused
+SELECT age FROM pums UNION ALL SELECT COUNT(*) FROM pums;
+# error: UnsupportedQueryError: private rows beside releases
+
+# title: INTERSECT of rows is refused
+SELECT age FROM visits INTERSECT SELECT age FROM visits;
 # error: UnsupportedQueryError: set operation
 
-# title: INTERSECT is refused
-SELECT COUNT(*) FROM visits INTERSECT SELECT COUNT(*) FROM visits;
-# error: UnsupportedQueryError: set operation
-
-# title: EXCEPT is refused
-SELECT COUNT(*) FROM visits EXCEPT SELECT COUNT(*) FROM visits;
+# title: EXCEPT of rows is refused
+SELECT age FROM visits EXCEPT SELECT age FROM visits;
 # error: UnsupportedQueryError: set operation
 
 # title: comma join is refused

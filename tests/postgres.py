@@ -58,8 +58,9 @@ def _as_owner(user: str | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def running_cluster() -> Iterator[Cluster]:
-    """Start a cluster, yield it, stop it and remove its folder."""
+def running_cluster(*, durable: bool = False) -> Iterator[Cluster]:
+    """Start a cluster, yield it, stop it and remove its folder; ``durable`` keeps fsync
+    and synchronous commits on (for benchmarks: a commit waits for its WAL flush)."""
     initdb, pg_ctl = find_binary("initdb"), find_binary("pg_ctl")
     if initdb is None or pg_ctl is None:
         raise FileNotFoundError(INSTALL)
@@ -75,8 +76,9 @@ def running_cluster() -> Iterator[Cluster]:
         subprocess.run([*run, str(initdb), "-D", str(data), "-U", user, "--auth=trust",
                         "--no-sync", "-E", "UTF8", "--locale=C"],
                        check=True, capture_output=True, timeout=120)
-        options = (f"-c listen_addresses=127.0.0.1 -c port={port} -c fsync=off "
-                   f"-c synchronous_commit=off -c full_page_writes=off "
+        fast = "" if durable else \
+            "-c fsync=off -c synchronous_commit=off -c full_page_writes=off "
+        options = (f"-c listen_addresses=127.0.0.1 -c port={port} {fast}"
                    f"-c unix_socket_directories={folder} -c max_connections=200")
         subprocess.run([*run, str(pg_ctl), "-D", str(data), "-o", options, "-w", "-t", "60",
                         "-l", str(folder / "log"), "start"],

@@ -55,6 +55,35 @@ def test_toml_errors_name_the_problem(tmp_path):
         read_toml(bad)
 
 
+@pytest.mark.parametrize(("engine", "match"), [
+    ('name = "postgres"', "not an engine dpsql runs on"),
+    ('master = "local[2]"', 'add name = "spark"'),
+    ('name = "duckdb"\nconfig = { a = "b" }', 'add name = "spark"'),
+    ('name = "spark"\nmaster = 7077', "master URL as text"),
+    ('name = "spark"\nconfig = { a = [1] }', "table of Spark settings"),
+    ('name = "spark"\nmastr = "local"', "did you mean `master`"),
+])
+def test_engine_section_errors_name_the_key(tmp_path, engine, match):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f"[engine]\n{engine}\n")
+    with pytest.raises(dpsql.CatalogError, match=match):
+        read_toml(bad)
+
+
+def test_the_catalogs_engine_stands_for_backend_unless_one_is_given(tmp_path):
+    """An explicit backend= wins over [engine] (no Spark is started here); without [engine]
+    the engine is DuckDB."""
+    path = tmp_path / "c.toml"
+    path.write_text('[engine]\nname = "spark"\nmaster = "local[1]"\n'
+                    'config = { "spark.sql.shuffle.partitions" = 2, "spark.ui.enabled" = false }\n')
+    assert read_toml(path).engine == {"name": "spark", "master": "local[1]", "config": {
+        "spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"}}
+    assert dpsql.connect(catalog=path, backend="duckdb").backend.dialect == "duckdb"
+    path.write_text("[budget]\nepsilon = 1\n")
+    assert read_toml(path).engine == {"name": "duckdb"}
+    assert dpsql.connect(catalog=path).backend.dialect == "duckdb"
+
+
 def test_register_errors_for_missing_sources(tmp_path):
     con = dpsql.connect()
     with pytest.raises(dpsql.CatalogError, match="does not exist"):

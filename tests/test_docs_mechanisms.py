@@ -38,10 +38,10 @@ def snippets() -> list[str]:
 
 
 def test_doc_has_its_snippets():
-    assert len(snippets()) == 5
+    assert len(snippets()) == 6
 
 
-@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("index", range(6))
 def test_doc_snippet_runs(index):
     with contextlib.redirect_stdout(io.StringIO()) as out:
         exec(compile(snippets()[index], f"docs/mechanisms.md snippet {index}", "exec"), {})
@@ -66,8 +66,9 @@ def test_section_1_and_3_worked_example():
     assert plan.noise.l2 == pytest.approx(1.224754, abs=1e-6)
     assert plan.noise.unit_scale == pytest.approx(4.000031, abs=1e-6)
     assert plan.noise.epsilon == pytest.approx(0.75, abs=1e-5)
-    assert plan.selection.method == "truncated_geometric"
+    assert plan.selection.method == "gaussian_selection"
     assert plan.selection.epsilon == pytest.approx(0.25, abs=1e-5)
+    assert (round(plan.selection.sigma, 2), plan.selection.threshold) == (32.06, 167.0)
     assert plan.noise.granularities == (16.0, 16.0, 32768.0)
     stds = {a.sql: estimator(a).describe(plan, a)["noise_std"] for a in plan.aggregates}
     assert (round(plan.noise_for("__dp_s1").std, 3), round(plan.noise_for("__dp_s2").std, 1),

@@ -446,10 +446,64 @@ def test_min_units_shift_the_release_curve(option):
     assert {k for k, _ in con.sql(shifted).fetchall()} <= {"g60", "g300"}
 
 
-def test_min_units_need_private_keys():
+def test_min_units_need_private_keys_or_none():
     con = dpsql.connect()
     con.register("t", pa.table({"pid": [1, 2], "k": ["a", "b"]}), privacy_unit="pid",
                  public_keys={"k": ["a", "b"]})
-    for sql in ("COUNT(*) FROM t", "k, COUNT(*) FROM t GROUP BY k"):
-        with pytest.raises(dpsql.UnsupportedQueryError, match="private GROUP BY keys"):
-            con.explain(f"{DP} (min_privacy_units_per_group = 3) {sql}")
+    with pytest.raises(dpsql.UnsupportedQueryError, match="private GROUP BY keys"):
+        con.explain(f"{DP} (min_privacy_units_per_group = 3) k, COUNT(*) FROM t GROUP BY k")
+    selection = con.explain(f"{DP} (min_privacy_units_per_group = 3) COUNT(*) FROM t"
+                            ).to_dict()["partition_selection"]
+    assert selection["min_units"] == 3 and selection["max_groups_per_unit"] == 1
+
+
+GLOBAL_FLOORS = {  # the engine picks each selection method for one of these
+    "gaussian_threshold": "epsilon = 1, delta = 0.05, k_threshold = 5) ANON_SUM(x), ANON_AVG(x)",
+    "laplace_threshold": "epsilon = 1, delta = 0.05, k_threshold = 5) COUNT(DISTINCT pid)",
+    "truncated_geometric": "epsilon = 1, delta = 1e-6, k_threshold = 5) ANON_COUNT(*)",
+}
+
+
+@pytest.mark.parametrize("method", sorted(GLOBAL_FLOORS))
+def test_a_global_floor_keeps_the_plans_guarantee_exactly(method):
+    """``k_threshold = m`` on a query without GROUP BY selects its one group (g = 1):
+    P(the row is released | n people), from the plan's own selection and unit-count noise,
+    is 0 below m, and every neighbouring pair of counts (n, n + 1) needs no more δ than the
+    plan charges at the ε its selection reads the count with: 1/t for a Laplace count,
+    the truncated geometric's own ε, the query's ε for a Gaussian count (whose noise then
+    holds δ/2 of it). A plan that releases the row whatever n is fails at n = 0."""
+    plan = analyze(f"SELECT WITH ANONYMIZATION OPTIONS ({GLOBAL_FLOORS[method]} FROM t",
+                   catalog())
+    selection, m = plan.selection, 5
+    assert plan.keys == () and selection.method == method and selection.min_units == m
+    assert selection.max_groups_per_unit == 1
+    units = next(s.name for s in plan.stats if s.kind == "units")
+    noise = None if selection.truncated_geometric else plan.noise_for(units)
+    chance = selection.chance(np.arange(0, 600), noise)
+    epsilon = {"truncated_geometric": selection.epsilon,
+               "laplace_threshold": 1 / noise.scale if noise else None,
+               "gaussian_threshold": plan.cost.epsilon}[method]
+    assert np.all(chance[:m] == 0) and chance[m] <= selection.delta
+    assert chance[-1] > 0.99
+    assert needed_delta(chance, epsilon) <= plan.cost.delta * (1 + 1e-9)
+    assert plan.cost.delta <= 0.05
+
+
+@pytest.mark.parametrize("people, released", [(4, False), (200, True)])
+def test_a_global_floor_drops_the_row_of_too_few_people(people, released):
+    """ZetaSQL's ``anonymization_k_threshold_eliminates_row``: the answer is empty when the
+    one group fails the selection (always below the floor), else its one row."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.9), cache=False)
+    con.register("t", pa.table({"pid": range(people), "x": [1.0] * people}),
+                 privacy_unit="pid", bounds={"x": (0, 2)})
+    sql = "SELECT WITH ANONYMIZATION OPTIONS (epsilon = 5, delta = 1e-6, k_threshold = 5) " \
+          "ANON_SUM(x), ANON_COUNT(*) FROM t"
+    for seed in range(20):
+        assert bool(con.sql(sql, seed=seed).fetchall()) is released
+    assert con.budget.spent.delta == pytest.approx(20e-6)
+
+
+def test_a_global_floor_needs_delta():
+    with pytest.raises(dpsql.PrivacyError, match="one group, which needs delta > 0"):
+        analyze("SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 0, k_threshold = 5) "
+                "ANON_COUNT(*) FROM t", catalog())

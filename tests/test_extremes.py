@@ -33,7 +33,8 @@ from dpsql.mechanisms import (
     validate_privacy,
 )
 from dpsql.mechanisms.exponential import ExponentialQuantile
-from dpsql.mechanisms.selection import best_selection, truncated_geometric_probability
+from dpsql.mechanisms.selection import truncated_geometric_probability
+from dpsql.mechanisms.selection_choice import best_selection
 
 LARGEST = sys.float_info.max
 PUMS = "datasets/PUMS_dup.csv"

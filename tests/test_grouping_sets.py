@@ -147,9 +147,9 @@ def test_each_set_is_the_query_grouped_by_it_alone_at_its_share(con, epsilon: fl
 
 def test_the_cost_is_checked_exactly(con) -> None:
     q = con.compile(CUBE, epsilon=1, delta=1e-6)
-    with pytest.raises(InternalError, match="differs from their parts"):
+    with pytest.raises(InternalError, match="differs from its parts"):
         dataclasses.replace(q, cost=Cost(epsilon=0.9, delta=1e-6))  # parts spend 1/4 each
-    with pytest.raises(InternalError, match="differs from their parts"):
+    with pytest.raises(InternalError, match="differs from its parts"):
         dataclasses.replace(q, cost=Cost(epsilon=1.0, delta=9e-7))  # parts spend 2 × 5e-7
     with pytest.raises(InternalError):
         dataclasses.replace(q, parts=q.parts[:3])
@@ -214,5 +214,5 @@ def test_spark_gets_each_sets_query_from_the_same_builders(con) -> None:
 
 def test_evaluate_refuses_grouping_sets() -> None:
     con = connect()
-    with pytest.raises(UnsupportedQueryError, match="evaluate each grouping set"):
+    with pytest.raises(UnsupportedQueryError, match="evaluate each grouping set or part"):
         con.evaluate(CUBE, runs=2, epsilon=1, delta=1e-6)

@@ -20,6 +20,7 @@ from dpsql.accounting.ledger import Ledger
 from dpsql.accounting.store import is_url
 from dpsql.exact import as_fraction
 from tests.ledger_workers import workers
+from tests.postgres import connect_raw
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +114,93 @@ def test_sigkill_never_leaves_a_release_without_its_charge(ctx, ledger_url):
             assert word == "RELEASED" and recorded[int(charge_id)].endswith(token)
         released_total += len(released)
     assert released_total > 30  # the kills did land while the workers were charging
+
+
+def answers_and_charges(path: str) -> tuple[dict[str, bytes], set[str], set[str]]:
+    """The stored answers by question, the questions charged, the questions held."""
+    raw = connect_raw(path)
+    try:
+        answers = {key: bytes(result) for key, result in
+                   raw.execute("SELECT key, result FROM cache").fetchall()}
+        charged = {query.rsplit(" ", 1)[1] for (query,) in
+                   raw.execute("SELECT query FROM charges WHERE analyst = 'answers'")}
+        held = {key for (key,) in raw.execute("SELECT key FROM holds").fetchall()}
+    finally:
+        raw.close()
+    return answers, charged, held
+
+
+def start_answering(ctx, path: str, stop: str | None):
+    reader, writer = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=workers.answer_until_killed, args=(path, stop, writer))
+    process.start()
+    writer.close()
+    assert reader.recv_bytes() == b"READY"
+    return process, reader
+
+
+@pytest.mark.parametrize("stop", workers.STOPS)
+def test_a_charge_and_its_answer_commit_together(ctx, ledger_url, stop):
+    """Killed with its hold committed, or its charge and answer written but not committed,
+    a process leaves neither the charge nor the answer, and its hold, which keeps the cost
+    spent, is taken over by the next asker at no further cost; killed after the commit, it
+    leaves both."""
+    process, reader = start_answering(ctx, ledger_url, stop)
+    token = reader.recv_bytes().decode().split()[1]
+    if stop != "held":
+        assert reader.recv_bytes() == (b"WRITTEN" if stop == "written"
+                                       else f"SETTLED {token}".encode())
+    process.kill()
+    process.join(10)
+    assert process.exitcode == -9
+    answers, charged, held = answers_and_charges(ledger_url)
+    with Ledger(ledger_url, budget=workers.CRASH_BUDGET, analyst="answers") as ledger:
+        if stop == "settled":
+            assert (answers, charged, held) == ({token: f"answer {token}".encode()},
+                                                {token}, set())
+            assert ledger.hold(token, workers.ANSWER_COST, 0.0) == answers[token]
+            return
+        assert (answers, charged, held) == ({}, set(), {token})
+        assert ledger.spent.epsilon == workers.ANSWER_COST  # the hold counts
+        assert ledger.hold(token, workers.ANSWER_COST, 0.0) is None  # taken over
+        assert ledger.spent.epsilon == workers.ANSWER_COST
+        ledger.settle(token, workers.ANSWER_COST, 0.0, query=f"SELECT 1 -- {token}",
+                      answer=b"asked again")
+        assert ledger.spent.epsilon == workers.ANSWER_COST and len(ledger.charges) == 1
+    assert answers_and_charges(ledger_url) == ({token: b"asked again"}, {token}, set())
+
+
+def test_sigkill_at_random_leaves_each_answer_with_its_charge(ctx, ledger_url):
+    rng, settled = random.Random(20261205), set()
+    for kills in range(1, 13):
+        process, reader = start_answering(ctx, ledger_url, None)
+        time.sleep(rng.uniform(0.0, 0.1))
+        process.kill()
+        settled |= {m.decode().split()[1] for m in messages(reader)
+                    if m.startswith(b"SETTLED")}
+        process.join(10)
+        assert process.exitcode == -9
+        answers, charged, held = answers_and_charges(ledger_url)
+        assert set(answers) == charged and settled <= charged
+        assert len(held) <= kills and not held & charged  # one hold per kill at most
+        with Ledger(ledger_url, budget=None, analyst="answers") as ledger:
+            spent = len(charged) + len(held)
+            assert ledger.spent.epsilon == pytest.approx(spent * workers.ANSWER_COST)
+    assert len(settled) > 12
+
+
+def test_a_question_held_by_a_live_process_is_waited_for(ctx, ledger_url):
+    def ask() -> bytes:
+        reader, writer = ctx.Pipe(duplex=False)
+        process = ctx.Process(target=workers.hold_once, args=(ledger_url, "q", writer))
+        process.start()
+        writer.close()
+        process.join(30)
+        return reader.recv_bytes()
+
+    with Ledger(ledger_url, budget=workers.CRASH_BUDGET, analyst="answers") as ledger:
+        assert ledger.hold("q", workers.ANSWER_COST, 0.0) is None
+        assert ask() == b"BUSY"
+        ledger.settle("q", workers.ANSWER_COST, 0.0, query="SELECT 1 -- q", answer=b"42")
+        assert ask() == b"42"
+        assert len(ledger.charges) == 1

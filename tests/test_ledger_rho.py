@@ -16,6 +16,7 @@ import pytest
 import dpsql
 from dpsql.accounting.composition import approx, gaussian, laplace
 from dpsql.accounting.ledger import Ledger, zcdp_cost
+from dpsql.accounting.sqlite_store import SCHEMA_VERSION
 from dpsql.accounting.values import Budget
 
 PURE = (laplace(0.5),)  # ρ = 0.125
@@ -109,7 +110,7 @@ def test_a_version_1_file_is_upgraded_in_place(tmp_path: Path):
     with Ledger(path, budget=Budget(rho=0.5), analyst="new") as ledger:
         assert ledger.total.rho == 0.5
     raw = sqlite3.connect(path)
-    assert raw.execute("PRAGMA user_version").fetchone() == (2,)
+    assert raw.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
     with pytest.raises(sqlite3.IntegrityError):  # one of epsilon and rho, never both
         raw.execute("INSERT INTO budgets VALUES ('analyst', 'x', '1.0', '0', '1.0', 0)")
     raw.close()

@@ -17,11 +17,11 @@ from dpsql.mechanisms import (
     split_delta,
 )
 from dpsql.mechanisms.selection import (
-    best_selection,
     truncated_geometric_crossovers,
     truncated_geometric_probability,
     units_for_release,
 )
+from dpsql.mechanisms.selection_choice import Choice, best_selection
 
 
 def test_split_delta():
@@ -164,20 +164,22 @@ def test_truncated_geometric_against_the_laplace_threshold(k):
     n50_geometric = units_for_release(
         lambda m: truncated_geometric_probability(m, 1.0, 1e-6, k))
     assert n50_geometric < n50_threshold == tau  # 15 against 14 at k = 1; 60 against 53 at k = 4
-    assert best_selection(noise, 1.0, 1e-6, k) == ("truncated_geometric", None)
+    # Gaussian thresholding (L2 = √k) overtakes both from k = 4 (test_gaussian_selection.py)
+    expected = "gaussian_selection" if k >= 4 else "truncated_geometric"
+    assert best_selection(noise, 1.0, 1e-6, k).method == expected
 
 
 def test_best_selection_accounts_for_the_epsilon_it_would_take():
-    """With little ε left for it, the truncated geometric loses to the free threshold."""
+    """With little ε left for them, the separate selections lose to the free threshold."""
     noise = Noise("laplace", 1.0)
-    assert best_selection(noise, 0.25, 1e-6, 1) == ("laplace_threshold", 15.0)
+    assert best_selection(noise, 0.25, 1e-6, 1) == Choice("laplace_threshold", 15.0)
     # expected released groups over a reference distribution of sizes
     sizes = list(range(1, 200))
-    assert best_selection(noise, 1.0, 1e-6, 1, sizes=sizes)[0] == "truncated_geometric"
-    assert best_selection(noise, 0.25, 1e-6, 1, sizes=sizes) == ("laplace_threshold", 15.0)
+    assert best_selection(noise, 1.0, 1e-6, 1, sizes=sizes).method == "truncated_geometric"
+    assert best_selection(noise, 0.25, 1e-6, 1, sizes=sizes) == Choice("laplace_threshold", 15.0)
     gaussian = Noise("gaussian", 4.0106)
-    method, tau = best_selection(gaussian, 0.5, 1e-6, 1)
-    assert (method, tau) == ("gaussian_threshold", selection_threshold(gaussian, 1, 1e-6))
+    assert best_selection(gaussian, 0.5, 1e-6, 1) == Choice(
+        "gaussian_threshold", selection_threshold(gaussian, 1, 1e-6))
 
 
 def test_truncated_geometric_release_rate_by_simulation():

@@ -125,8 +125,11 @@ def test_removing_any_unit_moves_cells_within_the_plan(sql):
      "COUNT(*) FROM t GROUP BY k", "GROUP BY k is not a public key"),
     ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (kappa = 2) COUNT(*) FROM t",
      "older name of max_groups_contributed in WITH ANONYMIZATION"),
-    ("SELECT WITH ANONYMIZATION OPTIONS (k_threshold = 3) COUNT(*) FROM t",
+    ("SELECT WITH ANONYMIZATION OPTIONS (k_threshold = 3) flag, COUNT(*) FROM t GROUP BY flag",
      "min_privacy_units_per_group applies to groups released by partition selection"),
+    ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (min_privacy_units_per_group = 3, "
+     "group_selection_strategy = PUBLIC_GROUPS) COUNT(*) FROM t",
+     "ZetaSQL refuses the pair too"),
     ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (k_threshold = 3) COUNT(*) FROM t",
      "older name of min_privacy_units_per_group in WITH ANONYMIZATION"),
     ("SELECT ANON_COUNT(x CLAMPED BETWEEN 0 AND 2.5) FROM t",

@@ -71,7 +71,7 @@ def test_an_outer_query_costs_what_its_release_costs(con):
 @pytest.mark.parametrize("sql, message", [
     ("SELECT * FROM __dp_release", "reserved"),
     (f"SELECT AVG(specialty) FROM ({RELEASE}) AS s", "cannot run on the released rows"),
-    (f"SELECT AVG(t) FROM ({RELEASE}) AS s JOIN regions r ON TRUE", "only item of the outer"),
+    (f"SELECT AVG(t) FROM ({RELEASE}) AS s JOIN regions r ON TRUE", "a table beside releases"),
     ("SELECT region, COUNT(*) FROM visits GROUP BY region QUALIFY COUNT(*) > 1", "HAVING"),
     ("SELECT region, LEAD(COUNT(*), 1, 'x') OVER () FROM visits GROUP BY region", "a number"),
     ("SELECT region, NTILE(0) OVER (ORDER BY COUNT(*)) FROM visits GROUP BY region", "NTILE"),

@@ -9,17 +9,14 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 import dpsql
 from dpsql import datasets
 from dpsql.analysis import analyze, sensitivity
 from dpsql.catalog import Catalog, TableInfo
-from dpsql.mechanisms.selection import (
-    release_probability,
-    truncated_geometric_probability,
-    units_for_release,
-)
+from dpsql.mechanisms.selection import truncated_geometric_probability, units_for_release
 
 COLUMNS = {"pid": "BIGINT", "specialty": "VARCHAR", "cost": "DOUBLE"}
 
@@ -34,18 +31,16 @@ def plan_of(sql: str, *, epsilon=1.0, delta=1e-6, groups=1):
 def threshold_plan(sql: str, monkeypatch, **options):
     """The same query planned with the threshold only (the design before the swap)."""
     with monkeypatch.context() as patch:
-        patch.setattr(sensitivity, "_prefer_geometric", lambda draft, units: draft)
+        patch.setattr(sensitivity, "_separate_selection", lambda draft, units: draft)
         return plan_of(sql, **options)
 
 
 def n50(plan) -> int:
+    """The fewest people released with probability ½, read off the curve explain() shows."""
     selection = plan.selection
-    if selection.truncated_geometric:
-        return units_for_release(lambda n: truncated_geometric_probability(
-            n, selection.epsilon, selection.delta, selection.max_groups_per_unit))
-    units = next(s.name for s in plan.stats if s.kind == "units")
-    return units_for_release(lambda n: release_probability(plan.noise_for(units),
-                                                           selection.threshold, n))
+    noise = None if selection.separate else plan.noise_for(
+        next(s.name for s in plan.stats if s.kind == "units"))
+    return units_for_release(lambda n: float(selection.chance(np.array([n]), noise)[0]))
 
 
 SUM_BY_KEY = "SELECT specialty, SUM(cost) FROM visits GROUP BY specialty"
@@ -143,3 +138,61 @@ def test_explain_text_gives_the_release_curve_of_private_keys(sql, method):
         shown = "<1%" if 0 < p < 0.005 else ">99%" if 0.995 <= p < 1 else f"{p:.0%}"
         assert f"n={n} {shown}" in curve
     assert "100%" in curve and con.budget.spent.epsilon == 0
+
+
+def rows_plan(sql: str, rows: int, **options):
+    """bench_utility's limits: at most r rows per person, in at most r groups."""
+    cat = Catalog()
+    cat.add(TableInfo.private("visits", columns=COLUMNS, privacy_unit="pid",
+                              bounds={"cost": (0, 1000)}, max_groups_per_unit=rows,
+                              max_rows_per_group=rows, max_rows_per_unit=rows))
+    return analyze(sql, cat, epsilon=1.0, delta=1e-6, **options)
+
+
+COUNT_BY_KEY = "SELECT specialty, COUNT(*) FROM visits GROUP BY specialty"
+
+
+@pytest.mark.parametrize(("sql", "rows", "method", "people", "before"), [
+    (COUNT_BY_KEY, 1, "truncated_geometric", 26, 26),
+    (COUNT_BY_KEY, 3, "truncated_geometric", 76, 76),
+    (COUNT_BY_KEY, 10, "gaussian_selection", 143, 250),
+    ("SELECT specialty FROM visits GROUP BY specialty", 1, "truncated_geometric", 14, 14),
+    ("SELECT specialty FROM visits GROUP BY specialty", 3, "truncated_geometric", 40, 40),
+    ("SELECT specialty FROM visits GROUP BY specialty", 10, "gaussian_selection", 76, 132),
+])
+def test_gaussian_thresholding_when_people_touch_many_groups(sql, rows, method, people,
+                                                              before):
+    """Issue 40: n₅₀ (people for a 50 % chance, as explain() shows it) at r rows per person;
+    ``before`` is the truncated geometric's, the choice until then. The same at r = 1 and 3,
+    Gaussian thresholding (L2 = √r) far fewer at r = 10."""
+    plan = rows_plan(sql, rows)
+    assert plan.selection.method == method and n50(plan) == people <= before
+    selection = plan.selection
+    geometric = units_for_release(lambda n: float(truncated_geometric_probability(
+        n, selection.epsilon, selection.delta, selection.max_groups_per_unit)))
+    assert geometric == before
+    if method == "gaussian_selection":
+        assert selection.sigma > 0 and 0 < selection.noise_delta < selection.delta
+        # the count of people is selection's alone: not a noised statistic of the query
+        assert plan.noise is None or [plan.stat(s.name).kind
+                                      for s in plan.sensitivities] == ["rows"]
+    plan.verify_cost()
+
+
+def test_gaussian_thresholding_end_to_end_and_in_explain():
+    """The keys released and the curve explain() prints come from the same selection."""
+    con = dpsql.connect()
+    con.register("visits", datasets.visits(20_000), privacy_unit="patient_id",
+                 max_groups_per_unit=10, max_rows_per_group=10, max_rows_per_unit=10)
+    sql = "SELECT specialty, COUNT(*) AS n FROM visits GROUP BY specialty"
+    explained = con.explain(sql, epsilon=1.0, delta=1e-6)
+    selection = explained.to_dict()["partition_selection"]
+    assert selection["method"] == "gaussian_selection"
+    assert selection["sigma"] == pytest.approx(26.44, abs=0.01)
+    assert selection["release_probability"]["200"] > 0.98
+    assert "gaussian_selection: kept if the count of people plus its own Gaussian noise" in str(
+        explained)
+    table = con.sql(sql, epsilon=1.0, delta=1e-6).arrow()
+    assert table.column_names == ["specialty", "n"] and 0 < table.num_rows <= 50
+    assert con.budget.spent.epsilon == pytest.approx(1.0)
+    assert con.budget.spent.delta == pytest.approx(1e-6)

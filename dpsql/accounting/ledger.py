@@ -10,11 +10,21 @@ of a budget cannot overdraw it; a charge that returned is on disk and survives a
 ε and δ are stored as the decimal text the caller wrote and summed as Fractions, exactly
 as the Accountant does. This module is the budget logic; the store only keeps the rows.
 
-Intended order for a query (*spend before reading*): ``charge`` (commits) right before
-the engine may read data (``dpsql.statements``), ``cache_put`` right after the noise,
-then return. A crash, a cancel or an error between ``charge`` and the return costs budget
-but never releases an unrecorded answer. Re-asking a query whose key is cached returns
-the stored noisy answer without any new charge (post-processing is free).
+Intended order for a question with a cached answer (*spend before reading*, and the
+charge with its answer): ``hold`` right before the engine may read data
+(``dpsql.statements``) commits a *hold* of the question's cost, counted as spent like a
+charge; ``settle`` after the noise turns the hold into the charge and stores the answer,
+in one transaction, then the answer is returned. A crash at any point therefore leaves
+the charge and its answer both committed or neither; what it may leave is the hold, which
+keeps the budget spent (the engine may have read data), until the same question is asked
+again: a hold whose holder process is gone (``Store.holder``, ``Db.alive``) is taken over
+by the next asker, who pays nothing more, so one question is paid once, crash or not.
+While a live process holds a question, ``hold`` raises QuestionBusy (wait, then ask
+again): servers asking one question at once are charged once and all get one answer. A
+cancel or an error after ``hold`` settles the charge without an answer (it read data).
+``charge`` is the same check and insert for a spend without a stored answer (grouping
+sets, seeded runs, no cache). Re-asking a query whose key is cached returns the stored
+noisy answer without any new charge (post-processing is free).
 
 Every budget kind is kept: pure ε, (ε, δ), and ρ-zCDP (``Budget(rho=0.5, delta=1e-6)``).
 Under a ρ budget each charge counts as approximate zCDP: its noise's ρ (a Laplace or any
@@ -30,13 +40,14 @@ silently raising or lowering the limit: pass the same budget, ``budget=None`` to
 the stored one, or ``reset_budget=True`` to replace it (what was spent stays spent). A
 dataset budget bounds the spend of all analysts on that dataset together.
 
-Schema (version 2): ``budgets(scope, name, epsilon, delta, rho, updated_at)`` -- exactly
+Schema (version 3): ``budgets(scope, name, epsilon, delta, rho, updated_at)`` -- exactly
 one of ``epsilon`` and ``rho`` set --, ``charges(id, analyst, dataset, query, query_hash, plan,
 mechanism, epsilon, delta, rho, created_at, status, events)`` -- append-only, enforced by
 triggers; refused charges are not recorded and ``status`` is always ``'spent'``;
 ``events`` (the released mechanisms) is what ρ budgets and the zCDP filter compose, the
-``rho`` column is the caller's note for the audit log -- and ``cache(key, analyst,
-result, created_at)``. Open one Ledger per process (not across fork); one Ledger may be
+``rho`` column is the caller's note for the audit log --, ``cache(key, analyst,
+result, created_at)`` and ``holds(key, holder, analyst, dataset, epsilon, delta, events,
+created_at)``. Open one Ledger per process (not across fork); one Ledger may be
 shared by threads. The same doctest, with ``path`` a PostgreSQL URL, runs the same.
 
 >>> import tempfile
@@ -221,7 +232,7 @@ class Ledger:
         return (self.analyst, dataset, query, hashlib.sha256(query.encode()).hexdigest(),
                 plan_text, mechanism, repr(float(epsilon)), repr(float(delta)),
                 None if rho is None else float(rho), time.time(), "spent",
-                json.dumps([asdict(e) for e in events])), cost
+                _events_json(events)), cost
 
     def _insert_charge(self, db: Db, row: tuple,
                        cost: tuple[Fraction, Fraction], dataset: str, events: tuple) -> int:
@@ -233,6 +244,64 @@ class Ledger:
         return db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                           row).fetchone()[0]
+
+    def hold(self, key: str, epsilon: float, delta: float, *, dataset: str = "",
+             events: tuple = ()) -> bytes | None:
+        """Pay for the question ``key`` before its engine reads: the answer stored under it
+        (nothing is charged), or None once a hold of its cost is committed.
+
+        A hold counts as spent until ``settle``. One left by a process that is gone is
+        taken over at no cost; one of a live process raises QuestionBusy."""
+        cost = _exact("epsilon", epsilon), _exact("delta", delta)
+        holder = self._store.holder
+
+        def take(db: Db) -> bytes | None:
+            for scope, name in sorted(_scopes_named(self.analyst, dataset)):
+                db.lock(scope, name)
+            answer = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
+                                (key, self.analyst)).fetchone()
+            if answer is not None:
+                return bytes(answer[0])
+            held = db.execute("SELECT holder FROM holds WHERE key = ?", (key,)).fetchone()
+            if held is None:
+                self._refuse_if_over(db, cost, dataset, events)
+                db.execute("INSERT INTO holds (key, holder, analyst, dataset, epsilon, delta, "
+                           "events, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                           (key, holder, self.analyst, dataset, repr(float(epsilon)),
+                            repr(float(delta)), _events_json(events), time.time()))
+            elif held[0] == holder or not db.alive(held[0]):
+                db.execute("UPDATE holds SET holder = ? WHERE key = ?", (holder, key))
+            else:
+                raise QuestionBusy(key)
+            return None
+
+        return self._run(take, transaction="write")
+
+    def settle(self, key: str, epsilon: float, delta: float, *, query: str,
+               answer: bytes | None, dataset: str = "", plan: str | Mapping[str, Any] = "",
+               mechanism: str = "", rho: float | None = None,
+               events: tuple = ()) -> bytes | None:
+        """Turn this process's hold on ``key`` into its charge and, with ``answer``, store
+        the answer, in one transaction; the answer stored under ``key`` (the first wins).
+
+        Were the hold taken over meanwhile (this process's holder lock lost), the spend is
+        checked and charged afresh: a read is never left unpaid."""
+        row, cost = self._charge_row(epsilon, delta, query, dataset, plan, mechanism, rho,
+                                     events)
+
+        def pay(db: Db) -> bytes | None:
+            for scope, name in sorted(_scopes_named(self.analyst, dataset)):
+                db.lock(scope, name)
+            if db.execute("DELETE FROM holds WHERE key = ? AND holder = ? RETURNING key",
+                          (key, self._store.holder)).fetchone() is None:
+                self._refuse_if_over(db, cost, dataset, events)
+            db.execute(f"INSERT INTO charges ({COLUMNS.removeprefix('id, ')}) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", row)
+            if answer is None:
+                return None
+            return self._put(db, key, answer)
+
+        return self._run(pay, transaction="write")
 
     def cache_get(self, key: str) -> bytes | None:
         """The answer stored under ``key`` for this analyst, or None."""
@@ -248,15 +317,16 @@ class Ledger:
         key sees one released value. Keys should include the analyst: a key already held
         by another analyst is left alone and ``value`` is returned uncached.
         """
-        def put(db: Db) -> bytes:
-            db.execute("INSERT INTO cache (key, analyst, result, created_at) "
-                       "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-                       (key, self.analyst, bytes(value), time.time()))
-            row = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
-                             (key, self.analyst)).fetchone()
-            return bytes(value) if row is None else bytes(row[0])
+        return self._run(lambda db: self._put(db, key, value), transaction="write")
 
-        return self._run(put, transaction="write")
+    def _put(self, db: Db, key: str, value: bytes) -> bytes:
+        """Store ``value`` under ``key`` unless an answer is there; the one stored."""
+        db.execute("INSERT INTO cache (key, analyst, result, created_at) "
+                   "VALUES (?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+                   (key, self.analyst, bytes(value), time.time()))
+        row = db.execute("SELECT result FROM cache WHERE key = ? AND analyst = ?",
+                         (key, self.analyst)).fetchone()
+        return bytes(value) if row is None else bytes(row[0])
 
     def close(self) -> None:
         with self._lock:
@@ -307,6 +377,9 @@ class Ledger:
                               "AND id > ? ORDER BY id", (*params, spent.last)):
             spent = spent.plus(*row)
         self._sums[scope, name] = spent
+        for row in db.execute(f"SELECT epsilon, delta, events FROM holds WHERE {where}",
+                              params):
+            spent = spent.plus(spent.last, *row)
         return spent
 
     def _refuse_if_over(self, db: Db, cost: tuple[Fraction, Fraction],
@@ -345,7 +418,8 @@ class Ledger:
             return False
         where, params = _scope_filter(scope, name)
         history = [json.loads(text) for (text,) in db.execute(
-            f"SELECT events FROM charges WHERE {where} ORDER BY id", params)]
+            f"SELECT events FROM charges WHERE {where} UNION ALL "
+            f"SELECT events FROM holds WHERE {where}", params + params)]
         if any(not entry for entry in history):
             return False  # a charge without events can only be composed by basic composition
         from dpsql.accounting.report import zcdp_epsilon
@@ -369,6 +443,14 @@ class Ledger:
         rows = self._run(lambda db: db.execute(
             f"SELECT {COLUMNS} FROM charges{where} ORDER BY id", args).fetchall())
         return [_record(row) for row in rows]
+
+
+class QuestionBusy(Exception):
+    """A live process holds the question (``Ledger.hold``): wait, then ask again."""
+
+
+def _events_json(events: tuple) -> str:
+    return json.dumps([asdict(e) for e in events])
 
 
 def stored_budget(path: str | Path, analyst: str) -> Budget | None:

@@ -17,6 +17,10 @@ file's (:mod:`.sqlite_store`), kept by PostgreSQL:
   which the lock gives. Why not ``SELECT ... FOR UPDATE`` on the budget row: a charge may
   name a dataset whose budget row does not exist yet, and a row that is not there cannot be
   locked; an advisory lock on the scope's name exists before its row does.
+- **A holder is alive while its session is**: a process answering a question holds its
+  budget in ``holds`` (:mod:`.ledger`) under its holder name, and keeps a session advisory
+  lock on that name on a connection of its own for as long as it runs; PostgreSQL lets go
+  of it when the session ends (the process killed, its host gone).
 - **Reads are snapshots**: REPEATABLE READ, READ ONLY.
 - **Durable**: a commit returns after PostgreSQL flushed its WAL (``synchronous_commit``
   as the server sets it; ``durable=False``, for the audit log, turns it off for that
@@ -34,6 +38,7 @@ import atexit
 import functools
 import hashlib
 import os
+import secrets
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -41,7 +46,7 @@ from typing import Any, TypeVar
 from dpsql.errors import PrivacyError
 
 T = TypeVar("T")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 SCHEMA_LOCK = ("schema", "dpsql")
 APPEND_ONLY = """CREATE OR REPLACE FUNCTION dpsql_append_only() RETURNS trigger
     LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '% is append-only', TG_ARGV[0]; END $$"""
@@ -62,6 +67,13 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset, id)",
     """CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, analyst TEXT NOT NULL,
         result BYTEA NOT NULL, created_at DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS holds (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
+        analyst TEXT NOT NULL, dataset TEXT NOT NULL, epsilon TEXT NOT NULL,
+        delta TEXT NOT NULL, events TEXT NOT NULL, created_at DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS login_failures (kind TEXT NOT NULL
+        CHECK (kind IN ('user', 'address')), name TEXT NOT NULL,
+        at DOUBLE PRECISION NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS login_failures_by_key ON login_failures (kind, name, at)",
     """CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, verifier TEXT NOT NULL,
         created_at DOUBLE PRECISION NOT NULL, updated_at DOUBLE PRECISION NOT NULL)""",
     """CREATE TABLE IF NOT EXISTS audit (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -79,6 +91,8 @@ BEGIN = {"read": "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY",
 POOL_SIZE = 8
 """Connections one process keeps to one ledger database at most (psycopg_pool grows to it)."""
 _pools: dict[tuple[int, str], Any] = {}
+_holders: dict[tuple[int, str], tuple[str, Any]] = {}
+"""This process's holder name per URL, and the connection keeping its lock."""
 _pools_lock = threading.Lock()
 
 
@@ -100,7 +114,8 @@ def _paramstyle(sql: str) -> str:
 
 
 class PostgresDb:
-    """A body's view of the database: ``execute`` with ``?`` placeholders, and ``lock``."""
+    """A body's view of the database: ``execute`` with ``?`` placeholders, ``lock`` and
+    ``alive``."""
 
     def __init__(self, conn: Any) -> None:
         self._conn = conn
@@ -114,6 +129,11 @@ class PostgresDb:
         """Hold the scope's advisory lock until the transaction ends (waits for its holder)."""
         self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(scope, name),))
 
+    def alive(self, holder: str) -> bool:
+        """Whether the session of the process named ``holder`` still holds its lock."""
+        return not self._conn.execute("SELECT pg_try_advisory_xact_lock(%s)",
+                                      (lock_key("holder", holder),)).fetchone()[0]
+
 
 class PostgresStore:
     """The tables of one ledger database, through this process's pool for its URL."""
@@ -121,6 +141,7 @@ class PostgresStore:
     def __init__(self, url: str, *, timeout: float, create: bool, missing: type[Exception],
                  shown: str) -> None:
         self.location, self._timeout, self._closed = shown, timeout, False
+        self._url = url
         self._pool = _pool(url, timeout, shown)
         if create:
             self.run(_create_schema, "write")
@@ -146,6 +167,26 @@ class PostgresStore:
                     return body(PostgresDb(conn))
         except (Error, PoolTimeout) as exc:
             raise self._failed(str(exc).strip()) from exc
+
+    @property
+    def holder(self) -> str:
+        """This process's holder name: a connection of its own keeps the name's session
+        lock while the process runs (opened at the first use; a forked child opens its
+        own)."""
+        import psycopg
+
+        key = (os.getpid(), self._url)
+        with _pools_lock:
+            if key not in _holders:
+                name = secrets.token_hex(8)
+                try:
+                    conn = psycopg.connect(self._url, autocommit=True,
+                                           connect_timeout=max(1, int(self._timeout)))
+                    conn.execute("SELECT pg_advisory_lock(%s)", (lock_key("holder", name),))
+                except psycopg.Error as exc:
+                    raise self._failed(str(exc).strip()) from exc
+                _holders[key] = (name, conn)
+            return _holders[key][0]
 
     def close(self) -> None:
         """This store's use of the pool ends; the pool stays for the process's others."""
@@ -220,3 +261,7 @@ def _close_pools() -> None:
             if pid == os.getpid():
                 pool.close()
         _pools.clear()
+        for (pid, _), (_, conn) in list(_holders.items()):
+            if pid == os.getpid():
+                conn.close()
+        _holders.clear()

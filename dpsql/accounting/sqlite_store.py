@@ -6,13 +6,23 @@ process or another. The file is in WAL mode (readers run beside the writer) with
 ``synchronous=FULL``: a write that returned survives a crash or a power cut. A busy file is
 retried with a growing random pause until ``timeout``.
 
-Schema (``PRAGMA user_version`` = 2); version 1 files (no ``rho``) are upgraded when
-opened. The tables are described in :mod:`.ledger` and :mod:`.users`.
+A process answering a question holds its budget in ``holds`` (:mod:`.ledger`) under its
+*holder* name; whether the holder still runs is whether it still holds the ``flock`` of the
+file of that name in ``<ledger>-holders/`` (the kernel lets go of it when the process dies,
+even by SIGKILL; a process that exits removes its file, a dead one's goes when found).
+
+Schema (``PRAGMA user_version`` = 3); version 1 files (no ``rho``) and version 2 files (no
+``holds``, no ``login_failures``) are upgraded when opened. The tables are described in
+:mod:`.ledger`, :mod:`.users` and :mod:`dpsql.frontends.server.throttle`.
 """
 
 from __future__ import annotations
 
+import atexit
+import fcntl
+import os
 import random
+import secrets
 import sqlite3
 import threading
 import time
@@ -23,18 +33,26 @@ from typing import Any, TypeVar
 from dpsql.errors import PrivacyError
 
 T = TypeVar("T")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 BUDGETS = """CREATE TABLE IF NOT EXISTS budgets (
         scope TEXT NOT NULL CHECK (scope IN ('analyst', 'dataset')),
         name TEXT NOT NULL, epsilon TEXT, delta TEXT NOT NULL, rho TEXT,
         updated_at REAL NOT NULL, PRIMARY KEY (scope, name),
         CHECK ((epsilon IS NULL) <> (rho IS NULL)))"""
+HOLDS = """CREATE TABLE IF NOT EXISTS holds (key TEXT PRIMARY KEY, holder TEXT NOT NULL,
+        analyst TEXT NOT NULL, dataset TEXT NOT NULL, epsilon TEXT NOT NULL,
+        delta TEXT NOT NULL, events TEXT NOT NULL, created_at REAL NOT NULL)"""
+LOGIN_FAILURES = (
+    """CREATE TABLE IF NOT EXISTS login_failures (kind TEXT NOT NULL
+        CHECK (kind IN ('user', 'address')), name TEXT NOT NULL, at REAL NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS login_failures_by_key ON login_failures (kind, name, at)")
 UPGRADES = {
     1: ("ALTER TABLE budgets RENAME TO budgets_v1",
         BUDGETS,
         "INSERT INTO budgets (scope, name, epsilon, delta, rho, updated_at) "
         "SELECT scope, name, epsilon, delta, NULL, updated_at FROM budgets_v1",
         "DROP TABLE budgets_v1"),
+    2: (HOLDS, *LOGIN_FAILURES),
 }
 """Statements that bring a file of each older version to the next one (in one transaction)."""
 SCHEMA = (
@@ -49,6 +67,8 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS charges_by_dataset ON charges (dataset, id)",
     """CREATE TABLE IF NOT EXISTS cache (key TEXT PRIMARY KEY, analyst TEXT NOT NULL,
         result BLOB NOT NULL, created_at REAL NOT NULL)""",
+    HOLDS,
+    *LOGIN_FAILURES,
     """CREATE TRIGGER IF NOT EXISTS charges_no_update BEFORE UPDATE ON charges
         BEGIN SELECT RAISE(ABORT, 'the privacy ledger is append-only'); END""",
     """CREATE TRIGGER IF NOT EXISTS charges_no_delete BEFORE DELETE ON charges
@@ -65,20 +85,40 @@ SCHEMA = (
         BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END""",
 )
 BEGIN = {"read": "BEGIN DEFERRED", "write": "BEGIN IMMEDIATE"}
+_holders: dict[tuple[int, str], str] = {}
+"""This process's holder name per holders folder (its file stays open and locked)."""
+_holders_lock = threading.Lock()
 
 
 class SqliteDb:
     """A body's view of the file: ``execute`` as sqlite3 has it; ``lock`` is the write
-    transaction's own (one writer at a time holds every scope)."""
+    transaction's own (one writer at a time holds every scope); ``alive`` asks the holder's
+    file."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
+    def __init__(self, db: sqlite3.Connection, holders: Path) -> None:
+        self._db, self._holders = db, holders
 
     def execute(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
         return self._db.execute(sql, params)
 
     def lock(self, scope: str, name: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` holds the file's write lock already."""
+
+    def alive(self, holder: str) -> bool:
+        """Whether the process named ``holder`` still holds its file's lock (a dead one's
+        file is removed)."""
+        try:
+            fd = os.open(self._holders / holder, os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        (self._holders / holder).unlink(missing_ok=True)
+        return False
 
 
 class SqliteStore:
@@ -88,6 +128,7 @@ class SqliteStore:
                  missing: type[Exception]) -> None:
         self.path, self.location, self._timeout = path, str(path.resolve()), timeout
         self._lock = threading.Lock()
+        self._holders = path.with_name(f"{path.name}-holders")
         if not create and not path.is_file():
             raise missing(self.location)
         target = path if create else f"{path.resolve().as_uri()}?mode=ro"
@@ -118,6 +159,26 @@ class SqliteStore:
                 time.sleep(pause * random.random())
                 pause = min(2 * pause, 0.25)
 
+    @property
+    def holder(self) -> str:
+        """This process's holder name: its file in ``<ledger>-holders/`` is locked while it
+        runs (made at the first use; a forked child makes its own)."""
+        key = (os.getpid(), str(self._holders))
+        with _holders_lock:
+            if key not in _holders:
+                name = secrets.token_hex(8)
+                try:
+                    self._holders.mkdir(exist_ok=True)
+                    fd = os.open(self._holders / name, os.O_RDWR | os.O_CREAT, 0o600)
+                except OSError as exc:
+                    raise PrivacyError(f"cannot write the holders of ledger {self.location!r} "
+                                       f"({exc}): the folder {str(self._holders)!r} must be "
+                                       "writable beside the ledger file") from None
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                atexit.register(_forget, self._holders / name, os.getpid())
+                _holders[key] = name
+            return _holders[key]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
@@ -127,10 +188,10 @@ class SqliteStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
         try:
             if mode is None:
-                return body(SqliteDb(self._db))
+                return body(SqliteDb(self._db, self._holders))
             self._db.execute(BEGIN[mode])
             try:
-                result = body(SqliteDb(self._db))
+                result = body(SqliteDb(self._db, self._holders))
                 self._db.execute("COMMIT")
             except BaseException:
                 if self._db.in_transaction:
@@ -162,6 +223,12 @@ def _durable(db: SqliteDb) -> None:
     """WAL lets readers run beside the one writer; FULL syncs the WAL at every commit."""
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
+
+
+def _forget(holder: Path, pid: int) -> None:
+    """At exit, this process's holder file goes (not a forked child's exit)."""
+    if os.getpid() == pid:
+        holder.unlink(missing_ok=True)
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:

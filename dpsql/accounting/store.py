@@ -45,12 +45,17 @@ class Db(Protocol):
     def lock(self, scope: str, name: str) -> None:
         """Hold ``scope``'s write lock until the transaction ends."""
 
+    def alive(self, holder: str) -> bool:
+        """Whether the process of that holder name (a store's ``holder``) still runs."""
+
 
 class Store(Protocol):
     """A ledger's tables in one database (:class:`SqliteStore`, ``PostgresStore``)."""
 
     location: str
     """The file, or the URL without its password: for messages and cache scopes."""
+    holder: str
+    """This process's name in the ``holds`` table, alive while the process runs."""
 
     def run(self, body: Callable[[Db], T], mode: Mode = "read", *,
             durable: bool = True) -> T: ...

@@ -49,6 +49,7 @@ from dpsql.analysis.grammar import (
     check_row_expression,
     fragment,
     is_aggregate,
+    is_quantile_array,
     refuse,
     sums_as_double,
 )
@@ -163,9 +164,33 @@ class _Collector:
                 lo=interval[0] if interval else None, hi=interval[1] if interval else None)
         return self.aggregates[sql].name
 
-    def _quantile(self, node: exp.Expression, name: str, sql: str) -> Aggregate:
-        """MEDIAN, QUANTILE_CONT/QUANTILE/APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP."""
-        arg, q = _quantile_parts(node)
+    def quantiles(self, node: exp.Expression) -> list[str]:
+        """BigQuery's ``APPROX_QUANTILES(x, n)`` (ZetaSQL's ``ANON_QUANTILES``): the names of
+        its n + 1 quantiles, at 0, 1/n, ..., 1 of x, in that order.
+
+        Each is a quantile aggregate of its own, ``APPROX_QUANTILES(x, n)[OFFSET(i)]``, all
+        of one histogram: n + 1 exponential mechanisms, each with its own share of ε (basic
+        composition; ``sensitivity._share``). The array the query reads is sorted after the
+        release (``quantile_array``), which is post-processing.
+        """
+        sql = fragment(node, limit=None)
+        inner = without_filter(node, self.draft.table.columns)
+        n = _quantile_count(node.this if isinstance(node, exp.Filter) else node)
+        names = []
+        for i in range(n + 1):
+            key = f"{sql}[OFFSET({i})]"
+            if key not in self.aggregates:
+                name = f"__dp_a{len({a.name for a in self.aggregates.values()})}"
+                self.aggregates[key] = self._quantile(inner, name, key,
+                                                      (inner.this, Fraction(i, n)))
+            names.append(self.aggregates[key].name)
+        return names
+
+    def _quantile(self, node: exp.Expression, name: str, sql: str,
+                  parts: tuple[exp.Expression, Fraction] | None = None) -> Aggregate:
+        """MEDIAN, QUANTILE_CONT/QUANTILE/APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP, and
+        (with ``parts``, its argument and q) one quantile of APPROX_QUANTILES."""
+        arg, q = parts or _quantile_parts(node)
         label = sql.split("(")[0]
         if isinstance(node, exp.WithinGroup) and named_bounds(node.this) != NamedBounds():
             refuse(node, label, f"PERCENTILE_CONT(expr, q, {PER_ROW} => (lo, hi))",
@@ -197,6 +222,8 @@ class _Collector:
 
     def _classify(self, node: exp.AggFunc):
         arg = node.this
+        if isinstance(node, exp.ApproxDistinct):
+            return self._approx_distinct(node)
         if isinstance(node, exp.Count):
             return self._count(node, arg)
         if isinstance(node, tuple(PAIRS)):
@@ -339,6 +366,19 @@ class _Collector:
         type_class(arg, self.draft.table.columns)
         return "count", (self.stat("count", arg),), None
 
+    def _approx_distinct(self, node: exp.ApproxDistinct):
+        """BigQuery's ``APPROX_COUNT_DISTINCT(x)`` is answered as ``COUNT(DISTINCT x)``: the
+        distinct count is exact before the noise, so the answer is no worse than a sketch's,
+        and ``Result.notes`` says so (``approximate_as_exact``)."""
+        if named_bounds(node) != NamedBounds() or node.args.get("accuracy") is not None:
+            refuse(node, "APPROX_COUNT_DISTINCT", "APPROX_COUNT_DISTINCT(expr)",
+                   "It is answered as COUNT(DISTINCT expr), which takes no other argument")
+        arg = node.this
+        if isinstance(arg, exp.Distinct):
+            refuse(node, "APPROX_COUNT_DISTINCT", "APPROX_COUNT_DISTINCT(expr)")
+        return self._count(exp.Count(this=exp.Distinct(expressions=[arg.copy()])),
+                           exp.Distinct(expressions=[arg.copy()]))
+
     def _group_count(self, node: exp.Count, arg: exp.Expression, lo: float, hi: float):
         """COUNT with per-group bounds: each unit's count in a group is clamped to [lo, hi]."""
         if self.draft.table.row_level:
@@ -474,6 +514,8 @@ class _ToNoisy:
               windows: bool) -> exp.Expression:
         if isinstance(n.parent, exp.Window) and n.arg_key == "this":
             return n  # a window's own function runs after the noise; its arguments swap
+        if is_quantile_array(n):
+            return quantile_array(self.collector.quantiles(n))
         if is_aggregate(n):
             return exp.column(self.collector.aggregate(n))
         if isinstance(n, exp.Column):
@@ -507,7 +549,8 @@ def _output_items(select: exp.Select, collector: _Collector, to_noisy: _ToNoisy
         name = item.alias or (inner.name if isinstance(inner, exp.Column) else fragment(inner))
         noisy = to_noisy(inner, "SELECT", allow_aliases=False)
         core = _uncast(inner)
-        bare = collector.aggregate(core) if is_aggregate(core) else None
+        bare = collector.aggregate(core) if is_aggregate(core) and not \
+            is_quantile_array(core) else None
         items.append(exp.alias_(noisy, name, quoted=not _PLAIN_NAME.match(name))
                      if name != getattr(noisy, "name", None) else noisy)
         columns.append(OutputColumn(name=name, aggregate=bare))
@@ -586,6 +629,33 @@ def _check_literal_count(node: exp.Expression, clause: str) -> None:
     if options is not None and options.args.get("with_ties"):
         refuse(node, label, f"{label} n [PERCENT]", "WITH TIES is not supported; drop it "
                "(rows tied at the n-th place are then cut by the ORDER BY)")
+
+
+MAX_QUANTILES = 100
+"""The most quantiles APPROX_QUANTILES may ask for: each one is an exponential mechanism
+per released group with its own share of ε, so the work and the noise grow with n."""
+
+
+def quantile_array(names: list[str]) -> exp.Expression:
+    """The released quantiles as BigQuery's array, sorted: each quantile is drawn by its own
+    mechanism, so two neighbours may come out of order; sorting them is post-processing.
+
+    >>> quantile_array(["a", "b"]).sql(dialect="duckdb")
+    'LIST_SORT([a, b])'
+    """
+    return exp.ArraySort(this=exp.Array(expressions=[exp.column(n) for n in names]))
+
+
+def _quantile_count(node: exp.Expression) -> int:
+    """n of APPROX_QUANTILES(x, n): an integer literal from 1 to ``MAX_QUANTILES``."""
+    value = node.expression
+    label = fragment(node).split("(")[0]
+    if not (isinstance(value, exp.Literal) and not value.is_string and value.this.isdigit()
+            and 1 <= int(value.this) <= MAX_QUANTILES):
+        refuse(node, label, f"{label}(expr, n) with n an integer literal from 1 to "
+               f"{MAX_QUANTILES}", "It returns the n + 1 quantiles at 0, 1/n, ..., 1, each "
+               "with its own share of epsilon")
+    return int(value.this)
 
 
 def _quantile_parts(node: exp.Expression) -> tuple[exp.Expression, Fraction]:

@@ -43,6 +43,12 @@ QUANTILES = (exp.Median, exp.PercentileCont, exp.Quantile)
 """Quantile aggregates (exp.ApproxQuantile is a Quantile); PERCENTILE_CONT may be WITHIN GROUP."""
 
 
+def is_quantile_array(node: exp.Expression) -> bool:
+    """BigQuery's ``APPROX_QUANTILES(x, n)`` (or ZetaSQL's ``ANON_QUANTILES``), whose value is
+    an array of n + 1 quantiles (possibly with ``FILTER (WHERE ...)``)."""
+    return isinstance(node.this if isinstance(node, exp.Filter) else node, exp.ApproxQuantiles)
+
+
 def is_aggregate(node: exp.Expression) -> bool:
     """An aggregate call, including ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)`` and
     ``agg FILTER (WHERE ...)``."""
@@ -120,9 +126,32 @@ def check_post_expression(node: exp.Expression, context: str, *, windows: bool =
                        "aggregates and group keys", "Window functions are allowed in SELECT, "
                        "QUALIFY and ORDER BY, and not inside one another")
             check_window(sub, context)
+        elif isinstance(sub, exp.Bracket | exp.ArraySize):
+            check_quantile_access(sub, context)
         elif not is_aggregate(sub) and not isinstance(sub, POST_NODES):
             refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over aggregates "
                    "and group keys")
+
+
+QUANTILE_ACCESS = ("APPROX_QUANTILES(x, n)[OFFSET(i)] (or [ORDINAL(i)], [SAFE_OFFSET(i)], "
+                   "[i]) with i an integer literal, and ARRAY_LENGTH(APPROX_QUANTILES(x, n))")
+
+
+def check_quantile_access(node: exp.Bracket | exp.ArraySize, context: str) -> None:
+    """An element or the length of APPROX_QUANTILES's array: its only arrays after the noise.
+    The length is n + 1 and the index a literal, so neither depends on the data.
+
+    >>> import sqlglot
+    >>> check_quantile_access(sqlglot.parse_one("k[1]", read="duckdb"), "SELECT")
+    Traceback (most recent call last):
+    ...
+    dpsql.errors.UnsupportedQueryError: SELECT: `k[1]` is not supported...
+    """
+    index = node.expressions if isinstance(node, exp.Bracket) else []
+    literal = all(isinstance(i, exp.Literal) and not i.is_string and i.this.isdigit()
+                  for i in index)
+    if not (is_quantile_array(node.this) and len(index) <= 1 and literal):
+        refuse(node, context, QUANTILE_ACCESS)
 
 
 def check_window(node: exp.Window, context: str) -> None:

@@ -234,13 +234,21 @@ def _written(unit: str) -> str:
 
 def check_public_groups(draft: Draft, ctx: Context) -> Draft:
     """``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public; and
-    ``min_privacy_units_per_group`` needs private keys (it shifts their selection)."""
+    ``min_privacy_units_per_group`` needs private keys (it shifts their selection) or none
+    (the one group of a global aggregate is then selected): public keys are released whatever
+    their size, as ZetaSQL refuses it with ``PUBLIC_GROUPS``."""
     private = [k for k in draft.keys if not k.public]
-    if draft.options.min_units is not None and not private:
+    if draft.options.min_units is not None and draft.options.public_groups:
+        raise UnsupportedQueryError(
+            f"{draft.options.clause}: min_privacy_units_per_group selects groups privately, "
+            "and group_selection_strategy = PUBLIC_GROUPS releases every group whatever its "
+            "size (ZetaSQL refuses the pair too); keep the one you mean")
+    if draft.options.min_units is not None and draft.keys and not private:
         raise UnsupportedQueryError(
             f"{draft.options.clause}: min_privacy_units_per_group applies to groups released "
-            "by partition selection (private GROUP BY keys); this query has none, so every "
-            "group is released whatever its size: drop the option, or group by a private key")
+            "by partition selection (private GROUP BY keys, or the one row of a query without "
+            "GROUP BY); this query's keys are public, so every group is released whatever its "
+            "size: drop the option, or group by a private key")
     if draft.options.public_groups and private:
         raise UnsupportedQueryError(
             f"{draft.options.clause} group_selection_strategy = PUBLIC_GROUPS: GROUP BY "
@@ -250,3 +258,20 @@ def check_public_groups(draft: Draft, ctx: Context) -> Draft:
             "a public table joined to the private one, or drop the option (an expression "
             "of a public column is a private key: group by the column itself)")
     return draft
+
+
+def written_parameters(select: exp.Expression) -> tuple[float | None, float | None]:
+    """The ε and δ a SELECT's own WITH DIFFERENTIAL_PRIVACY OPTIONS name (None: not named).
+
+    >>> from dpsql.parse import parse
+    >>> written_parameters(parse("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5) "
+    ...                          "COUNT(*) FROM t"))
+    (0.5, None)
+    """
+    clause = select.args.get("hint")
+    if not isinstance(clause, DifferentialPrivacy):
+        return None, None
+    label = _clause_name(clause)
+    values = _values(clause, label)
+    eps, delta = (_parameter(values, name, None, math.nan, label) for name in ("epsilon", "delta"))
+    return (None if math.isnan(eps) else eps), (None if math.isnan(delta) else delta)

@@ -261,6 +261,11 @@ def _unaliased_item(node: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Con
                     ) -> Source:
     if isinstance(node, exp.Subquery):
         return _derived(node.this, scope, ctx)
+    if isinstance(node, exp.Unnest):
+        refuse(node, "FROM", "registered tables, CTEs and subqueries", "UNNEST is not "
+               "supported: joined to a private table it repeats each person's rows once per "
+               "element, and dpsql reads no cross joins. Group by a column of the table, or "
+               "register the values with con.register_public(...) and JOIN them ON a column")
     if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier) or \
             node.args.get("db"):
         refuse(node, "FROM", "registered tables, CTEs and subqueries",

@@ -27,7 +27,8 @@ from dpsql.exact import float_at_least, float_at_most
 from dpsql.mechanisms import Sensitivity, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.chooser import one_share
 from dpsql.mechanisms.exponential import ExponentialQuantile
-from dpsql.mechanisms.selection import best_selection, truncated_geometric_crossovers
+from dpsql.mechanisms.selection import truncated_geometric_crossovers
+from dpsql.mechanisms.selection_choice import Choice, best_selection
 from dpsql.plan import (
     COUNT_QUANTUM,
     WEIGHT_SCALE,
@@ -152,8 +153,14 @@ def _choose_noise(sensitivities: tuple[Sensitivity, ...], epsilon: float, delta:
 
 
 def needs_selection(draft: Draft) -> bool:
-    """Group keys need DP partition selection unless every key is public."""
-    return bool(draft.keys) and not all(k.public for k in draft.keys)
+    """Group keys need DP partition selection unless every key is public; a global
+    aggregate needs it on its one group (the empty key) when it has a floor of people,
+    ``min_privacy_units_per_group`` (ZetaSQL's ``k_threshold``), which releases its row only
+    if the group passes the selection (docs/mechanisms.md §6, "A floor on a global
+    aggregate")."""
+    if not draft.keys:
+        return draft.options.min_units is not None
+    return not all(k.public for k in draft.keys)
 
 
 def calibrate(draft: Draft, ctx: Context) -> Draft:
@@ -201,6 +208,12 @@ def _calibrate_noise(draft: Draft) -> Draft:
         noise = _choose_noise(draft.sensitivities, epsilon, delta)
         used = draft.delta if noise.kind == "gaussian" else 0.0
         return replace(draft, noise=noise, cost_delta=used)
+    if draft.delta == 0 and not draft.keys:
+        raise DeltaNeeded(
+            f"{draft.options.clause} min_privacy_units_per_group (k_threshold): releasing the "
+            "row only if enough people are in it is partition selection on its one group, "
+            "which needs delta > 0 (pass delta=1e-6 or smaller than 1/number of people), or "
+            "drop the option to release the row whatever its size")
     if draft.delta == 0:
         keys = ", ".join(k.name for k in draft.keys if not k.public)
         raise DeltaNeeded(
@@ -218,21 +231,22 @@ def _calibrate_noise(draft: Draft) -> Draft:
                           delta=selection_delta, max_groups_per_unit=groups,
                           min_units=draft.options.min_units or 1)
     draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
-    return _prefer_geometric(draft, units)
+    return _separate_selection(draft, units)
 
 
-def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
-    """Swap the threshold for the truncated geometric when it releases more groups and
-    leaves every cell's noise as it was.
+def _separate_selection(draft: Draft, units: Sensitivity) -> Draft:
+    """Swap the threshold for a selection with its own randomness (the truncated geometric
+    or Gaussian thresholding) when it releases more groups and leaves every cell's noise as
+    it was.
 
     Only for Laplace noise, and only when the query does not itself release the unit
     count (it is in the statistics for selection alone). The count then carries L1 share
     ``one_share(units).l1 / L1`` of the noise's ε; dropping it and calibrating the other
     statistics with the remaining ε gives them the same Laplace scale, and the freed ε pays
-    for the truncated geometric on the *exact* unit count (Desfontaines et al. 2022). The
-    swap is made when that releases a group with probability ½ at fewer units (n₅₀) than the
-    threshold (``best_selection``); the query's cost is unchanged: the two parts are
-    float_at_most of exact parts of the noise's exact share, so they sum to at most it.
+    for a selection on the *exact* unit count. The swap is made when that releases a group
+    with probability ½ at fewer units (n₅₀) than the threshold (``best_selection``); the
+    query's cost is unchanged: the two parts are float_at_most of exact parts of the noise's
+    exact share, so they sum to at most it.
     """
     noise = draft.noise
     if noise.kind != "laplace" or any(units.name in a.stats for a in draft.aggregates):
@@ -250,31 +264,38 @@ def _prefer_geometric(draft: Draft, units: Sensitivity) -> Draft:
     if lighter.unit_scale > noise.unit_scale * (1 + 1e-9):
         return draft
     selection = draft.selection
-    try:
-        method, _ = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
-                                   selection.max_groups_per_unit)
-    except PrivacyError:  # too little ε for the truncated geometric: keep the threshold
+    choice = best_selection(noise.noise_for(units), selection_epsilon, selection.delta,
+                            selection.max_groups_per_unit)
+    if choice.method == selection.method:
         return draft
-    if method != "truncated_geometric":
-        return draft
-    geometric = Selection(method=method, threshold=0.0, delta=selection.delta,
-                          max_groups_per_unit=selection.max_groups_per_unit,
-                          epsilon=selection_epsilon, min_units=selection.min_units)
     # explain() compares the candidates: keep the Gaussian design's std for reference.
     lighter = replace(lighter, gaussian_std=noise.gaussian_std)
-    return replace(draft, sensitivities=kept, noise=lighter, selection=geometric)
+    return replace(draft, sensitivities=kept, noise=lighter,
+                   selection=_selection(choice, selection_epsilon, selection.delta,
+                                        selection.max_groups_per_unit, selection.min_units))
+
+
+def _selection(choice: Choice, epsilon: float, delta: float, groups: int, min_units: int
+               ) -> Selection:
+    """The plan's Selection for a separate ``choice`` spending (``epsilon``, ``delta``)."""
+    gaussian = choice.gaussian
+    return Selection(method=choice.method, threshold=choice.threshold, delta=delta,
+                     max_groups_per_unit=groups, epsilon=epsilon, min_units=min_units,
+                     sigma=0.0 if gaussian is None else gaussian.sigma,
+                     noise_delta=0.0 if gaussian is None else gaussian.noise_delta)
 
 
 def _keys_only(draft: Draft) -> Draft:
-    """Releasing only private keys: the truncated geometric, optimal for this (Desfontaines,
-    Voss, Gipson & Mandayam 2022), gets all of ε and δ; nothing is noised."""
+    """Releasing only private keys: nothing is noised, and the separate selection that
+    releases a group at fewer people gets all of ε and δ: the truncated geometric (optimal
+    for one group per person, Desfontaines, Voss, Gipson & Mandayam 2022) or, for a person
+    in many groups, Gaussian thresholding (``best_selection``)."""
     if draft.delta == 0:
         raise DeltaNeeded("releasing private group keys needs delta > 0 (e.g. delta=1e-7)")
-    selection = Selection(method="truncated_geometric", threshold=0.0,
-                          delta=float_at_most(draft.delta),
-                          max_groups_per_unit=draft.contribution.groups_per_unit,
-                          epsilon=float_at_most(draft.epsilon),
-                          min_units=draft.options.min_units or 1)
+    epsilon, delta = float_at_most(draft.epsilon), float_at_most(draft.delta)
+    groups = draft.contribution.groups_per_unit
+    choice = best_selection(None, epsilon, delta, groups)
+    selection = _selection(choice, epsilon, delta, groups, draft.options.min_units or 1)
     return replace(draft, noise=None, selection=selection, cost_delta=draft.delta)
 
 

@@ -81,33 +81,47 @@ def _reader(path: str) -> str:
     return {"read_parquet": "parquet", "read_csv_auto": "csv", "read_json_auto": "json"}[reader]
 
 
+def start_session(master: str | None = None,
+                  config: Mapping[str, str] | None = None) -> tuple[Any, bool]:
+    """The SparkSession to run on, and whether this call started it.
+
+    ``getOrCreate`` returns the process's active session if there is one (a notebook's,
+    Databricks', or one ``spark-submit`` configured: its ``--master`` applies when
+    ``master`` is None); otherwise a new quiet session (``QUIET``) on ``master`` (None:
+    ``spark-submit``'s or Spark's default, local) with the owner's ``config``."""
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise InterfaceError("the Spark backend needs pyspark: pip install 'dpsql[spark]'"
+                             ) from None
+    started = SparkSession.getActiveSession() is None
+    builder = SparkSession.builder.appName("dpsql")
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in {**QUIET, **(config or {})}.items():
+        builder = builder.config(key, value)
+    with warnings.catch_warnings():
+        # pyspark warns on import about pandas versions it has not been tested with;
+        # dpsql hands Spark Arrow tables, never pandas frames.
+        warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+        return builder.getOrCreate(), started
+
+
 class SparkBackend:
     """Runs bounded queries on a SparkSession (thread-safe via a lock)."""
 
     dialect = "spark"
     traits = SPARK
 
-    def __init__(self, spark: Any = None):
-        try:
-            from pyspark.sql import SparkSession
-        except ImportError:
-            raise InterfaceError("the Spark backend needs pyspark: pip install 'dpsql[spark]'"
-                                 ) from None
+    def __init__(self, spark: Any = None, *, config: Mapping[str, str] | None = None):
+        """``spark``: a SparkSession, a master URL or None (see :func:`start_session`, which
+        ``config`` is passed to); dpsql stops on close() only a session it started itself."""
         self._owns = False
         if spark is None or isinstance(spark, str):
-            # getOrCreate returns the process's active session if there is one (as on
-            # Databricks); dpsql stops on close() only a session it started itself.
-            self._owns = SparkSession.getActiveSession() is None
-            builder = SparkSession.builder.appName("dpsql")
-            if spark is not None:
-                builder = builder.master(spark)
-            for key, value in QUIET.items():
-                builder = builder.config(key, value)
-            with warnings.catch_warnings():
-                # pyspark warns on import about pandas versions it has not been tested with;
-                # dpsql hands Spark Arrow tables, never pandas frames.
-                warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
-                spark = builder.getOrCreate()
+            spark, self._owns = start_session(spark, config)
+        elif config:
+            raise InterfaceError("Spark settings (config) apply to a session dpsql starts; set "
+                                 "them on the SparkSession you pass in")
         self.spark = spark
         self.closed = False
         self._lock = threading.Lock()

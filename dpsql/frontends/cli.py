@@ -207,6 +207,13 @@ def _add_serve(sub) -> None:
     serve.add_argument("--time-quantum", type=float, default=0.05, metavar="SECONDS",
                        help="private answers and cancels keep to a grid of this many seconds, "
                             "so the clock shows little of the data (default 0.05; 0: none)")
+    serve.add_argument("--engine", choices=("duckdb", "spark"),
+                       help="the engine that runs the queries (default: the catalog's "
+                            "[engine] name, else duckdb); every session of a Spark server "
+                            "shares one SparkSession")
+    serve.add_argument("--spark-master", metavar="URL",
+                       help="Spark's master, e.g. spark://host:7077 or 'local[2]' (default: "
+                            "the catalog's [engine] master, else spark-submit's --master)")
     _add_server_ledger(serve)
 
 
@@ -562,7 +569,8 @@ def _serve(args: argparse.Namespace) -> int:
                                   max_pending=args.max_pending,
                                   session_disk=memory_size(args.session_disk),
                                   statement_timeout=args.statement_timeout,
-                                  time_quantum=args.time_quantum))
+                                  time_quantum=args.time_quantum, engine=args.engine,
+                                  spark_master=args.spark_master))
 
 
 ADDRESS_ERRORS = {

@@ -14,13 +14,14 @@ True
 
 The optimal alternative for a pure count of units, the truncated-geometric mechanism of
 Desfontaines et al. (:func:`truncated_geometric_probability`), needs its own ε; see
-:func:`best_selection` for when it releases more groups than the threshold.
+:mod:`dpsql.mechanisms.selection_choice` for Gaussian thresholding with its own noise and
+for which of them releases more groups.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -235,88 +236,3 @@ def units_for_release(probability: Callable[[int], float], level: float = 0.5) -
     """
     return least_integer(lambda n: n >= 1 and float(probability(n)) >= level, 1)
 
-
-def best_selection(noise: Noise, epsilon: float, delta: float, max_groups_per_unit: int, *,
-                   sizes: Iterable[int] | None = None) -> tuple[str, float | None]:
-    """Threshold or truncated geometric, whichever releases more groups at this budget.
-
-    Returns ``(f"{noise.kind}_threshold", τ)`` or ``("truncated_geometric", None)``.
-
-    Candidates, both spending δ (split over ``max_groups_per_unit`` as δ'):
-
-    - *threshold*: keep a group iff its noisy unit count, with the query's own ``noise``,
-      is ≥ τ = :func:`selection_threshold` (release probability :func:`release_probability`);
-    - *truncated geometric*: keep it with probability :func:`truncated_geometric_probability`
-      at (``epsilon``, ``delta``, ``max_groups_per_unit``).
-
-    The one releasing more groups wins (:func:`_geometric_releases_more` says how that is
-    measured, with or without reference group ``sizes``); ties go to the threshold, which
-    needs no extra mechanism.
-
-    **The trade-off, for whoever integrates this.** The two are not charged alike:
-
-    - the threshold *reuses the noisy distinct-unit count* that the query already releases
-      (or adds as one more statistic in its L1/L2), so selection costs only δ; its ε is
-      already in the noise, and its price is that the noise of every cell is calibrated
-      for that extra statistic;
-    - the truncated geometric is a *separate mechanism on the exact unit count*: it needs
-      its own ε share (``epsilon`` here). Either the query's ε is split — ε_noise = ε − ε_sel,
-      so every released cell gets noise ε/ε_noise times larger — or the query costs
-      ε + ε_sel. It releases no count, so it suits queries whose statistics do not include
-      the unit count.
-
-    So compare like with like: pass as ``epsilon`` the share the truncated geometric would
-    actually get, and as ``noise`` the unit-count noise the query would have *with* the
-    threshold. The truncated geometric is optimal among all (ε, δ)-DP selections of one
-    group per unit (Desfontaines et al., Thm. 1); with k groups per unit it pays ε/k and
-    δ' per group by composition, which is no longer optimal, and Gaussian thresholding
-    (L2 = √k) overtakes it for larger k (Google's Go library switches above k = 3).
-
-    n₅₀ at ε = 1, δ = 1e-6 (all of it to selection, except the Gaussian: δ/2 noise, δ/2 τ):
-
-    ==  ========================  ===================  =================================
-    k   Laplace threshold t = k   truncated geometric  Gaussian threshold (L2 = √k)
-    ==  ========================  ===================  =================================
-    1   15 (τ = 15)               14 (n₁ = 14)         —
-    4   60 (τ = 60)               53 (n₁ = 53)         48 (σ = 8.858, τ = 48)
-    ==  ========================  ===================  =================================
-
-    >>> best_selection(Noise("laplace", 1.0), 1.0, 1e-6, 1)   # n₅₀: 15 against 14
-    ('truncated_geometric', None)
-    >>> best_selection(Noise("laplace", 1.0), 0.25, 1e-6, 1)  # too little ε left for it
-    ('laplace_threshold', 15.0)
-    """
-    threshold = selection_threshold(noise, max_groups_per_unit, delta)
-    if _geometric_releases_more(noise, threshold, epsilon, delta, max_groups_per_unit, sizes):
-        return "truncated_geometric", None
-    return f"{noise.kind}_threshold", threshold
-
-
-def _geometric_releases_more(noise: Noise, threshold: float, epsilon: float, delta: float,
-                             max_groups_per_unit: int, sizes: Iterable[int] | None) -> bool:
-    """Whether the truncated geometric releases strictly more groups than ``threshold``.
-
-    With ``sizes`` (a reference list of group sizes, e.g. the sizes expected for this table,
-    or the one-per-size range 1..N): the larger expected number of released groups
-    Σ P(release | n). Without it: the smaller n₅₀, the number of units at which a group is
-    released with probability ≥ 1/2 (:func:`units_for_release`). Strictly: a tie is False.
-
-    >>> laplace = Noise("laplace", 1.0)
-    >>> _geometric_releases_more(laplace, 15.0, 1.0, 1e-6, 1, None)  # n₅₀: 14 against 15
-    True
-    >>> _geometric_releases_more(laplace, 15.0, 1.0, 1e-6, 1, [100])  # both keep it: a tie
-    False
-    """
-    def by_threshold(n: int) -> float:
-        return release_probability(noise, threshold, n)
-
-    def by_geometric(n: int) -> float:
-        return float(truncated_geometric_probability(n, epsilon, delta, max_groups_per_unit))
-
-    if sizes is None:
-        return units_for_release(by_geometric) < units_for_release(by_threshold)
-    reference = np.asarray(list(sizes), dtype=np.int64)
-    expected_threshold = sum(by_threshold(int(n)) for n in reference)
-    expected_geometric = float(np.sum(truncated_geometric_probability(
-        reference, epsilon, delta, max_groups_per_unit)))
-    return expected_geometric > expected_threshold

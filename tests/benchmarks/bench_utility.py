@@ -20,7 +20,9 @@ For each query and system: the RMSE of each released column against the exact *u
 answer (so the bias of bounding counts), over trials × released groups; its bias (mean
 error); the spread of each group's answers across trials (noise, and the rows a random
 bounding kept); and with private keys the mean number of groups released. Printed as a
-Markdown table, with dpsql's ratios to the best peer per column.
+Markdown table, with dpsql's ratios to the best peer per column. ``--selection-rows`` adds the
+private-key COUNT at other contribution bounds (1, 3 and 10 rows per person by default,
+in as many groups): how many groups each system's partition selection releases.
 """
 
 from __future__ import annotations
@@ -54,20 +56,30 @@ QUERIES = [
 ]
 
 
+PRIVATE_COUNT = QUERIES[2]
+
+
+def selection_queries(rows: Sequence[int]) -> list[dict]:
+    """The private-key COUNT again at each of ``rows`` rows per person (issue 40: partition
+    selection when a person may touch up to r groups, r per group, r in all)."""
+    return [dict(PRIVATE_COUNT, name=f"COUNT BY specialty (private, r = {r})",
+                 rows_per_unit=r) for r in rows]
+
+
 def specs(args: argparse.Namespace, data: Path) -> dict:
     queries = [dict(q, public=list(REGIONS) if q["key"] == "region" else None)
-               for q in QUERIES]
+               for q in QUERIES + selection_queries(args.selection_rows)]
     return {"data": str(data), "epsilon": args.epsilon, "delta": args.delta,
             "trials": args.trials, "rows_per_unit": args.rows_per_unit,
             "bounds": {"cost": [0.0, args.cost_max]}, "queries": queries}
 
 
-def truth(data: Path) -> dict[str, dict]:
+def truth(data: Path, queries: Sequence[dict]) -> dict[str, dict]:
     """The exact unbounded answers: {query: {key: {column: value}}}."""
     con = duckdb.connect()
     con.execute(f"CREATE VIEW visits AS SELECT * FROM read_csv('{data}')")
     out = {}
-    for q in QUERIES:
+    for q in queries:
         names = [d[0] for d in con.execute(q["sql"]).description]
         out[q["name"]] = {row[0]: dict(zip(names[1:], map(float, row[1:]), strict=True))
                           for row in con.execute(q["sql"]).fetchall()}
@@ -76,25 +88,27 @@ def truth(data: Path) -> dict[str, dict]:
 
 def dpsql_answers(spec: dict, *, auto: bool) -> dict[str, list[dict]]:
     """dpsql's answers, trial by trial; with ``auto`` a fresh connection per trial."""
-    def connection() -> dpsql.Connection:
+    def connection(rows: int) -> dpsql.Connection:
         con = dpsql.connect(budget=UNLIMITED, cache=False)
-        limit = "auto" if auto else spec["rows_per_unit"]
         con.register("visits", spec["data"], privacy_unit="patient_id",
                      bounds={"cost": "auto" if auto else tuple(spec["bounds"]["cost"]),
                              "age": (0, 100)},
-                     max_rows_per_unit=limit,
-                     max_groups_per_unit=None if auto else spec["rows_per_unit"],
-                     max_rows_per_group=None if auto else spec["rows_per_unit"],
+                     max_rows_per_unit="auto" if auto else rows,
+                     max_groups_per_unit=None if auto else rows,
+                     max_rows_per_group=None if auto else rows,
                      public_keys={"region": list(REGIONS)})
         return con
 
     warnings.simplefilter("ignore", dpsql.PrivacyWarning)  # "estimated as …", every trial
-    shared = connection()
     out = {}
     for q in spec["queries"]:
+        rows = q.get("rows_per_unit", spec["rows_per_unit"])
+        if auto and "rows_per_unit" in q:
+            continue  # the automatic limits estimate r: the r = 1, 3, 10 cases are not theirs
+        shared = connection(rows)
         trials = []
         for _ in range(spec["trials"]):
-            con = connection() if auto else shared
+            con = connection(rows) if auto else shared
             result = con.sql(q["sql"], epsilon=spec["epsilon"], delta=spec["delta"])
             trials.append({row[0]: dict(zip(q["columns"], map(float, row[1:]), strict=True))
                            for row in result.fetchall()})
@@ -129,13 +143,14 @@ def scores(answers: list[dict], exact: dict, column: str) -> tuple[float, ...]:
     return float(np.sqrt(np.mean(errors**2))), float(np.mean(errors)), noise, released
 
 
-def table(results: dict[str, dict], exact: dict) -> tuple[str, dict]:
+def table(results: dict[str, dict], exact: dict, queries: Sequence[dict]
+          ) -> tuple[str, dict]:
     """The Markdown table, and {query/column: {system: s.d. across runs}} for the plot."""
     lines = ["| query | column | system | RMSE | bias | s.d. across runs | groups "
              "| RMSE ÷ best peer's | s.d. ÷ best peer's |",
              "|---|---|---|---:|---:|---:|---:|---:|---:|"]
     figures: dict[str, dict[str, float]] = {}
-    for q in QUERIES:
+    for q in queries:
         for column in q["columns"]:
             rows = {system: scores(answers[q["name"]], exact[q["name"]], column)
                     for system, answers in results.items() if q["name"] in answers}
@@ -192,6 +207,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--delta", type=float, default=1e-6)
     parser.add_argument("--rows-per-unit", type=int, default=3)
+    parser.add_argument("--selection-rows", type=int, nargs="*", default=[1, 3, 10],
+                        help="also run the private-key COUNT at each of these rows per person")
     parser.add_argument("--cost-max", type=float, default=2000.0)
     parser.add_argument("--plot", help="write the s.d. ratios as an image (.svg, .png)")
     args = parser.parse_args(argv)
@@ -208,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "dpsql (auto bounds)": dpsql_answers(spec, auto=True)}
         for system in args.systems:
             results[system] = peer_answers(system, spec_path, args.peers)
-        text, figures = table(results, truth(data))
+        text, figures = table(results, truth(data, spec["queries"]), spec["queries"])
     print(f"{args.rows:,} rows, ε={args.epsilon:g}, δ={args.delta:g} per query, "
           f"≤ {args.rows_per_unit} rows per person, cost in [0, {args.cost_max:g}], "
           f"{args.trials} trials\n")

@@ -18,6 +18,7 @@ Each system is charged what it really spends for the query as a whole:
   queries, each with half of ε (``PureDPBudget``; ``ApproxDPBudget`` with private keys).
 
 The contribution bound is the same everywhere: at most ``rows_per_unit`` rows per person
+(a query's own ``rows_per_unit`` when it has one)
 (SmartNoise's ``max_ids``, PipelineDP's ``max_contributions`` — with private keys, which it
 selects only under a partitions limit, r partitions of one row each — Tumult's
 ``MaxRowsPerID``), and each value clamped to the spec's bounds.
@@ -52,6 +53,7 @@ def smartnoise(spec: dict) -> dict:
         "age": {"type": "int", "lower": 0, "upper": 100}}}}}
     out = {}
     for query in spec["queries"]:
+        metadata["bench"]["public"]["visits"]["max_ids"] = rows_per_unit(spec, query)
         sql = query["sql"].replace("FROM visits", "FROM public.visits")
         probe = snsql.from_df(df, privacy=snsql.Privacy(epsilon=1.0, delta=1e-6),
                               metadata=metadata)
@@ -105,7 +107,7 @@ def pipelinedp(spec: dict) -> dict:
 def _pipelinedp_bounds(spec: dict, query: dict) -> dict:
     """``max_contributions`` (rows per person); its partition selection needs a number of
     partitions instead: then r partitions of one row each (the same L1 for counts)."""
-    r = spec["rows_per_unit"]
+    r = rows_per_unit(spec, query)
     if query.get("public"):
         return {"max_contributions": r}
     return {"max_partitions_contributed": r, "max_contributions_per_partition": 1}
@@ -156,7 +158,7 @@ def tumult(spec: dict) -> dict:
                     spec["epsilon"], spec["delta"]),
                 source_id="visits", dataframe=frame,
                 protected_change=AddRowsWithID(id_column="patient_id"))
-            base = QueryBuilder("visits").enforce(MaxRowsPerID(spec["rows_per_unit"]))
+            base = QueryBuilder("visits").enforce(MaxRowsPerID(rows_per_unit(spec, query)))
             if public:
                 keys, budget = KeySet.from_dict({query["key"]: public}), PureDPBudget(share)
             else:
@@ -175,6 +177,10 @@ def tumult(spec: dict) -> dict:
         out[query["name"]] = trials
     spark.stop()
     return out
+
+
+def rows_per_unit(spec: dict, query: dict) -> int:
+    return query.get("rows_per_unit", spec["rows_per_unit"])
 
 
 def _by_key(header: list, rows: list, key: str) -> dict:

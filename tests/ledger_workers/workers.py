@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 import traceback
 from multiprocessing.connection import Connection
 from multiprocessing.synchronize import Event
@@ -47,3 +48,55 @@ def release_until_killed(path: str, out: Connection) -> None:
         token = secrets.token_hex(8)
         record = ledger.charge(0.001, 0.0, query=f"SELECT COUNT(*) FROM t -- {token}")
         out.send_bytes(f"RELEASED {record.id} {token}".encode())
+
+
+ANSWER_COST = 0.001
+STOPS = ("held", "written", "settled")
+"""Where ``answer_until_killed`` may stop and wait to be killed: its hold committed (the
+engine "running"), its charge and answer written but not committed, both committed."""
+
+
+def answer_until_killed(path: str, stop: str | None, out: Connection) -> None:
+    """Answer fresh questions as the server does (hold, "engine", settle with the answer),
+    reporting each step; with ``stop``, wait there to be killed, at the first question."""
+    ledger = Ledger(path, budget=CRASH_BUDGET, analyst="answers")
+    run = ledger._store.run
+    settling = []
+
+    def pausing(body, mode="read", **options):
+        def then_wait(db):
+            result = body(db)
+            if settling and stop == "written":
+                out.send_bytes(b"WRITTEN")
+                time.sleep(600)
+            return result
+
+        return run(then_wait, mode, **options)
+
+    ledger._store.run = pausing
+    out.send_bytes(b"READY")
+    while True:
+        token = secrets.token_hex(8)
+        assert ledger.hold(token, ANSWER_COST, 0.0) is None
+        out.send_bytes(f"HELD {token}".encode())
+        if stop == "held":
+            time.sleep(600)
+        settling.append(token)
+        ledger.settle(token, ANSWER_COST, 0.0, query=f"SELECT 1 -- {token}",
+                      answer=f"answer {token}".encode())
+        settling.clear()
+        out.send_bytes(f"SETTLED {token}".encode())
+        if stop == "settled":
+            time.sleep(600)
+
+
+def hold_once(path: str, key: str, out: Connection) -> None:
+    """Ask for the question ``key`` once: report BUSY, the stored answer, or HELD."""
+    from dpsql.accounting.ledger import QuestionBusy
+
+    with Ledger(path, budget=CRASH_BUDGET, analyst="answers") as ledger:
+        try:
+            answer = ledger.hold(key, ANSWER_COST, 0.0)
+        except QuestionBusy:
+            answer = b"BUSY"
+        out.send_bytes(b"HELD" if answer is None else answer)

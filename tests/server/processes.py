@@ -98,6 +98,16 @@ def ledger_counts(ledger: Path, analyst: str) -> tuple[int, int]:
         raw.close()
 
 
+def ledger_holds(ledger: Path, analyst: str) -> int:
+    """How many questions of ``analyst`` are paid for by a hold, not yet settled."""
+    raw = sqlite3.connect(ledger, timeout=30)
+    try:
+        return raw.execute("SELECT COUNT(*) FROM holds WHERE analyst = ?",
+                           (analyst,)).fetchone()[0]
+    finally:
+        raw.close()
+
+
 def integrity(ledger: Path) -> str:
     raw = sqlite3.connect(ledger, timeout=30)
     try:

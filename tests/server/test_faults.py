@@ -16,7 +16,7 @@ from dpsql.accounting.values import Budget
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import make_verifier
 from tests.server.conftest import PASSWORD, Served, start, visits_catalog
-from tests.server.processes import ServeProcess, integrity, ledger_counts
+from tests.server.processes import ServeProcess, integrity, ledger_counts, ledger_holds
 from tests.server.wire import connect, error_fields, login, read_message
 
 SLOW = "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, " \
@@ -118,7 +118,7 @@ def test_a_stop_interrupts_what_runs_past_its_grace_and_charges_it(big, tmp_path
     served = start(tmp_path, catalog=big / "catalog.toml", stop_grace=0.0)
     user = add_user(served.ledger, "interrupted")
     thread, outcome = run_in_thread(served, user, LONG)
-    wait_for_charge(served.ledger, user, 0)
+    wait_until_paid(served.ledger, user, 0)
     began = time.monotonic()
     served.server.close()
     assert time.monotonic() - began < 5
@@ -130,14 +130,16 @@ def test_a_stop_interrupts_what_runs_past_its_grace_and_charges_it(big, tmp_path
         assert [(e.sqlstate, e.epsilon > 0) for e in users.audit(user)] == [("57014", True)]
 
 
-def wait_for_charge(ledger, user: str, charges: int) -> None:
-    """Return as soon as ``user`` has more than ``charges`` charges (polled every ms)."""
+def wait_until_paid(ledger, user: str, paid: int) -> None:
+    """Return as soon as ``user`` has paid for more than ``paid`` questions, by a charge or
+    by a hold (its engine may start), polled every ms."""
     raw = sqlite3.connect(ledger, timeout=30)
     try:
         deadline = time.monotonic() + 60
-        while raw.execute("SELECT COUNT(*) FROM charges WHERE analyst = ?",
-                          (user,)).fetchone()[0] <= charges:
-            assert time.monotonic() < deadline, "the query was never charged"
+        while raw.execute("SELECT (SELECT COUNT(*) FROM charges WHERE analyst = ?) + "
+                          "(SELECT COUNT(*) FROM holds WHERE analyst = ?)",
+                          (user, user)).fetchone()[0] <= paid:
+            assert time.monotonic() < deadline, "the query was never paid for"
             time.sleep(0.001)
     finally:
         raw.close()
@@ -160,46 +162,46 @@ def run_in_thread(server: ServeProcess | Served, user: str,
 
 @pytest.mark.slow
 def test_sigkill_mid_query_loses_no_spend_and_replays_stored_answers(big, tmp_path):
-    """Killed at moments spread over the query (before, during, after its charge), then
+    """Killed at moments spread over the query (before, during, after its hold), then
     after an answer was sent; each time started again on the same ledger, where the
-    question is asked again. A query is charged before its engine starts and its answer
-    stored after: a kill leaves neither, the charge alone (its engine had run: it stays
-    paid, and asking again runs and charges it again), or both (replayed, free)."""
+    question is asked again. A query's cost is held before its engine starts, and its
+    charge and answer commit together after: a kill leaves neither, or a hold (its engine
+    may have run: it stays paid, and asking again takes it over, charging nothing more),
+    or both (replayed, free). Each question is charged exactly once."""
     ledger = tmp_path / "ledger.db"
     user = add_user(ledger, "survivor")
     seen = set()
     server = ServeProcess(big / "catalog.toml", ledger, log=tmp_path / "serve")
     try:
-        for step, when in enumerate((0.1, 0.5, 1.0, "charged", "charged", "answered")):
+        for step, when in enumerate((0.1, 0.5, 1.0, "held", "held", "answered")):
             query = SLOW.format(step)
             before = ledger_counts(ledger, user)
             thread, outcome = run_in_thread(server, user, query)
             if when == "answered":
                 thread.join(60)  # the answer reached the client, then the server dies
-            elif when == "charged":
-                wait_for_charge(ledger, user, before[0])  # the charge has just committed
+            elif when == "held":
+                wait_until_paid(ledger, user, before[0])  # the hold has just committed
             else:
                 time.sleep(when)
             server.kill()
             thread.join(60)
             charges, cached = (a - b for a, b in zip(ledger_counts(ledger, user), before,
                                                      strict=True))
-            assert (charges, cached) in ((0, 0), (1, 0), (1, 1)), (charges, cached)
+            held = ledger_holds(ledger, user)
+            assert (charges, cached, held) in ((0, 0, 0), (0, 0, 1), (1, 1, 0)), \
+                (charges, cached, held)
             if "rows" in outcome:
                 assert (charges, cached) == (1, 1)
-            if when == "charged":
-                assert charges == 1  # a charge that committed is never lost
-            seen.add((charges, cached, "rows" in outcome))
+            if when == "held":
+                assert (charges, held) in ((0, 1), (1, 0))  # what was paid stays paid
+            seen.add((charges, held, "rows" in outcome))
             assert integrity(ledger) == "ok"
             server = ServeProcess(big / "catalog.toml", ledger, log=tmp_path / f"serve{step}")
             rows = ask(server, user, query)
-            after = ledger_counts(ledger, user)
-            if cached:  # stored before the kill: replayed, not drawn again
-                assert after == (before[0] + 1, before[1] + 1)
-                if "rows" in outcome:
-                    assert rows == outcome["rows"]
-            else:  # never released: run now, and charged now
-                assert after == (before[0] + charges + 1, before[1] + 1)
+            assert ledger_counts(ledger, user) == (before[0] + 1, before[1] + 1)
+            assert ledger_holds(ledger, user) == 0 and spent(server, user) == step + 1
+            if "rows" in outcome:  # stored before the kill: replayed, not drawn again
+                assert rows == outcome["rows"]
     finally:
         server.stop()
-    assert (0, 0, False) in seen and (1, 0, False) in seen and (1, 1, True) in seen, seen
+    assert (0, 0, False) in seen and (0, 1, False) in seen and (1, 0, True) in seen, seen

@@ -81,3 +81,35 @@ def test_a_successful_login_clears_the_name_not_the_address(guarded):
     assert attempt(guarded, erin, PASSWORD, "127.0.0.34") == ("ok", "")  # 2 since the success
     assert attempt(guarded, guarded.new_user(), WRONG, "127.0.0.30")[0] == "28P01"
     assert attempt(guarded, guarded.new_user(), PASSWORD, "127.0.0.30")[0] == "28000"
+
+
+def test_servers_sharing_a_ledger_count_failures_together(tmp_path, ledger_url):
+    """The failures are in the ledger: two servers on one ledger (a file or PostgreSQL)
+    lock a name out after the limit counted over both, and a new server still knows."""
+    from dpsql.accounting.users import Users
+    from dpsql.accounting.values import Budget
+    from dpsql.frontends.server import Server, ServerConfig
+    from dpsql.frontends.server.auth import make_verifier
+    from tests.server.conftest import write_catalog
+
+    catalog = write_catalog(tmp_path)
+    with Users(ledger_url) as users:
+        users.add("frank", make_verifier(PASSWORD), Budget(epsilon=1.0))
+
+    def serve() -> Server:
+        return Server(ServerConfig(catalog=catalog, ledger=ledger_url, port=0,
+                                   failure_delay=0.01, lockout_failures=3,
+                                   session_memory=256, memory_cap=20 * 1024)).start()
+
+    running = [serve(), serve()]
+    try:
+        one, two = running
+        for server, source in ((one, "127.0.0.40"), (two, "127.0.0.41"), (one, "127.0.0.42")):
+            assert try_login(*server.address, "frank", WRONG, source)[0] == "28P01"
+        assert try_login(*two.address, "frank", PASSWORD, "127.0.0.43")[0] == "28000"
+        running.pop().close()
+        running.append(serve())  # a restart forgets nothing
+        assert try_login(*running[1].address, "frank", PASSWORD, "127.0.0.44")[0] == "28000"
+    finally:
+        for server in running:
+            server.close()

@@ -3,7 +3,8 @@
 An unknown user goes through the same exchange as a known one, with a made-up verifier,
 and gets the same message after the same delay; the client's proof is compared in constant
 time (:mod:`.auth`). Failures are counted per user name and per client address, answered
-after a growing delay and locked out past a limit (:mod:`.throttle`).
+after a growing delay and locked out past a limit, counted in the ledger by every server
+sharing it (:mod:`.throttle`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import threading
 import time
 from collections import Counter
 
+from dpsql.accounting.store import open_store
 from dpsql.accounting.users import Users
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import MECHANISM, AuthFailed, Exchange, decoy_verifier
@@ -38,8 +40,13 @@ class Gate:
                  window: float) -> None:
         self.users = users
         self.failure_delay = failure_delay
-        self.throttle = Throttle(limit=limit, window=window)
+        # A store of its own: logins do not queue behind the audit log's writes in this
+        # process (a SQLite store runs one transaction at a time).
+        self.throttle = Throttle(open_store(users.path), limit=limit, window=window)
         self._key = secrets.token_bytes(32)
+
+    def close(self) -> None:
+        self.throttle.close()
 
     def login(self, channel: Channel, user: str, address: str) -> None:
         """Authenticate ``user`` or raise LoginFailed (after the failure's delay)."""

@@ -38,6 +38,8 @@ import duckdb
 import dpsql
 from dpsql.accounting.ledger import stored_budget
 from dpsql.accounting.users import Users
+from dpsql.catalog import read_toml
+from dpsql.connection import spark_session
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.conversation import Conversation
@@ -93,6 +95,10 @@ class ServerConfig:
     """Seconds of the grid private answers and cancels keep to (``.pacing``; 0: none)."""
     session_disk: int = 1024
     """MiB of temporary files each session's engine may spill to."""
+    engine: str | None = None
+    """``"duckdb"`` or ``"spark"``; None: the catalog's ``[engine]`` name (DuckDB if none)."""
+    spark_master: str | None = None
+    """Spark's master URL; None: the catalog's ``[engine]`` master, else ``spark-submit``'s."""
 
 
 def _tls(config: ServerConfig) -> ssl.SSLContext | None:
@@ -143,8 +149,15 @@ class Server:
         self.users = Users(config.ledger)
         self.gate = Gate(self.users, failure_delay=config.failure_delay,
                          limit=config.lockout_failures, window=config.lockout_window)
-        with dpsql.connect(catalog=config.catalog, role="analyst") as probe:
-            self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
+        self.spark = SharedSpark.of(config)
+        try:
+            with dpsql.connect(catalog=config.catalog, role="analyst",
+                               **self._engine()) as probe:
+                self.metadata = MetadataDatabase(catalog_columns(probe.catalog))
+        except BaseException:
+            if self.spark is not None:
+                self.spark.close()
+            raise
         self.lobby = Lobby(config.max_pending)
         self._sessions: dict[int, tuple[bytes, Session | None]] = {}
         self._clients: dict[threading.Thread, Channel] = {}
@@ -244,7 +257,10 @@ class Server:
             for client in clients:
                 client.join(CANCEL_WINDOW)
         self.metadata.close()
+        self.gate.close()
         self.users.close()
+        if self.spark is not None:
+            self.spark.close()
 
     def __enter__(self) -> Server:
         try:
@@ -329,20 +345,18 @@ class Server:
                 pid = secrets.randbelow(2**31 - 1) + 1
             secret = secrets.token_bytes(4)
             self._sessions[pid] = (secret, None)  # reserved while the connection opens
-        engine = duckdb.connect(config={
-            "memory_limit": f"{self.config.session_memory}MiB",
-            "threads": self.config.session_threads,
-            "max_temp_directory_size": f"{self.config.session_disk}MiB"})
-        engine.execute("SET enable_progress_bar = false")  # it would print on the server
+        engine = self._session_engine()
         try:
             # The analyst's own budget, not the catalog's [budget] (which would replace it).
-            con = dpsql.connect(engine, catalog=self.config.catalog, ledger=self.config.ledger,
-                                analyst=user, role="analyst",
+            con = dpsql.connect(*([engine] if engine else []), catalog=self.config.catalog,
+                                ledger=self.config.ledger, analyst=user, role="analyst",
                                 budget=stored_budget(self.config.ledger, user),
                                 statement_timeout=on_grid(self.config.statement_timeout,
-                                                          self.config.time_quantum))
+                                                          self.config.time_quantum),
+                                **self._engine())
         except dpsql.Error as error:
-            engine.close()
+            if engine is not None:
+                engine.close()
             with self._lock:
                 self._sessions.pop(pid, None)
             raise LoginFailed(sqlstate(error), message(error)) from None
@@ -353,6 +367,26 @@ class Server:
         with self._lock:
             self._sessions[pid] = (secret, session)
         return session, pid, secret
+
+    def _engine(self) -> dict[str, object]:
+        """The engine options of every connection the server opens: the shared Spark
+        session, or DuckDB (named, so that a catalog's ``[engine]`` cannot override
+        ``--engine duckdb``)."""
+        if self.spark is None:
+            return {"backend": "duckdb"}
+        return {"backend": "spark", "spark": self.spark.session}
+
+    def _session_engine(self) -> duckdb.DuckDBPyConnection | None:
+        """A session's own DuckDB engine within the server's limits; None on Spark, where
+        every session's queries run in the server's one Spark session (its own job group)."""
+        if self.spark is not None:
+            return None
+        engine = duckdb.connect(config={
+            "memory_limit": f"{self.config.session_memory}MiB",
+            "threads": self.config.session_threads,
+            "max_temp_directory_size": f"{self.config.session_disk}MiB"})
+        engine.execute("SET enable_progress_bar = false")  # it would print on the server
+        return engine
 
     def _welcome(self, channel: Channel, session: Session, pid: int, secret: bytes) -> None:
         for name, value in session.settings.reported():
@@ -368,6 +402,30 @@ class Server:
         if known is not None and known[1] is not None and secrets.compare_digest(known[0],
                                                                                  secret):
             known[1].cancel()
+
+
+@dataclass(frozen=True)
+class SharedSpark:
+    """The one SparkSession a server's sessions share, and whether the server started it
+    (then it stops it when it closes)."""
+
+    session: object
+    started: bool
+
+    @staticmethod
+    def of(config: ServerConfig) -> SharedSpark | None:
+        """The session the config and the catalog's ``[engine]`` ask for; None for DuckDB.
+        The command line wins over the catalog, as for every option."""
+        declared = read_toml(config.catalog).engine
+        if (config.engine or declared.get("name", "duckdb")) != "spark":
+            return None
+        session, started = spark_session(config.spark_master or declared.get("master"),
+                                         declared.get("config"))
+        return SharedSpark(session, started)
+
+    def close(self) -> None:
+        if self.started:
+            self.session.stop()
 
 
 def _goodbye(channel: Channel, code: str, text: str) -> None:

@@ -54,7 +54,7 @@ EXPLAIN = re.compile(r"^\s*EXPLAIN\s*(?:\((?P<options>[^)]*)\))?\s*(?P<query>.*)
 class Session:
     """The state of one connection: its dpsql connection, settings and transaction status."""
 
-    def __init__(self, con: Connection, *, engine: duckdb.DuckDBPyConnection, user: str,
+    def __init__(self, con: Connection, *, engine: duckdb.DuckDBPyConnection | None, user: str,
                  database: str, pid: int, client: str, users: Users,
                  probes: metadata.MetadataDatabase, startup: dict[str, str] | None = None,
                  pacer: Pacer | None = None) -> None:
@@ -283,7 +283,8 @@ class Session:
     def close(self) -> None:
         self.probes.close()
         self.con.close()
-        self.engine.close()  # dpsql leaves an engine it was given open
+        if self.engine is not None:  # None on Spark: the server's shared session stays
+            self.engine.close()  # dpsql leaves an engine it was given open
 
     def _audit(self, statement: str, outcome: str, state: str, charged: Cost) -> None:
         self.users.record(AuditEntry(self.user, self.client, statement, outcome, state,
