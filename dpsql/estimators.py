@@ -39,15 +39,26 @@ class NoisyGroups:
 
     ``quantiles`` maps a quantile aggregate's name to its released values (bucket midpoints),
     and ``interval_name(name, side)`` to the released ends of its interval, if asked for.
+    ``scales`` maps a statistic made consistent over grouping sets (``dpsql.consistency``)
+    to its std per row over its plan's noise std: its intervals scale by it, and it is
+    released as fitted (not rounded, not moved to 0), so that the levels add up.
     """
 
     keys: pa.Table
     stats: dict[str, np.ndarray]
     quantiles: dict[str, np.ndarray] = field(default_factory=dict)
+    scales: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def num_rows(self) -> int:
         return self.keys.num_rows
+
+    def halfwidth(self, plan: PrivacyPlan, name: str, level: float,
+                  rows: np.ndarray) -> np.ndarray | float:
+        """The ``level`` half-width of statistic ``name`` in each of ``rows``: its noise's,
+        times its scale if it was made consistent."""
+        half = plan.noise_for(name).ci_halfwidth(level)
+        return half * self.scales[name][rows] if name in self.scales else half
 
 
 def interval_name(aggregate: str, side: str) -> str:
@@ -64,13 +75,14 @@ class Estimator:
     kinds: ClassVar[tuple[str, ...]] = ("sum",)
 
     def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
-        return self.signed(agg, groups.stats[agg.stats[0]])
+        values = groups.stats[agg.stats[0]]
+        return values if agg.stats[0] in groups.scales else self.signed(agg, values)
 
     def interval(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups,
                  rows: np.ndarray, values: np.ndarray, level: float) -> Bounds:
         """``level`` bounds per released row (``rows``: each row's group; ``values``: the
         released column), covering the bounded value."""
-        half = self.noise(plan, agg).ci_halfwidth(level)
+        half = groups.halfwidth(plan, agg.stats[-1], level, rows)
         return self.signed(agg, values - half), self.signed(agg, values + half)
 
     def signed(self, agg: Aggregate, values: np.ndarray) -> np.ndarray:
@@ -110,6 +122,8 @@ class Count(Estimator):
     kinds = ("count_star", "count", "count_units", "count_distinct", "regr_count")
 
     def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
+        if agg.stats[0] in groups.scales:
+            return groups.stats[agg.stats[0]]
         return np.rint(self.signed(agg, groups.stats[agg.stats[0]])).astype(np.int64)
 
     def signed(self, agg: Aggregate, values: np.ndarray) -> np.ndarray:
@@ -125,12 +139,16 @@ class SumOfMean(Estimator):
 
     def value(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups) -> np.ndarray:
         count, centered = (groups.stats[s] for s in agg.stats)
-        return self.signed(agg, plan.stat(agg.stats[1]).center * count + centered)
+        total = plan.stat(agg.stats[1]).center * count + centered
+        return total if set(agg.stats) <= groups.scales.keys() else self.signed(agg, total)
 
     def interval(self, plan: PrivacyPlan, agg: Aggregate, groups: NoisyGroups,
                  rows: np.ndarray, values: np.ndarray, level: float) -> Bounds:
         """Bonferroni over the two noises: each covers at 1 − (1 − level)/2."""
-        half = self.halfwidth(plan, agg, level)
+        count, centered = agg.stats
+        each = 1 - (1 - level) / 2
+        half = (abs(plan.stat(centered).center) * groups.halfwidth(plan, count, each, rows)
+                + groups.halfwidth(plan, centered, each, rows))
         return self.signed(agg, values - half), self.signed(agg, values + half)
 
     def halfwidth(self, plan: PrivacyPlan, agg: Aggregate, level: float) -> float:
@@ -184,8 +202,8 @@ class Average(Ratio):
         count_stat, sum_stat = agg.stats
         each = 1 - (1 - level) / 2
         count, total = groups.stats[count_stat][rows], groups.stats[sum_stat][rows]
-        h_n = plan.noise_for(count_stat).ci_halfwidth(each)
-        h_s = plan.noise_for(sum_stat).ci_halfwidth(each)
+        h_n = groups.halfwidth(plan, count_stat, each, rows)
+        h_s = groups.halfwidth(plan, sum_stat, each, rows)
         n_lo = np.maximum(count - h_n, AVG_COUNT_FLOOR)
         n_hi = np.maximum(count + h_n, AVG_COUNT_FLOOR)
         corners = np.stack([(total + ds) / n for ds in (-h_s, h_s) for n in (n_lo, n_hi)])

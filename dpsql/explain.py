@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dpsql.composed import Composed, ComposedQuery
+from dpsql.consistency import public_sets
 from dpsql.estimators import estimator
 from dpsql.plan import PrivacyPlan
 from dpsql.render import html_table
@@ -134,6 +135,10 @@ class Explanation:
                           for part in parts for spend in part["spend"]],
                 "rewritten_sql": composed.bounded_sql(pretty=True), key: parts}
         del data[label]
+        if not isinstance(composed, ComposedQuery):
+            fitted = public_sets([p.plan for p in composed.parts]) \
+                if composed.consistent_totals else ()
+            data["consistent_totals"] = [parts[i][label] for i in fitted]
         if isinstance(composed, ComposedQuery):
             data["post_processing"] = composed.outer
             data["columns"] = [_composed_column(name, where, parts) for name, where in zip(
@@ -159,7 +164,9 @@ class Explanation:
             head = "parts" if "parts" in d else "grouping sets"
             return "\n".join([f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}"
                               f"  statistics/unit={d['statistics_per_unit']}  {head} "
-                              + ", ".join(p[label] for p in d[key]),
+                              + ", ".join(p[label] for p in d[key])
+                              + (f"  fitted to add up: {', '.join(d['consistent_totals'])}"
+                                 if d.get("consistent_totals") else ""),
                               *(f"{label} {p[label]}: " + str(Explanation(p)) for p in d[key]),
                               *([f"post-processing: {d['post_processing']}"]
                                 if "parts" in d else [])])

@@ -29,10 +29,12 @@ import pyarrow as pa
 from dpsql.accounting.values import Cost
 from dpsql.analysis import analyze, privacy_parameters
 from dpsql.analysis.grouping_sets import GroupingSet, grouping_sets, has_grouping_sets, set_query
+from dpsql.analysis.options import consistent_totals
 from dpsql.catalog import Catalog
 from dpsql.compile import CompiledQuery, compile_query
 from dpsql.composed import Composed, compile_composed, compiled_parts, composition
 from dpsql.engines import DUCKDB, EngineTraits
+from dpsql.errors import UnsupportedQueryError
 from dpsql.exact import float_at_most
 from dpsql.names import check_query_names
 from dpsql.parse import parse
@@ -47,6 +49,9 @@ class GroupedQuery(Composed):
 
     sets: tuple[GroupingSet, ...] = ()
     kind = "grouping set"
+    consistent_totals: bool = True
+    """Whether the release fits the sets over public keys so that they add up
+    (``dpsql.consistency``; the option ``consistent_totals`` of the query's clause)."""
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -64,7 +69,8 @@ class GroupedQuery(Composed):
 
     def __str__(self) -> str:
         sets = ", ".join(map(str, self.sets))
-        return "\n".join([f"grouping sets {sets}: cost {self.cost}",
+        fitted = "" if self.consistent_totals else ", each set as measured"
+        return "\n".join([f"grouping sets {sets}: cost {self.cost}{fitted}",
                           *(f"set {s}:\n{p.plan}" for s, p in self.labelled)])
 
 
@@ -108,7 +114,12 @@ def compile_statement(sql: str, catalog: Catalog, *, epsilon: float | None = Non
                                 quantile_ci=quantile_ci, **(
                                     {} if public_values is None else
                                     {"public_values": public_values}))
+    consistent = consistent_totals(ast)
     if not has_grouping_sets(ast):
+        if consistent is not None:
+            raise UnsupportedQueryError(
+                "consistent_totals: an option of ROLLUP, CUBE and GROUPING SETS, whose "
+                "subtotals it makes add up; this query has none, so drop the option")
         return compile_query(sql, catalog, **options)
     sets = grouping_sets(ast)
     total = privacy_parameters(ast, catalog, epsilon=epsilon, delta=delta,
@@ -125,4 +136,5 @@ def compile_statement(sql: str, catalog: Catalog, *, epsilon: float | None = Non
     parts = compiled_parts(compile_one, [share] * len(sets), total[1], [None] * len(sets))
     spends_delta = any(p.cost.delta > 0 for p in parts)
     return GroupedQuery(sql=sql, sets=sets, parts=parts,
-                        cost=Cost(epsilon=total[0], delta=total[1] if spends_delta else 0.0))
+                        cost=Cost(epsilon=total[0], delta=total[1] if spends_delta else 0.0),
+                        consistent_totals=consistent is not False)

@@ -32,6 +32,7 @@ from dpsql.accounting.values import Cost
 from dpsql.analysis.composition import PART
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.composed import ComposedQuery
+from dpsql.consistency import consistent
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.grouping import GroupedQuery
@@ -252,9 +253,19 @@ def release(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
         return release_grouped(compiled, exact, sampler, engine=engine)
     if isinstance(compiled, ComposedQuery):
         return release_composed(compiled, exact, sampler, engine=engine)
-    plan = compiled.plan
+    return released(compiled, noised(compiled.plan, exact, sampler), sampler, engine=engine)
+
+
+def noised(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler | None) -> NoisyGroups:
+    """The released groups with their noisy statistics (without noise if no ``sampler``)."""
     groups = release_groups(plan, exact)
-    noisy = noise_free(plan, groups) if sampler is None else add_noise(plan, groups, sampler)
+    return noise_free(plan, groups) if sampler is None else add_noise(plan, groups, sampler)
+
+
+def released(compiled: CompiledQuery, noisy: NoisyGroups, sampler: Sampler | None, *,
+             engine: NoisyEngine) -> Result:
+    """The query's SELECT/HAVING over its noisy groups, as a Result."""
+    plan = compiled.plan
     table, rows = engine.post_process(plan, noisy)
     private = sampler is not None and sampler.private
     return Result(table=table, plan=plan, groups=noisy, rows=rows,
@@ -267,9 +278,19 @@ def release_grouped(grouped: GroupedQuery, exact: tuple[pa.Table, ...],
     """Each grouping set released as its own query (selection, noise, HAVING) from its own
     bounded aggregates, then the sets' rows one after another, in the order of the sets
     (an order of the query's text, never of the data). The Result keeps each set's own
-    Result, whose intervals it concatenates."""
-    parts = tuple(release(part, table, sampler, engine=engine)
-                  for part, table in zip(grouped.parts, exact, strict=True))
+    Result, whose intervals it concatenates.
+
+    With ``consistent_totals`` (the default), the counts and sums of the sets whose keys
+    are all public are fitted by least squares before HAVING (``dpsql.consistency``), so
+    their cells add up; post-processing of the noisy values, so free."""
+    noisy = [noised(part.plan, table, sampler)
+             for part, table in zip(grouped.parts, exact, strict=True)]
+    if sampler is not None and grouped.consistent_totals:
+        stats, scales = consistent([p.plan for p in grouped.parts], [g.stats for g in noisy])
+        noisy = [dataclasses.replace(g, stats=st, scales=sc)
+                 for g, st, sc in zip(noisy, stats, scales, strict=True)]
+    parts = tuple(released(part, groups, sampler, engine=engine)
+                  for part, groups in zip(grouped.parts, noisy, strict=True))
     return dataclasses.replace(
         parts[0], table=concatenated([r.table for r in parts]), parts=parts, query=grouped,
         cost=grouped.cost if sampler is not None else Cost(0.0, 0.0))

@@ -180,6 +180,23 @@ SELECT sex, SUM(income) AS income FROM pums GROUP BY ROLLUP (sex);
 # bounding: first_pair (g=1, packed) || all_pairs
 # plan: sets=2 stats/unit=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06
 
+# note: The counts and sums of the sets over public keys are fitted by least squares so that
+# note: they add up (docs/mechanisms.md §14); the exact answers below are each set's own.
+
+# title: consistent_totals = FALSE releases each set as it was measured
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = FALSE) region, COUNT(*) AS n FROM visits GROUP BY ROLLUP (region);
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71), (None, 1056)]
+# bounding: first_pairs_by_window (g=3) || all_pairs
+# plan: sets=2 stats/unit=4 || (region) laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 || () laplace stats/unit=1 groups/unit=1 rows/group=4 selection=public | region | n=COUNT(*) L1=4 L2=4
+
+# title: consistent_totals takes TRUE or FALSE
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = 'no') region, COUNT(*) AS n FROM visits GROUP BY ROLLUP (region);
+# error: UnsupportedQueryError: consistent_totals
+
+# title: consistent_totals without grouping sets is refused
+SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = TRUE) region, COUNT(*) AS n FROM visits GROUP BY region;
+# error: UnsupportedQueryError: an option of ROLLUP, CUBE and GROUPING SETS
+
 # title: ORDER BY with grouping sets is refused
 SELECT region, COUNT(*) FROM visits GROUP BY ROLLUP (region) ORDER BY region;
 # error: UnsupportedQueryError: ORDER BY with grouping sets

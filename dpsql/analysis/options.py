@@ -17,6 +17,9 @@ The options, with what they mean in dpsql (docs/sql.md, "BigQuery-style DP synta
 - ``group_selection_strategy = PUBLIC_GROUPS | LAPLACE_THRESHOLD`` (BigQuery): with
   ``PUBLIC_GROUPS`` every group key must be public (``check_public_groups``), so no group
   is selected privately; ``LAPLACE_THRESHOLD`` is dpsql's default private selection.
+- ``consistent_totals = TRUE | FALSE`` (dpsql's own): with ROLLUP, CUBE or GROUPING SETS,
+  whether the counts and sums of the sets over public keys are fitted so that they add up
+  (default TRUE, docs/mechanisms.md §14); refused in a query without grouping sets.
 
 >>> import sqlglot
 >>> from dpsql.parse import parse
@@ -47,11 +50,12 @@ from dpsql.names import written_name
 
 CLAUSE = "WITH DIFFERENTIAL_PRIVACY OPTIONS"
 NAMES = ("epsilon", "delta", "max_groups_contributed", "max_rows_contributed",
-         "privacy_unit_column", "group_selection_strategy", "min_privacy_units_per_group")
+         "privacy_unit_column", "group_selection_strategy", "min_privacy_units_per_group",
+         "consistent_totals")
 ALLOWED = "epsilon = <number>, delta = <number>, max_groups_contributed = <integer>, " \
           "max_rows_contributed = <integer>, privacy_unit_column = <column>, " \
           "group_selection_strategy = PUBLIC_GROUPS | LAPLACE_THRESHOLD, " \
-          "min_privacy_units_per_group = <integer>"
+          "min_privacy_units_per_group = <integer>, consistent_totals = TRUE | FALSE"
 OLD_NAMES = {"kappa": "max_groups_contributed", "k_threshold": "min_privacy_units_per_group"}
 """ZetaSQL's older names, read in ``WITH ANONYMIZATION OPTIONS`` only."""
 STRATEGIES = ("LAPLACE_THRESHOLD", "PUBLIC_GROUPS")
@@ -80,6 +84,8 @@ def _read_options(draft: Draft, ctx: Context) -> Draft:
             f"{clause}: allowed only once, right after the outermost SELECT; "
             "move it there (it applies to the whole query)")
     values = _values(clauses[0], clause)
+    if "consistent_totals" in values and _written_boolean(values["consistent_totals"]) is None:
+        refuse(values["consistent_totals"], f"{clause} consistent_totals", "TRUE or FALSE")
     options = QueryOptions(
         max_groups_per_unit=_positive(values, "max_groups_contributed", clause),
         max_rows=_positive(values, "max_rows_contributed", clause),
@@ -97,6 +103,27 @@ def _read_options(draft: Draft, ctx: Context) -> Draft:
                    epsilon=_parameter(values, "epsilon", ctx.call_epsilon, draft.epsilon,
                                       clause),
                    delta=_parameter(values, "delta", ctx.call_delta, draft.delta, clause))
+
+
+def consistent_totals(ast: exp.Expression) -> bool | None:
+    """The ``consistent_totals`` option of the outermost SELECT's clause, None if it is not
+    written as TRUE or FALSE (``read_options`` refuses any other value).
+
+    >>> from dpsql.parse import parse
+    >>> consistent_totals(parse("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals "
+    ...                         "= FALSE) COUNT(*) FROM t GROUP BY ROLLUP (a)"))
+    False
+    """
+    clause = ast.args.get("hint") if isinstance(ast, exp.Select) else None
+    if not isinstance(clause, DifferentialPrivacy):
+        return None
+    return next((_written_boolean(option.expression) for option in clause.expressions
+                 if isinstance(option, exp.EQ) and isinstance(option.this, exp.Column)
+                 and option.this.name.lower() == "consistent_totals"), None)
+
+
+def _written_boolean(node: exp.Expression) -> bool | None:
+    return node.this if isinstance(node, exp.Boolean) else None
 
 
 def _clause_name(clause: DifferentialPrivacy) -> str:
