@@ -44,19 +44,21 @@ RELEASE_SIZES = (1, 2, 5, 10, 20, 50, 100, 200, 500)
 
 
 def _selection(plan: PrivacyPlan) -> str | dict[str, Any]:
-    """Partition selection, with the chance that a group of n people is released."""
+    """Partition selection, with the chance that a group of n people is released (with one
+    row each, for a threshold on a count of rows)."""
     selection = plan.selection
     if selection is None:
         return "public"
-    noise = None if selection.separate else plan.noise_for(
-        next(s.name for s in plan.stats if s.kind == "units"))
-    chances = selection.chance(np.array(RELEASE_SIZES), noise)
+    chances = selection.chance(np.array(RELEASE_SIZES), plan.selection_noise())
     least = {"min_units": selection.min_units} if selection.min_units > 1 else {}
     own = {"sigma": selection.sigma, "noise_delta": selection.noise_delta} \
         if selection.own_noise is not None else {}
+    counted = {} if selection.statistic is None else {
+        "statistic": next((a.sql for a in plan.aggregates if selection.statistic in a.stats),
+                          str(plan.stat(selection.statistic)))}
     return {"method": selection.method, "threshold": selection.threshold,
             "epsilon": selection.epsilon, "delta": selection.delta,
-            "max_groups_per_unit": selection.max_groups_per_unit, **least, **own,
+            "max_groups_per_unit": selection.max_groups_per_unit, **least, **own, **counted,
             "release_probability": {str(n): float(p)
                                     for n, p in zip(RELEASE_SIZES, chances, strict=True)}}
 
@@ -225,11 +227,15 @@ def _selection_lines(sel: str | dict[str, Any]) -> list[str]:
         how = (f"gaussian_selection: kept if the count of people plus its own Gaussian noise "
                f"(σ={sel['sigma']:.4g}, not released) >= {sel['threshold'] + least - 1:g}"
                f"{floor} (ε={sel['epsilon']:.4g}, δ={sel['delta']:g})")
+    elif "statistic" in sel:
+        how = (f"{sel['method']}: kept if its released {sel['statistic']} >= "
+               f"{sel['threshold']:g} (δ={sel['delta']:g}; no ε of its own)")
     else:
         how = (f"{sel['method']}: kept if the noisy count of people >= "
                f"{sel['threshold'] + least - 1:g}{floor} (δ={sel['delta']:g})")
     chances = "  ".join(f"n={n} {_percent(p)}" for n, p in sel["release_probability"].items())
-    return [f"  groups: private keys, {how}", f"  P(group released | n people): {chances}"]
+    people = "n people, one row each" if "statistic" in sel else "n people"
+    return [f"  groups: private keys, {how}", f"  P(group released | {people}): {chances}"]
 
 
 def _percent(p: float) -> str:

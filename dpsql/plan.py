@@ -375,7 +375,9 @@ class Selection:
     """DP partition selection.
 
     Threshold methods keep a group iff its noisy unit count ≥ ``threshold`` (the
-    count's noise is part of the query's noise: they spend only δ), and, with a floor
+    count's noise is part of the query's noise: they spend only δ) — or, with
+    ``statistic``, iff that released count of rows does (its threshold allows for the c
+    rows one person may add to a group), and, with a floor
     ``min_units``, its exact unit count ≥ min_units. The *separate* methods spend their own
     ``epsilon`` (all of the query's when only keys are released, else the share the unit
     count would have taken of the noise's ε; it is then not a released statistic): the
@@ -400,6 +402,10 @@ class Selection:
     in D′."""
     sigma: float = 0.0
     noise_delta: float = 0.0
+    statistic: str | None = None
+    """The released statistic a threshold compares, when it is not the count of people: a
+    count of rows the query releases anyway (docs/mechanisms.md §6, "A threshold on the
+    released count")."""
 
     @property
     def truncated_geometric(self) -> bool:
@@ -450,7 +456,8 @@ class Selection:
         if self.own_noise is not None:
             return (f"{self.method} sigma={self.sigma:.6g} threshold={self.threshold:g} "
                     f"ε={self.epsilon:g} δ={self.delta:g}{least}")
-        return f"{self.method} threshold={self.threshold:g} δ={self.delta:g}{least}"
+        on = "" if self.statistic is None else f" on {self.statistic}"
+        return f"{self.method}{on} threshold={self.threshold:g} δ={self.delta:g}{least}"
 
 
 @dataclass(frozen=True)
@@ -633,6 +640,20 @@ class PrivacyPlan:
         """The noise of statistic ``name`` in output units (sums are computed in quanta)."""
         noise = self.noise.noise_for(self.sensitivity(name))
         return in_output_units(noise, self.stat(name).quantum)
+
+    @property
+    def thresholded(self) -> str:
+        """The statistic a threshold selection compares: its ``statistic``, or the unit count."""
+        if self.selection is not None and self.selection.statistic is not None:
+            return self.selection.statistic
+        return next(s.name for s in self.stats if s.kind == "units")
+
+    def selection_noise(self) -> Noise | None:
+        """The noise of the statistic a threshold selection compares, in output units (None
+        for the separate selections, which draw their own)."""
+        if self.selection is None or self.selection.separate:
+            return None
+        return self.noise_for(self.thresholded)
 
     def __str__(self) -> str:
         lines = [

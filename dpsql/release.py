@@ -173,12 +173,12 @@ def _separate_keep(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler) -> np.n
 def _threshold_keep(plan: PrivacyPlan, exact: pa.Table, stats: dict[str, np.ndarray]
                     ) -> np.ndarray:
     """Keep a group of at least ``min_units`` people (counted exactly) whose noisy count of
-    people, less min_units − 1, reaches the threshold. The floor is a public constant
-    compared with the exact count: it only decides between releasing a group as the
-    shifted threshold would and not releasing it (docs/mechanisms.md §6)."""
+    people, less min_units − 1, reaches the threshold (or whose released count of rows
+    does, for a threshold on that count). The floor is a public constant compared with the
+    exact count: it only decides between releasing a group as the shifted threshold would
+    and not releasing it (docs/mechanisms.md §6)."""
     selection = plan.selection
-    units = next(s.name for s in plan.stats if s.kind == "units")
-    passed = selection.shifted(stats[units]) >= selection.threshold
+    passed = selection.shifted(stats[plan.thresholded]) >= selection.threshold
     return selection.floor(_unit_counts(plan, exact)) & passed
 
 

@@ -370,8 +370,7 @@ def groups_shown(plan: PrivacyPlan) -> GroupsShown | None:
     selection = plan.selection
     if selection is None:
         return None
-    noise = None if selection.separate else plan.noise_for(
-        next(s.name for s in plan.stats if s.kind == "units"))
+    noise = plan.selection_noise()
 
     def chance(n: int) -> float:
         return float(selection.chance(np.array([n]), noise)[0])

@@ -147,7 +147,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 50) region, C
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2) sex, educ, COUNT(*) FROM pums GROUP BY sex, educ;
 # result: [(0, 1, 27), (0, 10, 45), (0, 11, 136), (0, 12, 56), (0, 13, 168), (0, 14, 52), (0, 15, 29), (0, 16, 16), (0, 2, 12), (0, 3, 30), (0, 4, 16), (0, 5, 25), (0, 6, 20), (0, 7, 34), (0, 8, 52), (0, 9, 161), (1, 1, 24), (1, 10, 44), (1, 11, 119), (1, 12, 63), (1, 13, 114), (1, 14, 35), (1, 15, 11), (1, 16, 6), (1, 2, 9), (1, 3, 30), (1, 4, 11), (1, 5, 14), (1, 6, 14), (1, 7, 16), (1, 8, 29), (1, 9, 164)]
 # bounding: first_pairs_by_window (g=2)
-# plan: laplace stats/unit=2 groups/unit=2 rows/group=2 selection=truncated_geometric | sex | educ | COUNT(*) L1=4 L2=2.82843
+# plan: laplace stats/unit=2 groups/unit=2 rows/group=2 selection=laplace_threshold | sex | educ | COUNT(*) L1=4 L2=2.82843
 
 # title: DP clause max_groups_contributed zero
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 0) COUNT(*) FROM visits;
@@ -165,7 +165,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 1.5) COUNT(*)
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 5) specialty, COUNT(*) FROM visits GROUP BY specialty;
 # result: [('allergy and immunology', 11), ('anesthesiology', 4), ('cardiology', 41), ('cardiothoracic surgery', 2), ('colorectal surgery', 7), ('dermatology', 45), ('emergency medicine', 162), ('endocrinology', 22), ('gastroenterology', 19), ('general practice', 339), ('general surgery', 13), ('geriatrics', 11), ('gynecology', 39), ('hematology', 10), ('hepatology', 13), ('hyperbaric medicine', 4), ('infectious disease', 12), ('internal medicine', 76), ('medical genetics', 2), ('neonatology', 1), ('nephrology', 13), ('neurology', 15), ('neurosurgery', 6), ('nuclear medicine', 2), ('obstetrics', 25), ('occupational medicine', 8), ('oncology', 20), ('ophthalmology', 22), ('orthopedics', 45), ('otolaryngology', 6), ('palliative care', 5), ('pediatric oncology', 2), ('pediatrics', 64), ('physical therapy', 15), ('plastic surgery', 5), ('podiatry', 2), ('psychiatry', 8), ('psychology', 15), ('pulmonology', 21), ('radiology', 19), ('rheumatology', 8), ('sleep medicine', 6), ('sports medicine', 9), ('toxicology', 1), ('transplant surgery', 6), ('tropical medicine', 2), ('urology', 5), ('vascular surgery', 2)]
 # bounding: first_pairs_by_window (g=5)
-# plan: laplace stats/unit=5 groups/unit=5 rows/group=5 rows/unit=5 selection=gaussian_selection | specialty | COUNT(*) L1=5 L2=5
+# plan: laplace stats/unit=5 groups/unit=5 rows/group=5 rows/unit=5 selection=laplace_threshold | specialty | COUNT(*) L1=5 L2=5
 
 # title: DP clause max_rows_contributed replaces all three limits
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_rows_contributed = 2) region, SUM(cost) FROM claims GROUP BY region;
@@ -219,7 +219,7 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (max_groups_contributed = 2) COUNT(*) F
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 0.5, delta = 1e-6) sex, COUNT(*) FROM people GROUP BY sex;
 # result: [(0, 486), (1, 514)]
 # bounding: row_level
-# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | sex | COUNT(*) L1=1 L2=1
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=laplace_threshold | sex | COUNT(*) L1=1 L2=1
 
 # title: a DP clause in one branch of a set operation that takes the whole epsilon
 SELECT COUNT(*) FROM visits UNION ALL SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1) COUNT(*) FROM visits;
@@ -437,7 +437,7 @@ SELECT SUM(cost, contribution_bounds_per_group => (0, 3000)) / COUNT(*, contribu
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 10, delta = .01, max_groups_contributed = 1, privacy_unit_column = patient_id) specialty, AVG(cost, contribution_bounds_per_group => (0, 100)) average_cost FROM visits GROUP BY specialty;
 # result: [('allergy and immunology', 100.0), ('anesthesiology', 100.0), ('cardiology', 96.6477), ('cardiothoracic surgery', 100.0), ('colorectal surgery', 100.0), ('dermatology', 96.822), ('emergency medicine', 90.4338), ('endocrinology', 100.0), ('gastroenterology', 92.1886), ('general practice', 75.3007), ('general surgery', 98.1275), ('geriatrics', 100.0), ('gynecology', 92.305), ('hematology', 98.132), ('hepatology', 100.0), ('hyperbaric medicine', 100.0), ('infectious disease', 100.0), ('internal medicine', 88.6203), ('medical genetics', 100.0), ('neonatology', 83.53), ('nephrology', 91.016), ('neurology', 71.0017), ('neurosurgery', 55.92), ('obstetrics', 87.1855), ('occupational medicine', 83.935), ('oncology', 100.0), ('ophthalmology', 81.3025), ('orthopedics', 90.5936), ('otolaryngology', 79.3467), ('palliative care', 100.0), ('pediatrics', 92.846), ('physical therapy', 100.0), ('plastic surgery', 100.0), ('podiatry', 22.335), ('psychiatry', 90.01), ('psychology', 86.0978), ('pulmonology', 84.3792), ('radiology', 99.606), ('rheumatology', 100.0), ('sleep medicine', 94.2475), ('sports medicine', 90.862), ('tropical medicine', 100.0), ('urology', 100.0), ('vascular surgery', 100.0)]
 # bounding: first_pair (g=1, packed)
-# plan: laplace stats/unit=3 groups/unit=1 rows/group=4 selection=laplace_threshold | specialty | average_cost=AVG(cost, contribution_bounds_per_group => (0, 100)) in [0, 100] L1=50 L2=50
+# plan: laplace stats/unit=2 groups/unit=1 rows/group=4 selection=laplace_threshold | specialty | average_cost=AVG(cost, contribution_bounds_per_group => (0, 100)) in [0, 100] L1=50 L2=50
 
 # title: bigquery dialect with backticks and double-quoted strings
 # dialect: bigquery
@@ -493,7 +493,7 @@ SELECT `region`, AVG(`age`) AS mean_age FROM `visits` GROUP BY `region`;
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6) specialty, COUNT(*, contribution_bounds_per_group => (0, 2)) AS n FROM visits GROUP BY specialty;
 # result: [('allergy and immunology', 9), ('anesthesiology', 3), ('cardiology', 36), ('cardiothoracic surgery', 2), ('colorectal surgery', 5), ('dermatology', 38), ('emergency medicine', 128), ('endocrinology', 17), ('gastroenterology', 14), ('general practice', 261), ('general surgery', 12), ('geriatrics', 7), ('gynecology', 30), ('hematology', 8), ('hepatology', 8), ('hyperbaric medicine', 4), ('infectious disease', 9), ('internal medicine', 71), ('medical genetics', 3), ('neonatology', 1), ('nephrology', 12), ('neurology', 12), ('neurosurgery', 6), ('nuclear medicine', 2), ('obstetrics', 23), ('occupational medicine', 8), ('oncology', 12), ('ophthalmology', 18), ('orthopedics', 35), ('otolaryngology', 5), ('palliative care', 4), ('pediatric oncology', 2), ('pediatrics', 54), ('physical therapy', 10), ('plastic surgery', 2), ('podiatry', 2), ('psychiatry', 9), ('psychology', 12), ('pulmonology', 15), ('radiology', 18), ('rheumatology', 9), ('sleep medicine', 4), ('sports medicine', 7), ('toxicology', 1), ('transplant surgery', 3), ('tropical medicine', 2), ('urology', 5), ('vascular surgery', 2)]
 # bounding: first_pairs_by_window (g=3)
-# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 2)) L1=6 L2=3.4641
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=laplace_threshold | specialty | n=COUNT(*, contribution_bounds_per_group => (0, 2)) L1=6 L2=3.4641
 
 # title: spark dialect NVL in post-processing
 # dialect: spark

@@ -65,7 +65,7 @@ SELECT sex, COUNT(*) FROM pums GROUP BY sex;
 SELECT educ, COUNT(*) FROM pums GROUP BY educ;
 # result: [(1, 51), (10, 89), (11, 255), (12, 119), (13, 282), (14, 87), (15, 40), (16, 22), (2, 21), (3, 60), (4, 27), (5, 39), (6, 34), (7, 50), (8, 81), (9, 325)]
 # bounding: first_pair (g=1, packed)
-# plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | educ | COUNT(*) L1=2 L2=2
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=2 selection=laplace_threshold | educ | COUNT(*) L1=2 L2=2
 
 # title: distinct-unit count shared with partition selection
 SELECT educ, COUNT(DISTINCT pid) AS people, COUNT(*) AS rows FROM pums GROUP BY educ;
@@ -83,7 +83,7 @@ SELECT specialty, AVG(age) FROM visits GROUP BY specialty;
 SELECT race, COUNT(*) FROM people GROUP BY race;
 # result: [(1, 550), (2, 71), (3, 265), (4, 108), (5, 1), (6, 5)]
 # bounding: row_level
-# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=truncated_geometric | race | COUNT(*) L1=1 L2=1
+# plan: laplace stats/unit=1 groups/unit=1 rows/group=1 rows/unit=1 selection=laplace_threshold | race | COUNT(*) L1=1 L2=1
 
 # title: group key not in SELECT
 SELECT COUNT(*) FROM visits GROUP BY region;
@@ -142,19 +142,19 @@ SELECT region, COUNT(*) AS n FROM visits GROUP BY ROLLUP (region);
 SELECT sex, married, COUNT(*) AS n FROM pums GROUP BY CUBE (sex, married);
 # result: [(0, 0, 362), (0, 1, 517), (0, None, 879), (1, 0, 343), (1, 1, 360), (1, None, 703), (None, 0, 705), (None, 1, 877), (None, None, 1582)]
 # bounding: first_pair (g=1, packed) || first_pair (g=1, packed) || first_pair (g=1, packed) || all_pairs
-# plan: sets=4 stats/unit=4 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 || (married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2
+# plan: sets=4 stats/unit=4 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=laplace_threshold | sex | married | n=COUNT(*) L1=2 L2=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 || (married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=laplace_threshold | sex | married | n=COUNT(*) L1=2 L2=2 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2
 
 # title: GROUP BY GROUPING SETS as listed, () the global total
 SELECT sex, educ, COUNT(*) AS n FROM pums GROUP BY GROUPING SETS ((sex), (educ), ());
 # result: [(0, None, 879), (1, None, 703), (None, 1, 51), (None, 10, 89), (None, 11, 255), (None, 12, 119), (None, 13, 282), (None, 14, 87), (None, 15, 40), (None, 16, 22), (None, 2, 21), (None, 3, 60), (None, 4, 27), (None, 5, 39), (None, 6, 34), (None, 7, 50), (None, 8, 81), (None, 9, 325), (None, None, 1582)]
 # bounding: first_pair (g=1, packed) || first_pair (g=1, packed) || all_pairs
-# plan: sets=3 stats/unit=3 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | educ | n=COUNT(*) L1=2 L2=2 || (educ) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | educ | n=COUNT(*) L1=2 L2=2 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | educ | n=COUNT(*) L1=2 L2=2
+# plan: sets=3 stats/unit=3 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | educ | n=COUNT(*) L1=2 L2=2 || (educ) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=laplace_threshold | sex | educ | n=COUNT(*) L1=2 L2=2 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | educ | n=COUNT(*) L1=2 L2=2
 
 # title: GROUPING() is the bit mask of the rolled-up keys
 SELECT sex, married, COUNT(*) AS n, GROUPING(sex, married) AS rolled_up FROM pums GROUP BY ROLLUP (sex, married);
 # result: [(0, 0, 362, 0), (0, 1, 517, 0), (0, None, 879, 1), (1, 0, 343, 0), (1, 1, 360, 0), (1, None, 703, 1), (None, None, 1582, 3)]
 # bounding: first_pair (g=1, packed) || first_pair (g=1, packed) || all_pairs
-# plan: sets=3 stats/unit=3 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up
+# plan: sets=3 stats/unit=3 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=laplace_threshold | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2 | rolled_up
 
 # title: HAVING filters each grouping set's rows
 SELECT sex, AVG(age) AS age, GROUPING(sex) AS total FROM pums GROUP BY ROLLUP (sex) HAVING COUNT(*) > 800;
@@ -166,7 +166,7 @@ SELECT sex, AVG(age) AS age, GROUPING(sex) AS total FROM pums GROUP BY ROLLUP (s
 SELECT sex, married, COUNT(*) AS n FROM pums GROUP BY sex, ROLLUP (married);
 # result: [(0, 0, 362), (0, 1, 517), (0, None, 879), (1, 0, 343), (1, 1, 360), (1, None, 703)]
 # bounding: first_pair (g=1, packed) || first_pair (g=1, packed)
-# plan: sets=2 stats/unit=2 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=truncated_geometric | sex | married | n=COUNT(*) L1=2 L2=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2
+# plan: sets=2 stats/unit=2 || (sex, married) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=laplace_threshold | sex | married | n=COUNT(*) L1=2 L2=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | married | n=COUNT(*) L1=2 L2=2
 
 # title: WITH ROLLUP is a ROLLUP of the listed keys
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region WITH ROLLUP;

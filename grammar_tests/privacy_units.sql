@@ -30,7 +30,7 @@ SELECT region, COUNT(DISTINCT patient_id) AS patients FROM claims GROUP BY regio
 SELECT age, COUNT(*) FROM claims GROUP BY age;
 # result: [(0, 15), (1, 3), (10, 3), (100, 4), (11, 9), (14, 8), (15, 1), (16, 5), (17, 10), (18, 6), (19, 11), (2, 1), (20, 7), (21, 9), (22, 5), (23, 10), (24, 9), (25, 9), (26, 9), (27, 6), (28, 16), (29, 2), (30, 10), (31, 20), (32, 16), (33, 11), (34, 13), (35, 8), (36, 20), (37, 11), (38, 20), (39, 17), (40, 21), (41, 9), (42, 15), (43, 19), (44, 20), (45, 16), (46, 12), (47, 15), (48, 3), (49, 19), (5, 4), (50, 15), (51, 8), (52, 12), (53, 12), (54, 10), (55, 16), (56, 19), (57, 17), (58, 11), (59, 14), (60, 17), (61, 11), (62, 11), (63, 13), (64, 14), (65, 13), (66, 11), (67, 13), (68, 9), (69, 14), (7, 12), (70, 16), (71, 12), (72, 15), (73, 7), (74, 5), (75, 9), (76, 8), (77, 6), (78, 8), (79, 9), (8, 2), (80, 14), (81, 5), (82, 9), (84, 4), (85, 3), (89, 4), (90, 1), (91, 3), (92, 6), (93, 1), (94, 2), (96, 3), (97, 4), (98, 3)]
 # bounding: first_pairs_by_window (g=4)
-# plan: laplace stats/unit=4 groups/unit=4 rows/group=3 rows/unit=5 selection=gaussian_selection | age | COUNT(*) L1=5 L2=3.60555
+# plan: laplace stats/unit=4 groups/unit=4 rows/group=3 rows/unit=5 selection=laplace_threshold | age | COUNT(*) L1=5 L2=3.60555
 
 # title: row-level COUNT
 SELECT COUNT(*) FROM people;

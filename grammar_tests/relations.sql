@@ -338,7 +338,7 @@ SELECT r, COUNT(*) FROM (SELECT region AS r FROM visits WHERE age > 50
                          UNION ALL SELECT region FROM claims) AS u GROUP BY r;
 # result: [('east north central', 155), ('mid atlantic', 123), ('mountain', 96), ('new england', 62), ('pacific', 266), ('south atlantic', 138), ('west north central', 83), ('west south central', 71)]
 # bounding: first_pairs_by_window (g=3)
-# plan: laplace stats/unit=3 groups/unit=3 rows/group=3 rows/unit=5 selection=truncated_geometric | r | COUNT(*) L1=5 L2=3.60555
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=3 rows/unit=5 selection=laplace_threshold | r | COUNT(*) L1=5 L2=3.60555
 
 # title: UNION (distinct) in FROM is refused
 SELECT COUNT(*) FROM (SELECT patient_id FROM visits UNION SELECT patient_id FROM claims) AS u;

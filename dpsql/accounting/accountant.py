@@ -157,10 +157,12 @@ class Accountant:
 def approximate_zcdp(events) -> list[MechanismEvent]:
     """The history as zCDP steps: an (ε, δ) step (a partition selection) is δ-approximately
     ε²/2-zCDP (Bun & Steinke 2016, Prop. 1.4 with its δ), so under a ρ budget it counts
-    as a pure ε step, its δ charged beside (as the ledger counts it).
+    as a pure ε step, its δ charged beside (as the ledger counts it). A step of δ alone (a
+    threshold on the query's own noisy count) adds no ρ.
 
     >>> from dpsql.accounting.composition import approx
-    >>> [str(e) for e in approximate_zcdp([approx(0.5, 1e-6)])]
+    >>> [str(e) for e in approximate_zcdp([approx(0.5, 1e-6), approx(0.0, 1e-6)])]
     ['laplace(ε=0.5)']
     """
-    return [laplace(e.epsilon) if e.kind == "approx" else e for e in events]
+    return [laplace(e.epsilon) if e.kind == "approx" else e for e in events
+            if e.kind != "approx" or e.epsilon > 0]

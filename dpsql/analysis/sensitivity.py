@@ -21,13 +21,19 @@ import sys
 from dataclasses import replace
 from fractions import Fraction
 
+import numpy as np
+
 from dpsql.analysis.draft import Context, Draft, QueryOptions
 from dpsql.errors import DeltaNeeded, PrivacyError
 from dpsql.exact import float_at_least, float_at_most
 from dpsql.mechanisms import Sensitivity, choose_noise, selection_threshold, validate_privacy
 from dpsql.mechanisms.chooser import one_share
 from dpsql.mechanisms.exponential import ExponentialQuantile
-from dpsql.mechanisms.selection import truncated_geometric_crossovers
+from dpsql.mechanisms.selection import (
+    release_probability,
+    truncated_geometric_crossovers,
+    units_for_release,
+)
 from dpsql.mechanisms.selection_choice import Choice, best_selection
 from dpsql.plan import (
     COUNT_QUANTUM,
@@ -37,6 +43,7 @@ from dpsql.plan import (
     Selection,
     StatSpec,
     exact_share,
+    in_output_units,
 )
 
 DEFAULT_GROUPS_PER_UNIT = 1
@@ -231,7 +238,7 @@ def _calibrate_noise(draft: Draft) -> Draft:
                           delta=selection_delta, max_groups_per_unit=groups,
                           min_units=draft.options.min_units or 1)
     draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
-    return _separate_selection(draft, units)
+    return _count_threshold(_separate_selection(draft, units), draft, units, epsilon, delta)
 
 
 def _separate_selection(draft: Draft, units: Sensitivity) -> Draft:
@@ -273,6 +280,61 @@ def _separate_selection(draft: Draft, units: Sensitivity) -> Draft:
     return replace(draft, sensitivities=kept, noise=lighter,
                    selection=_selection(choice, selection_epsilon, selection.delta,
                                         selection.max_groups_per_unit, selection.min_units))
+
+
+COUNT_THRESHOLD_ALLOWANCE = 2
+"""How many times the people the best other selection needs for a 50 % release a threshold
+on the released count of rows may need, counting one row per person, and still be chosen."""
+
+
+def _count_threshold(chosen: Draft, draft: Draft, units: Sensitivity, epsilon: float,
+                     delta: float) -> Draft:
+    """Threshold the query's own noisy count of rows instead, when that is the better deal.
+
+    ``draft`` is the plan with the unit count among its statistics for a threshold, and
+    ``chosen`` the selection kept so far (that threshold, or a separate selection paid by the
+    unit count's share of ε). A released count of rows already carries noise the query pays
+    for; a group that only one person's rows are in has a count of at most c, its per-group
+    bound, so the threshold τ with P(c + noise ≥ τ) ≤ δ' keeps such a group with chance at
+    most δ' (docs/mechanisms.md §6, "A threshold on the released count"). The unit count is
+    then not noised at all: every statistic is calibrated with the whole share of ε. With
+    one row per person in a group the threshold needs more people than the separate
+    selections once people touch many groups (about 10 at ε = 1): it is chosen while it
+    needs at most ``COUNT_THRESHOLD_ALLOWANCE`` times as many, since the other selections'
+    ε comes out of every released statistic's, and a person with more than one row in the
+    group brings it closer. Not with a floor of people (``min_units``), which counts people.
+    """
+    if draft.selection.min_units > 1 or any(units.name in a.stats for a in draft.aggregates):
+        return chosen
+    kept = tuple(s for s in draft.sensitivities if s is not units)
+    counts = [s for s in kept if _spec(draft, s.name).kind in ("rows", "count")]
+    if not counts:
+        return chosen
+    half = float_at_most(Fraction(delta) / 2)
+    noise = _choose_noise(kept, epsilon, half)
+    selection_delta = float_at_most(Fraction(delta) - Fraction(half)) \
+        if noise.kind == "gaussian" else delta
+    groups = draft.contribution.groups_per_unit
+    options = []
+    for stat in counts:
+        quantum = _spec(draft, stat.name).quantum
+        own = in_output_units(noise.noise_for(stat), quantum)
+        tau = selection_threshold(own, groups, selection_delta, most=stat.bound * quantum)
+        options.append((units_for_release(functools.partial(release_probability, own, tau)),
+                        tau, stat.name))
+    needed, tau, name = min(options)
+    current = chosen.selection
+    current_noise = None if current.separate else chosen.noise.noise_for(units)
+    if needed > COUNT_THRESHOLD_ALLOWANCE * units_for_release(
+            lambda n: float(current.chance(np.array([n]), current_noise)[0])):
+        return chosen
+    selection = Selection(method=f"{noise.kind}_threshold", threshold=tau,
+                          delta=selection_delta, max_groups_per_unit=groups, statistic=name)
+    return replace(draft, sensitivities=kept, noise=noise, selection=selection)
+
+
+def _spec(draft: Draft, name: str) -> StatSpec:
+    return next(s for s in draft.stats if s.name == name)
 
 
 def _selection(choice: Choice, epsilon: float, delta: float, groups: int, min_units: int

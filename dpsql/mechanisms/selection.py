@@ -68,18 +68,25 @@ def _on_grid(noise: Noise, value: float) -> float:
     return round(value / noise.granularity) * noise.granularity
 
 
-def selection_threshold(noise: Noise, max_groups_per_unit: int, delta: float) -> float:
-    """Smallest τ (grid point; an integer for integer noise) with P(1 + noise ≥ τ) ≤ δ'.
+def selection_threshold(noise: Noise, max_groups_per_unit: int, delta: float,
+                        most: float = 1.0) -> float:
+    """Smallest τ (grid point; an integer for integer noise) with P(most + noise ≥ τ) ≤ δ'.
 
-    For discrete Laplace with p = e^{−1/t}: P(X ≥ m) = p^m/(1 + p), so τ = 1 + m with
-    m = ⌈ln(δ'(1 + p))/ln p⌉.  The search uses the noise's exact (or upper-bounded) tail.
+    ``most`` is the largest value a group holding one person's rows alone can have: 1 for
+    a count of people, a row count's per-group bound c for a threshold on a released count
+    of rows (a smaller value is rounded to a grid point no larger, so it is released less
+    often). For discrete Laplace with p = e^{−1/t}: P(X ≥ m) = p^m/(1 + p), so τ = most + m
+    with m = ⌈ln(δ'(1 + p))/ln p⌉.  The search uses the noise's exact (or upper-bounded)
+    tail.
 
     >>> selection_threshold(Noise("laplace", 2.0), 3, 1e-5)
     26.0
+    >>> selection_threshold(Noise("laplace", 2.0), 3, 1e-5, most=4.0)
+    29.0
     """
     target = split_delta(delta, max_groups_per_unit) * (1.0 - SAFETY)
     m = least_integer(lambda k: noise.grid_tail(k) <= target, 1)
-    return _on_grid(noise, 1.0) + m * noise.granularity
+    return _on_grid(noise, most) + m * noise.granularity
 
 
 def release_probability(noise: Noise, threshold: float, n_units: int) -> float:
