@@ -47,6 +47,14 @@ def test_the_declaration_is_checked_and_case_insensitive():
         connection(not_null=["z"])
 
 
+def test_a_toml_catalog_declares_it_too(tmp_path):
+    (tmp_path / "t.csv").write_text("pid,x\n1,2\n2,\n")
+    (tmp_path / "catalog.toml").write_text(
+        '[tables.t]\nsource = "t.csv"\nprivacy_unit = "pid"\nnot_null = ["x"]\n')
+    con = dpsql.connect(catalog=str(tmp_path / "catalog.toml"))
+    assert con.catalog.get("t").not_null == {"x"}
+
+
 def test_one_count_serves_count_star_sum_and_avg():
     assert kinds(connection()) == ["rows", "centered_sum", "centered_sum"]
     assert kinds(connection(not_null=())) == ["rows", "count", "centered_sum", "sum"]

@@ -147,8 +147,7 @@ class _Collector:
     def _never_null(self, expr: exp.Expression | None) -> bool:
         """A bare column of the table that its owner declared NOT NULL (``TableInfo.not_null``;
         joins and subqueries declare none, ``relations.Source.info``)."""
-        return isinstance(expr, exp.Column) and expr.name.lower() in getattr(
-            self.draft.table, "not_null", ())
+        return isinstance(expr, exp.Column) and expr.name.lower() in self.draft.table.not_null
 
     def _integral(self, expr: exp.Expression, lo: float, hi: float) -> bool:
         """Whole-number values with integer bounds (small enough for exact BIGINT sums)."""
