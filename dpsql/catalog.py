@@ -252,6 +252,29 @@ AUTO_LIMITS = ("max_rows_per_unit",)
 that do not depend on a query's GROUP BY."""
 
 
+def not_null_columns(names: Iterable[str], columns: Mapping[str, str], table: str
+                     ) -> frozenset[str]:
+    """The columns declared to hold no NULL, lower case.
+
+    A public fact about the schema, like a column's type; like bounds it is enforced, not
+    trusted: a NULL read anyway counts as a value (COUNT(x) is COUNT(*)) and adds the
+    middle of the column's bounds to SUM and AVG (docs/mechanisms.md §12).
+
+    >>> sorted(not_null_columns(["Age"], {"age": "INT", "pid": "INT"}, "t"))
+    ['age']
+    >>> not_null_columns(["wage"], {"age": "INT"}, "t")
+    Traceback (most recent call last):
+    dpsql.errors.CatalogError: not_null names 'wage', not a column of 't'; columns are ['age']
+    """
+    if isinstance(names, str):
+        names = [names]
+    declared = frozenset(str(n).lower() for n in names)
+    for name in sorted(declared - set(columns)):
+        raise CatalogError(f"not_null names {name!r}, not a column of {table!r}; "
+                           f"columns are {sorted(columns)}")
+    return declared
+
+
 def _bounds(bounds: Mapping[str, Any] | None, columns: Mapping[str, str], table: str
             ) -> tuple[dict[str, tuple[float, float]], tuple[str, ...]]:
     """Declared value bounds by column, and the columns whose bounds are ``"auto"``.
@@ -318,6 +341,8 @@ class TableInfo:
     """Columns declared ``bounds="auto"`` whose bounds are not estimated yet."""
     auto_limits: tuple[str, ...] = ()
     """Limits declared ``"auto"`` (``AUTO_LIMITS``) that are not estimated yet."""
+    not_null: frozenset[str] = frozenset()
+    """Columns declared to hold no NULL (``not_null_columns``): COUNT(x) of one is COUNT(*)."""
 
     @classmethod
     def private(cls, name: str, *, columns: Mapping[str, str], privacy_unit: str | None = None,
@@ -326,7 +351,8 @@ class TableInfo:
                 max_rows_per_unit: int | str | None = None,
                 public_keys: Mapping[str, Iterable[Any] | str] | None = None,
                 max_text_length: Mapping[str, int] | None = None,
-                default_text_length: int = WorkLimits.default_text_length) -> TableInfo:
+                default_text_length: int = WorkLimits.default_text_length,
+                not_null: Iterable[str] = ()) -> TableInfo:
         """Validate registration options and build the metadata of a private table.
 
         Text columns get their width (``text_widths``): ``max_text_length`` declares the
@@ -358,7 +384,7 @@ class TableInfo:
             max_groups_per_unit=_positive_int("max_groups_per_unit", max_groups_per_unit, name),
             max_rows_per_group=_positive_int("max_rows_per_group", max_rows_per_group, name),
             max_rows_per_unit=_positive_int("max_rows_per_unit", max_rows_per_unit, name),
-            public_keys=keys,
+            public_keys=keys, not_null=not_null_columns(not_null, columns, name),
             auto_limits=tuple(limit for limit, value in (
                 ("max_rows_per_unit", max_rows_per_unit),) if value == AUTO and unit is not None),
         )

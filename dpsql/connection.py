@@ -200,8 +200,14 @@ class Connection:
                  max_rows_per_unit: int | None = None,
                  public_keys: Mapping[str, Iterable[Any] | str] | None = None,
                  size: int | None = None, options: Mapping[str, Any] | None = None,
-                 max_text_length: Mapping[str, int] | None = None) -> None:
+                 max_text_length: Mapping[str, int] | None = None,
+                 not_null: Iterable[str] = ()) -> None:
         """Register a private table from a file path, DataFrame, Arrow table or table name.
+
+        ``not_null`` names columns that hold no NULL (a fact of the schema, declared like
+        bounds and enforced like them: a NULL read anyway counts as a value, the middle of
+        the column's bounds). COUNT(x) of such a column is COUNT(*), so a query asking
+        COUNT(*) beside AVG(x) or SUM(x) draws one count for all (docs/mechanisms.md §12).
 
         ``max_text_length`` gives the most characters of a text column's values (e.g.
         ``{"notes": 20000}``); a longer value is read cut to it, and undeclared text columns
@@ -223,7 +229,7 @@ class Connection:
             bounds=bounds, max_groups_per_unit=max_groups_per_unit,
             max_rows_per_group=max_rows_per_group, max_rows_per_unit=max_rows_per_unit,
             public_keys=public_keys, max_text_length=max_text_length,
-            default_text_length=self.catalog.limits.default_text_length))
+            default_text_length=self.catalog.limits.default_text_length, not_null=not_null))
 
     def register_public(self, name: str, source: Any, *,
                         options: Mapping[str, Any] | None = None) -> None:

@@ -132,8 +132,9 @@ class Count(Estimator):
 
 
 class SumOfMean(Estimator):
-    """SUM(x) asked beside AVG(x): centre × noisy COUNT(x) + noisy centred sum, from the
-    AVG's own statistics (``_Collector.finish``; post-processing, so free)."""
+    """SUM(x) asked beside a count of x (AVG(x)'s, COUNT(x), or COUNT(*) for a column
+    declared NOT NULL): centre × that noisy count + a noisy centred sum
+    (``_Collector.finish``; post-processing of the two, so free)."""
 
     kinds = ()
 
@@ -167,8 +168,9 @@ class SumOfMean(Estimator):
         return {**super().describe(plan, agg), **{k: abs(center) * n[k] + s[k] for k in s},
                 "noise_std": std,
                 "ci95_halfwidth": self.halfwidth(plan, agg, 0.95),
-                "note": f"SUM = {center:g} × COUNT + centred sum, from the statistics of the "
-                "AVG of the same argument and bounds (free): one statistic fewer"}
+                "note": f"SUM = {center:g} × COUNT + centred sum, from the count of its "
+                "argument the query draws anyway (free); the centred sum moves by at most "
+                "half the range"}
 
 
 class Ratio(Estimator):

@@ -38,14 +38,36 @@ def snippets() -> list[str]:
 
 
 def test_doc_has_its_snippets():
-    assert len(snippets()) == 6
+    assert len(snippets()) == 7
 
 
-@pytest.mark.parametrize("index", range(6))
+@pytest.mark.parametrize("index", range(7))
 def test_doc_snippet_runs(index):
     with contextlib.redirect_stdout(io.StringIO()) as out:
         exec(compile(snippets()[index], f"docs/mechanisms.md snippet {index}", "exec"), {})
     assert out.getvalue()
+
+
+@pytest.mark.parametrize("not_null, kinds, selection, laplace, gaussian, stds", [
+    ((), ["rows", "count", "centered_sum", "sum", "units"], 0.2, 7.06, 9.88, [28.28, 2828]),
+    (("age", "income"), ["rows", "centered_sum", "centered_sum", "units"], 0.25, 5.64, 8.86,
+     [22.62, 1600]),
+])
+def test_section_12_three_statistic_query(not_null, kinds, selection, laplace, gaussian, stds):
+    """§12, "The three-statistic query": the plans before and after the shared count."""
+    cat = Catalog()
+    cat.add(TableInfo.private(
+        "pums", columns={"pid": "INT", "age": "INT", "income": "INT", "married": "INT"},
+        privacy_unit="pid", bounds={"age": (0, 100), "income": (0, 500000)},
+        max_rows_per_unit=4, not_null=not_null))
+    plan = analyze("SELECT married, COUNT(*), SUM(age), AVG(income) FROM pums GROUP BY married",
+                   cat, epsilon=1.0, delta=1e-6)
+    assert [s.kind for s in plan.stats] == kinds
+    assert plan.selection.epsilon == pytest.approx(selection)
+    assert (plan.noise.kind, round(plan.noise.laplace_std, 2),
+            round(plan.noise.gaussian_std, 2)) == ("laplace", laplace, gaussian)
+    got = [estimator(a).describe(plan, a)["noise_std"] for a in plan.aggregates[:2]]
+    assert got == pytest.approx(stds, rel=1e-3)
 
 
 def _worked_example_plan():

@@ -105,6 +105,8 @@ class _Collector:
 
     def stat(self, kind: str, expr: exp.Expression | None = None, *, per_group: bool = False,
              values_per_unit: int | None = None, **bounds: float) -> str:
+        if kind == "count" and not per_group and self._never_null(expr):
+            kind, expr = "rows", None  # COUNT(x) of a column declared NOT NULL is COUNT(*)
         valued = kind in ("sum", "centered_sum")
         quantum = value_quantum(bounds["lo"], bounds["hi"]) if valued else 1.0
         # Integer values with integer bounds are already exact (a unit's mean is not).
@@ -120,27 +122,32 @@ class _Collector:
     def finish(self) -> tuple[Aggregate, ...]:
         """The aggregates, each once, with every SUM's statistics chosen.
 
-        A SUM(x) asked beside an AVG(x) of the same bounds is released from the AVG's noisy
-        statistics, SUM = centre × COUNT(x) + centred sum (post-processing, free), instead of
-        a third statistic of its own: one statistic fewer makes every statistic's noise
-        smaller, and the derived SUM's noise is smaller than a direct one's at the same scale
-        (its per-person bound splits as |centre| + half-range ≥ √(centre² + half-range²)).
-        See docs/mechanisms.md §12.
+        A SUM(x) whose argument's count is already drawn (COUNT(x), AVG(x)'s count, or
+        COUNT(*) when x is declared NOT NULL) is released as centre × that noisy count +
+        a noisy centred sum Σ(x − centre) (post-processing of the two, free), instead of a
+        direct sum: the centred sum takes the direct sum's place (or is AVG(x)'s own, one
+        statistic fewer), one row moves it by at most half the range, and the SUM's noise
+        std u·c·√(centre² + half-range²) = u·c·√((lo² + hi²)/2) is never above the direct
+        sum's u·c·max(|lo|, |hi|) (docs/mechanisms.md §12).
         """
         for sql, (arg, lo, hi) in self.sums.items():
             agg = self.aggregates[sql]
-            mean = self._mean_stats(arg, lo, hi)
-            self.aggregates[sql] = replace(
-                agg, stats=mean or (self.stat("sum", arg, lo=lo, hi=hi),))
+            count = self._count_of(arg)
+            stats = (count.name, self.stat("centered_sum", arg, lo=lo, hi=hi)) if count \
+                else (self.stat("sum", arg, lo=lo, hi=hi),)
+            self.aggregates[sql] = replace(agg, stats=stats)
         return tuple({a.name: a for a in self.aggregates.values()}.values())
 
-    def _mean_stats(self, arg: exp.Expression, lo: float, hi: float) -> tuple[str, str] | None:
-        """(COUNT(arg), centred sum of arg in [lo, hi]) if both are already computed."""
-        count = self.stats.get(("count", arg.sql(), 0.0, 0.0, False))
-        centered = self.stats.get(("centered_sum", arg.sql(), lo, hi, False))
-        if count is None or centered is None:
-            return None
-        return count.name, centered.name
+    def _count_of(self, arg: exp.Expression) -> StatSpec | None:
+        """The statistic counting ``arg``'s non-NULL rows, if the query already draws it."""
+        if self._never_null(arg):
+            return self.stats.get(("rows", "", 0.0, 0.0, False))
+        return self.stats.get(("count", arg.sql(), 0.0, 0.0, False))
+
+    def _never_null(self, expr: exp.Expression | None) -> bool:
+        """A bare column of the table that its owner declared NOT NULL (``TableInfo.not_null``;
+        joins and subqueries declare none, ``relations.Source.info``)."""
+        return isinstance(expr, exp.Column) and expr.name.lower() in self.draft.table.not_null
 
     def _integral(self, expr: exp.Expression, lo: float, hi: float) -> bool:
         """Whole-number values with integer bounds (small enough for exact BIGINT sums)."""

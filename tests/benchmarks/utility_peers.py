@@ -11,8 +11,9 @@ Each system is charged what it really spends for the query as a whole:
 
 - SmartNoise SQL spends its ``Privacy(epsilon, delta)`` once per statistic it draws
   (``get_privacy_cost``), so it is given ε/k and δ/k for k statistics;
-- PipelineDP splits one ``NaiveBudgetAccountant`` over the metrics of one ``aggregate`` call,
-  and its private partitions are chosen with the same budget; it runs with Laplace and with
+- PipelineDP splits one ``NaiveBudgetAccountant`` over the metrics of a query (one
+  ``aggregate`` call per value column it reads), and its private partitions are chosen with
+  the same budget; it runs with Laplace and with
   Gaussian noise and keeps the kind with the smaller spread (dpsql chooses by itself);
 - Tumult Analytics answers one aggregate per query: a query of two aggregates is two
   queries, each with half of ε (``PureDPBudget``; ``ApproxDPBudget`` with private keys).
@@ -69,16 +70,24 @@ def smartnoise(spec: dict) -> dict:
     return out
 
 
+PIPELINEDP_COLUMNS = {"n": ("COUNT", "count", "cost"), "s": ("SUM", "sum", "cost"),
+                      "a": ("MEAN", "mean", "cost"), "sa": ("SUM", "sum", "age")}
+"""Each released column: PipelineDP's metric, the field of its result, the value it reads."""
+
+
 def pipelinedp(spec: dict) -> dict:
+    """One ``aggregate`` call per value column a query reads (COUNT and MEAN of cost in one,
+    SUM of age in another), all on one engine and accountant, so the budget is split over
+    every metric of the query."""
     import pipeline_dp
 
     rows = read_rows(spec["data"])
-    lo, hi = spec["bounds"]["cost"]
-    metrics = {"n": pipeline_dp.Metrics.COUNT, "s": pipeline_dp.Metrics.SUM,
-               "a": pipeline_dp.Metrics.MEAN}
-    fields = {"n": "count", "s": "sum", "a": "mean"}
+    bounds = {"cost": tuple(spec["bounds"]["cost"]), "age": (0, 100)}
     out = {}
     for query in spec["queries"]:
+        values: dict[str, list[str]] = {}
+        for column in query["columns"]:
+            values.setdefault(PIPELINEDP_COLUMNS[column][2], []).append(column)
         best = None
         for kind in (pipeline_dp.NoiseKind.LAPLACE, pipeline_dp.NoiseKind.GAUSSIAN):
             trials = []
@@ -86,18 +95,26 @@ def pipelinedp(spec: dict) -> dict:
                 accountant = pipeline_dp.NaiveBudgetAccountant(
                     total_epsilon=spec["epsilon"], total_delta=spec["delta"])
                 engine = pipeline_dp.DPEngine(accountant, pipeline_dp.LocalBackend())
-                params = pipeline_dp.AggregateParams(
-                    metrics=[metrics[c] for c in query["columns"]], noise_kind=kind,
-                    min_value=lo, max_value=hi, **_pipelinedp_bounds(spec, query))
-                extract = pipeline_dp.DataExtractors(
-                    partition_extractor=lambda r, key=query["key"]: r[key],
-                    privacy_id_extractor=lambda r: r["patient_id"],
-                    value_extractor=lambda r: r["cost"])
-                public = query.get("public")
-                result = engine.aggregate(rows, params, extract, public_partitions=public)
+                results = []
+                for field, columns in values.items():
+                    params = pipeline_dp.AggregateParams(
+                        metrics=[getattr(pipeline_dp.Metrics, PIPELINEDP_COLUMNS[c][0])
+                                 for c in columns], noise_kind=kind,
+                        min_value=bounds[field][0], max_value=bounds[field][1],
+                        **_pipelinedp_bounds(spec, query))
+                    extract = pipeline_dp.DataExtractors(
+                        partition_extractor=lambda r, key=query["key"]: r[key],
+                        privacy_id_extractor=lambda r: r["patient_id"],
+                        value_extractor=lambda r, field=field: r[field])
+                    results.append((columns, engine.aggregate(
+                        rows, params, extract, public_partitions=query.get("public"))))
                 accountant.compute_budgets()
-                trials.append({key: {c: getattr(value, fields[c]) for c in query["columns"]}
-                               for key, value in result})
+                answers: dict = {}
+                for columns, result in results:
+                    for key, value in result:
+                        answers.setdefault(key, {}).update(
+                            {c: getattr(value, PIPELINEDP_COLUMNS[c][1]) for c in columns})
+                trials.append(answers)
             if best is None or _spread(trials) < _spread(best):
                 best = trials
         out[query["name"]] = best
@@ -170,6 +187,7 @@ def tumult(spec: dict) -> dict:
             for column in query["columns"]:
                 aggregate = {"n": lambda g: g.count(name="n"),
                              "s": lambda g: g.sum("cost", lo, hi, name="s"),
+                             "sa": lambda g: g.sum("age", 0, 100, name="sa"),
                              "a": lambda g: g.average("cost", lo, hi, name="a")}[column]
                 for row in session.evaluate(aggregate(grouped), budget).collect():
                     answers.setdefault(row[query["key"]], {})[column] = float(row[column])
