@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dpsql.analysis import analyze
+from dpsql.analysis import analyze, sensitivity
 from dpsql.analysis.sensitivity import normalised_norms
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.estimators import estimator
@@ -80,23 +80,35 @@ def _worked_example_plan():
                    epsilon=1.0, delta=1e-6)
 
 
-def test_section_1_and_3_worked_example():
+def test_section_1_and_3_worked_example(monkeypatch):
     assert normalised_norms(4, 3, 6) == pytest.approx((2.0, math.sqrt(2)))
     plan = _worked_example_plan()
     assert plan.noise.kind == "laplace"
     assert plan.noise.l1 == pytest.approx(3.00003, abs=1e-6)
     assert plan.noise.l2 == pytest.approx(1.224754, abs=1e-6)
-    assert plan.noise.unit_scale == pytest.approx(4.000031, abs=1e-6)
-    assert plan.noise.epsilon == pytest.approx(0.75, abs=1e-5)
-    assert plan.selection.method == "gaussian_selection"
-    assert plan.selection.epsilon == pytest.approx(0.25, abs=1e-5)
-    assert (round(plan.selection.sigma, 2), plan.selection.threshold) == (32.06, 167.0)
+    assert plan.noise.unit_scale == pytest.approx(3.000031, abs=1e-6)
+    assert plan.noise.epsilon == 1.0
+    assert (plan.selection.method, plan.selection.statistic) == ("laplace_threshold", "__dp_s0")
+    assert plan.selection.epsilon == 0 and round(plan.selection.threshold, 3) == 264.159
     assert plan.noise.granularities == (16.0, 16.0, 32768.0)
     stds = {a.sql: estimator(a).describe(plan, a)["noise_std"] for a in plan.aggregates}
     assert (round(plan.noise_for("__dp_s1").std, 3), round(plan.noise_for("__dp_s2").std, 1),
-            round(stds["SUM(cost)"])) == (33.941, 16970.7, 24000)
+            round(stds["SUM(cost)"])) == (25.456, 12728.1, 18000)
+    selection, noise = plan.selection, plan.selection_noise()
+    assert units_for_release(lambda n: float(selection.chance(np.array([n]), noise)[0])) == 265
+    # The selections it was compared with: the unit count's share of ε (ε/4) on the exact
+    # count, Gaussian thresholding (chosen before the count's threshold) or the truncated
+    # geometric, and the threshold on the noisy unit count.
+    with monkeypatch.context() as patch:
+        patch.setattr(sensitivity, "_count_threshold", lambda chosen, *_: chosen)
+        before = _worked_example_plan()
+    assert before.selection.method == "gaussian_selection"
+    assert before.selection.epsilon == pytest.approx(0.25, abs=1e-5)
+    assert (round(before.selection.sigma, 2), before.selection.threshold) == (32.06, 167.0)
+    assert before.noise.unit_scale == pytest.approx(4.000031, abs=1e-6)
+    assert round(before.noise_for("__dp_s1").std, 3) == 33.941
     geometric = units_for_release(lambda n: float(truncated_geometric_probability(
-        n, plan.selection.epsilon, 1e-6, 4)))
+        n, before.selection.epsilon, 1e-6, 4)))
     units = Noise("laplace", 16.0001)
     threshold = selection_threshold(units, 4, 1e-6)
     assert (geometric, threshold) == (189, 234.0)
