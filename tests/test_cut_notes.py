@@ -68,7 +68,7 @@ def test_limits_that_cannot_bind_are_not_named(con):
 
 
 @pytest.mark.parametrize(("sql", "method"), [
-    ("SELECT k, COUNT(*) AS n FROM wrong GROUP BY k", "truncated_geometric"),
+    ("SELECT k, COUNT(*) AS n FROM wrong GROUP BY k", "laplace_threshold"),
     ("SELECT k, COUNT(DISTINCT pid) AS n FROM wrong GROUP BY k", "laplace_threshold"),
 ])
 def test_private_keys_say_how_many_people_a_group_needs_to_be_shown(con, sql, method):
@@ -76,8 +76,7 @@ def test_private_keys_say_how_many_people_a_group_needs_to_be_shown(con, sql, me
     shown = result.groups_shown
     selection = result.plan.selection
     assert selection.method == method
-    noise = None if selection.truncated_geometric else result.plan.noise_for(
-        next(s.name for s in result.plan.stats if s.kind == "units"))
+    noise = result.plan.selection_noise()
     chance = selection.chance(np.array([shown.likely - 1, shown.likely, shown.surely - 1,
                                         shown.surely]), noise)
     assert chance[0] < 0.5 <= chance[1] and chance[2] < 0.95 <= chance[3]

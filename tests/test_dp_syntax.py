@@ -442,8 +442,9 @@ def test_min_units_shift_the_release_curve(option):
     count = "ANON_COUNT(*)" if kind == "ANONYMIZATION" else "COUNT(*)"
     shifted = (f"SELECT WITH {kind} OPTIONS (epsilon = 2, delta = 1e-5, {option}) k, "
                f"{count} AS n FROM t GROUP BY k")
-    plain = f"SELECT WITH {kind} OPTIONS (epsilon = 2, delta = 1e-5) k, {count} AS n FROM t " \
-            "GROUP BY k"
+    floor = option.replace("41", "1")  # the same selection of people, unshifted
+    plain = f"SELECT WITH {kind} OPTIONS (epsilon = 2, delta = 1e-5, {floor}) k, {count} AS n " \
+            "FROM t GROUP BY k"
     curve = con.explain(shifted).to_dict()["partition_selection"]["release_probability"]
     base = con.explain(plain).to_dict()["partition_selection"]["release_probability"]
     assert curve["50"] == pytest.approx(base["10"]) and curve["20"] == 0.0

@@ -124,13 +124,13 @@ def test_epsilon_is_split_equally_between_the_noise_and_each_quantile():
     share = epsilon_share(0.9, 3)
     quantiles = [p.epsilon for p in plan.spend if p.mechanism.startswith("exponential")]
     assert quantiles == [share] * 2 and plan.cost.epsilon == 0.9
-    # The noise and the truncated geometric (the unit count is not released) split one share.
-    pair = Fraction(plan.noise.epsilon) + Fraction(plan.selection.epsilon)
-    assert plan.selection.truncated_geometric and Fraction(share) - pair < Fraction(1, 10**12)
-    assert pair <= Fraction(share)
+    # The noise takes the whole share: groups are kept by a threshold on the released
+    # COUNT(*), which spends no ε of its own.
+    assert plan.selection.statistic is not None and plan.selection.epsilon == 0
+    assert plan.noise.epsilon == share
     assert plan.statistics_per_unit == (1 + 2) * 2  # rows, two quantiles; 2 groups
     plan.verify_cost()
-    assert plan.mechanism == "laplace+truncated_geometric+exponential"
+    assert plan.mechanism == "laplace+exponential"
 
 
 def test_quantiles_alone_are_pure_and_use_all_of_epsilon():

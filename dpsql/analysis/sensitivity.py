@@ -302,9 +302,11 @@ def _count_threshold(chosen: Draft, draft: Draft, units: Sensitivity, epsilon: f
     selections once people touch many groups (about 10 at ε = 1): it is chosen while it
     needs at most ``COUNT_THRESHOLD_ALLOWANCE`` times as many, since the other selections'
     ε comes out of every released statistic's, and a person with more than one row in the
-    group brings it closer. Not with a floor of people (``min_units``), which counts people.
+    group brings it closer. Not when the query sets a floor of people (``min_units``, even
+    of 1): it asks for a selection that counts people.
     """
-    if draft.selection.min_units > 1 or any(units.name in a.stats for a in draft.aggregates):
+    if draft.options.min_units is not None or any(units.name in a.stats
+                                                  for a in draft.aggregates):
         return chosen
     kept = tuple(s for s in draft.sensitivities if s is not units)
     counts = [s for s in kept if _spec(draft, s.name).kind in ("rows", "count")]
