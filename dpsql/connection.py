@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
-import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -70,6 +69,7 @@ from dpsql.grouping import compile_statement, run_bounded
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
+from dpsql.release import NoisyEngine, release
 from dpsql.result import Result
 from dpsql.statements import Statements
 
@@ -77,14 +77,11 @@ if TYPE_CHECKING:
     from dpsql.dbapi import Cursor
     from dpsql.evaluate import UtilityReport
     from dpsql.explain import Explanation
-    from dpsql.release import NoisyEngine
 
 # What only some connections or calls use is imported where it is used: the owner's tools
 # (dpsql.owner), the durable ledger, the PEP 249 cursor, the utility evaluation and
 # explain(). A process that connects and asks one query loads none of them
-# (docs/benchmarks.md, "Start-up"; tests/test_startup.py). The release (dpsql.release,
-# pyarrow.compute) and its noisy engine are made ready while the engine runs the first
-# bounded query (``_ready_to_release``).
+# (docs/benchmarks.md, "Start-up"; tests/test_startup.py).
 
 DEFAULT_BUDGET = Budget(epsilon=1.0, delta=1e-6)
 DEFAULT_DELTA = 1e-7
@@ -170,8 +167,7 @@ class Connection:
         self.seed = seed
         self._sources: dict[str, Any] = {}  # as registered; fingerprinted when asked
         self._sizes: dict[str, int] = {}
-        self._noisy: NoisyEngine | None = None  # post-processing only: never sees private rows
-        self._noisy_lock = threading.Lock()
+        self._noisy = NoisyEngine()  # post-processing only: never sees private rows
         self._compiled: dict[tuple, CompiledQuery | Composed] = {}
         if default_epsilon is not None:
             real_number("default_epsilon", default_epsilon, "Fix: pass the ε of a query as a "
@@ -477,8 +473,7 @@ class Connection:
         """
         salt = fresh_salt() if seed is None else seeded_salt(seed)
         try:
-            return self.statements.run(lambda: run_bounded(self.backend, compiled, salt),
-                                       meanwhile=self._ready_to_release)
+            return self.statements.run(lambda: run_bounded(self.backend, compiled, salt))
         except QueryCancelled:
             raise
         except Exception:
@@ -509,23 +504,10 @@ class Connection:
                  exact: pa.Table | tuple[pa.Table, ...], sampler: Sampler | None) -> Result:
         """``release``, after the charge; a failure there is answered generically (it may
         depend on the data)."""
-        from dpsql.release import release
-
         try:
-            return release(compiled, exact, sampler, engine=self._ready_to_release())
+            return release(compiled, exact, sampler, engine=self._noisy)
         except Exception:
             raise ExecutionError(FAILED_AFTER_READING) from None
-
-    def _ready_to_release(self) -> NoisyEngine:
-        """The noisy engine where post-processing runs, made (and dpsql.release imported)
-        on first use: while the backend runs the first bounded query (``Statements.run``'s
-        ``meanwhile``), so a one-query process pays for neither on its own clock."""
-        with self._noisy_lock:
-            if self._noisy is None:
-                from dpsql.release import NoisyEngine
-
-                self._noisy = NoisyEngine()
-            return self._noisy
 
     def _cached(self, compiled: CompiledQuery, key: str) -> Result | None:
         """The answer given before to the same question (``key``)."""
@@ -639,9 +621,7 @@ class Connection:
 
     def close(self) -> None:
         self.backend.close()
-        with self._noisy_lock:
-            if self._noisy is not None:
-                self._noisy.close()
+        self._noisy.close()
         self.budget.close()
 
     def __enter__(self) -> Connection:

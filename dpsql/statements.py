@@ -169,24 +169,12 @@ class Statements:
             if self._why is not None:
                 raise QueryCancelled(NOTHING_SPENT)
 
-    def run(self, task: Callable[[], T], *, meanwhile: Callable[[], Any] | None = None) -> T:
+    def run(self, task: Callable[[], T]) -> T:
         """``task()``, the engine's work: on the main thread it runs in a worker, so that
         Ctrl-C is heard at once (an engine call holds the main thread until it returns) and
-        cancels the statement; the KeyboardInterrupt goes on once the engine has stopped.
-
-        ``meanwhile()``, work that reads no data and that what follows needs (importing and
-        starting the release), runs on the calling thread while the worker runs ``task``
-        (after it on any other thread); an error of either is raised once ``task`` has
-        finished, ``task``'s first.
-
-        >>> Statements(interrupt=lambda: None).run(lambda: 1, meanwhile=lambda: 2)
-        1
-        """
+        cancels the statement; the KeyboardInterrupt goes on once the engine has stopped."""
         if threading.current_thread() is not threading.main_thread():
-            value = task()
-            if meanwhile is not None:
-                meanwhile()
-            return value
+            return task()
         outcome: dict[str, Any] = {}
         finished = threading.Event()
 
@@ -199,13 +187,7 @@ class Statements:
                 finished.set()
 
         threading.Thread(target=work, name="dpsql-engine", daemon=True).start()
-        failed: Exception | None = None
         try:
-            if meanwhile is not None:
-                try:
-                    meanwhile()
-                except Exception as error:  # raised once the engine has stopped
-                    failed = error
             while not finished.wait(WAIT_EVERY):
                 pass
         except KeyboardInterrupt:
@@ -214,8 +196,6 @@ class Statements:
             raise
         if "error" in outcome:
             raise outcome["error"]
-        if failed is not None:
-            raise failed
         return outcome["value"]
 
     def cancel(self, why: str = "cancelled", *, statement: int | None = None) -> None:

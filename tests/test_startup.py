@@ -13,16 +13,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-import time
 
-import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
-import dpsql
 from dpsql.datasets import visits
-from dpsql.statements import Statements
 
 NOT_LOADED = (
     "pandas", "scipy", "matplotlib", "polars", "pyspark", "tomllib",
@@ -63,42 +57,3 @@ def test_one_query_loads_only_what_answering_needs(tmp_path):
         assert found == [], (f"cache={cache}: a one-query process loaded {found}; import them "
                              "where they are used (docs/benchmarks.md, Start-up)")
         assert "dpsql.release" in loaded and "duckdb" in loaded  # the query was answered
-
-
-def test_the_release_is_made_ready_while_the_engine_runs():
-    """``Statements.run``'s ``meanwhile`` runs beside the task (here the task waits for it),
-    and its error is raised only once the task has finished; the task's error comes first."""
-    statements = Statements(interrupt=lambda: None)
-    ready, finished = threading.Event(), []
-
-    def task() -> str:
-        assert ready.wait(30), "meanwhile did not run while the task ran"
-        finished.append(True)
-        return "exact"
-
-    assert statements.run(task, meanwhile=ready.set) == "exact"
-
-    def failing() -> None:
-        raise ValueError("not ready")
-
-    ready.clear()
-    with pytest.raises(ValueError, match="not ready"):
-        statements.run(lambda: (time.sleep(0.2), finished.append(True)), meanwhile=failing)
-    assert len(finished) == 2  # raised after the task had finished
-
-    def engine_failed() -> None:
-        raise RuntimeError("engine")
-
-    with pytest.raises(RuntimeError, match="engine"):
-        statements.run(engine_failed, meanwhile=failing)
-
-
-def test_a_connection_starts_its_noisy_engine_with_its_first_query():
-    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), cache=False)
-    con.register("t", pa.table({"pid": [1, 2, 3], "x": [1.0, 2.0, 3.0]}), privacy_unit="pid")
-    assert con._noisy is None
-    con.sql("SELECT COUNT(*) FROM t", epsilon=1.0)
-    engine = con._noisy
-    con.sql("SELECT COUNT(*) AS n FROM t", epsilon=1.0)
-    assert engine is not None and con._noisy is engine  # one per connection
-    con.close()
