@@ -11,8 +11,7 @@ answers ``COUNT(*)`` by specialty. Both run with bytecode caches, as an installe
 does (pip compiles its modules to ``.pyc``): the children write theirs under the temporary
 folder (``PYTHONPYCACHEPREFIX``) even where ``PYTHONDONTWRITEBYTECODE`` is set, and the
 warm-up run fills them. Prints the median wall time of each, their ratio (with the
-load average before and after: on a busy machine the ratio grows, since dpsql's process
-overlaps its release with the engine's run only where a core is free), and
+load average before and after: the machines are shared, and a busy one moves the ratio), and
 where dpsql's process spends its import time (``python -X importtime``, the largest
 top-level packages).
 """
