@@ -10,7 +10,8 @@ specialty) on the file, and one that imports dpsql, connects, registers the file
 answers ``COUNT(*)`` by specialty. Both run with bytecode caches, as an installed package
 does (pip compiles its modules to ``.pyc``): the children write theirs under the temporary
 folder (``PYTHONPYCACHEPREFIX``) even where ``PYTHONDONTWRITEBYTECODE`` is set, and the
-warm-up run fills them. Prints the median wall time of each, their ratio, and
+warm-up run fills them. Prints the median wall time of each, their ratio (with the
+load average before and after: the machines are shared, and a busy one moves the ratio), and
 where dpsql's process spends its import time (``python -X importtime``, the largest
 top-level packages).
 """
@@ -97,6 +98,7 @@ def main() -> None:
         timed = TIMED.format(path=path)
         env = cached(Path(folder))
         wall(plain, env), wall(private, env)  # warm-up: the file system and bytecode caches
+        load = os.getloadavg()[0]  # the machine's other work: both processes share it
         times: dict[str, list[float]] = {"plain": [], "dpsql": []}
         steps: list[list[float]] = []
         for _ in range(args.repeats):
@@ -106,7 +108,8 @@ def main() -> None:
         medians = {name: statistics.median(values) for name, values in times.items()}
         print(f"{args.rows:,} rows, median of {args.repeats}: plain DuckDB process "
               f"{medians['plain']:.2f} s, dpsql process {medians['dpsql']:.2f} s, ratio "
-              f"{medians['dpsql'] / medians['plain']:.2f}")
+              f"{medians['dpsql'] / medians['plain']:.2f} (load average {load:.1f} before, "
+              f"{os.getloadavg()[0]:.1f} after)")
         print("dpsql's phases (medians): " + ", ".join(
             f"{name} {statistics.median(column):.3f} s"
             for name, column in zip(PHASES, zip(*steps, strict=True), strict=True)))
