@@ -42,12 +42,12 @@ import dpsql
 from dpsql.analysis.sensitivity import quantile_weight_limits
 from dpsql.catalog import Catalog, TableInfo, text_widths
 from dpsql.compile import CompiledQuery
-from dpsql.composed import Composed
+from dpsql.composed import Composed, ComposedQuery
 from dpsql.exact import as_fraction
 from dpsql.grouping import compile_statement
 from dpsql.mechanisms import Sampler, Sensitivity
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyEngine, release
+from dpsql.release import NoisyEngine, check_outer_binds, release
 from tests.fuzz.tables import (
     BOUNDS,
     ODD_STRINGS,
@@ -159,14 +159,19 @@ class Engine:
     def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]
              ) -> CompiledQuery | Composed | dpsql.Error:
         """The compiled query (plan and bounded query; with grouping sets or several
-        releases, one per set or part), or the error that refused it.
+        releases, one per set or part), or the error that refused it; a statement of several
+        releases is checked to bind as ``Connection.compile`` checks it.
 
         An InternalError, or any exception that is not a ``dpsql.Error``, is a bug and
         propagates. Public key domains are read from the loaded ``pub``.
         """
         try:
-            return compile_statement(sql, self.catalog(limits), default_epsilon=EPSILON,
-                                 default_delta=DELTA, public_values=self.backend.public_values)
+            compiled = compile_statement(sql, self.catalog(limits), default_epsilon=EPSILON,
+                                         default_delta=DELTA,
+                                         public_values=self.backend.public_values)
+            if isinstance(compiled, ComposedQuery):  # as the connection compiles
+                check_outer_binds(compiled, NOISY)
+            return compiled
         except dpsql.InternalError:
             raise
         except dpsql.Error as err:

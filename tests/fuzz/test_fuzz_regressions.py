@@ -74,6 +74,16 @@ def test_parts_that_each_name_their_epsilon_are_charged_their_sum(engine, epsilo
     check_query(engine, small(ONE_ROW), NO_LIMITS, f"SELECT ({first}) - ({second}) AS d")
 
 
+@pytest.mark.parametrize("outer", ["a.k + 1", "b.n * a.k", "a.k - b.n"])
+def test_a_query_around_releases_that_cannot_bind_is_refused_before_the_charge(engine, outer):
+    """The query around the parts was bound over columns of no type, which accept anything:
+    ``a.k + 1`` of a text key was accepted, charged, and failed at release (a Binder error),
+    on every table. The parts' released columns now have their types when it is bound."""
+    sql = (f"SELECT {outer} AS v FROM (SELECT k, COUNT(*) AS n FROM t GROUP BY k) a "
+           "CROSS JOIN (SELECT COUNT(*) AS n FROM t) b")
+    assert check_query(engine, small(ONE_ROW), NO_LIMITS, sql) == "refused: UnsupportedQueryError"
+
+
 @pytest.fixture(scope="module")
 def engines(spark) -> tuple[Engine, Engine]:
     from dpsql.backends.spark import SparkBackend
