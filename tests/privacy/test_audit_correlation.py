@@ -24,9 +24,13 @@ Measured with these seeds (ε = 1 claimed; lower bounds at 99 % confidence, larg
 =====================  ===========  ==========================  ============
 audit (trials a side)  honest ε_lb  negative control (trials)   control ε_lb
 =====================  ===========  ==========================  ============
-CORR (400)             HONEST_CORR  bounds / 100 (150)          CONTROL_CORR
-REGR_SLOPE (400)       HONEST_SLOPE bounds / 100 (150)          CONTROL_SLOPE
+CORR (400)             0.000        bounds / 100 (150)          2.05
+REGR_SLOPE (400)       0.000        bounds / 100 (150)          2.25
 =====================  ===========  ==========================  ============
+
+The honest events sit at the medians (P ≈ ½ on both sides), where a loss of a fraction of ε
+cannot be told from none at this many trials; the controls reach P_D'(E) = 0/150. About
+4.5 minutes on one loaded core.
 """
 
 from __future__ import annotations
