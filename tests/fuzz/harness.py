@@ -314,8 +314,12 @@ def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, 
     if isinstance(compiled, Composed):
         check_composed_cost(compiled)
     check_release(compiled, exact if isinstance(compiled, Composed) else exact[0])
-    return "accepted" if isinstance(compiled, CompiledQuery) else \
-        f"accepted: {compiled.kind}s"
+    return outcome(compiled)
+
+
+def outcome(compiled: CompiledQuery | Composed) -> str:
+    """``accepted``, or ``accepted: grouping sets`` / ``accepted: parts``."""
+    return "accepted" if isinstance(compiled, CompiledQuery) else f"accepted: {compiled.kind}s"
 
 
 def parts(compiled: CompiledQuery | Composed) -> tuple[CompiledQuery, ...]:
@@ -375,4 +379,4 @@ def check_engines(duck: Engine, spark: Engine, db: Database,
         plan = duck_part.plan
         assert str(spark_part.plan) == str(plan)
         assert cells(plan, spark.run(spark_part, db)) == cells(plan, duck.run(duck_part, db))
-    return "accepted"
+    return outcome(compiled)
