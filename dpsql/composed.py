@@ -50,7 +50,7 @@ from dpsql.catalog import Catalog
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import InternalError, PrivacyError, UnsupportedQueryError
-from dpsql.exact import as_fraction, float_at_least, float_at_most
+from dpsql.exact import as_fraction, share_at_most, total_at_least
 from dpsql.expr.totality import guard_division
 from dpsql.mechanisms import validate_privacy
 from dpsql.plan import PrivacyPlan
@@ -78,13 +78,15 @@ class Composed:
 
     def verify_cost(self) -> None:
         """Each part spends exactly its share of ε, and the parts' ε and δ sum to at most the
-        charge, in exact rationals (each part has checked its own mechanisms:
-        ``PrivacyPlan.verify_cost``)."""
+        charge, in exact rationals. Each part's cost is read as its decimal, as the part's own
+        check reads it against its mechanisms (``PrivacyPlan.verify_cost``); a part's own ε
+        is the decimal its text wrote, and shares are never above theirs in either reading
+        (``share_at_most``)."""
         shares = self.epsilon_shares
         if len(self.parts) != len(shares) or not self.parts:
             raise InternalError(f"{len(shares)} shares of epsilon, {len(self.parts)} queries")
-        spent_eps = sum((Fraction(p.cost.epsilon) for p in self.parts), Fraction(0))
-        spent_delta = sum((Fraction(p.cost.delta) for p in self.parts), Fraction(0))
+        spent_eps = sum((as_fraction(p.cost.epsilon) for p in self.parts), Fraction(0))
+        spent_delta = sum((as_fraction(p.cost.delta) for p in self.parts), Fraction(0))
         if any(Fraction(p.cost.epsilon) != Fraction(s) for p, s in zip(self.parts, shares,
                                                                         strict=True)) or \
                 spent_eps > as_fraction(self.cost.epsilon) or \
@@ -183,7 +185,7 @@ def statement_parameters(written: Sequence[tuple[float | None, float | None]],
         own = [w[i] for w in written if w[i] is not None]
         fixed = sum((as_fraction(v) for v in own), Fraction(0))
         value = remaining[i] if remaining is not None else call if call is not None else \
-            float_at_least(fixed) if len(own) == len(written) else default
+            total_at_least(fixed) if len(own) == len(written) else default
         if call is not None and len(own) == len(written) and fixed != as_fraction(call):
             raise PrivacyError(
                 f"every part names its own {name}, adding up to {float(fixed):g}, and the "
@@ -204,7 +206,7 @@ def epsilon_shares(total: float, written: Sequence[float | None],
                    weights: Sequence[int]) -> list[float]:
     """Each part's ε: its own, or a share of what the parts' own leave of ``total`` in
     proportion to its weight (its released statistics per unit), the largest float not
-    above it (docs/mechanisms.md §15).
+    above it, read as binary or decimal (docs/mechanisms.md §15).
 
     >>> epsilon_shares(1.0, [None, None], [1, 2]), epsilon_shares(1.0, [0.25, None], [1, 1])
     ([0.3333333333333333, 0.6666666666666666], [0.25, 0.75])
@@ -212,7 +214,7 @@ def epsilon_shares(total: float, written: Sequence[float | None],
     fixed = sum((as_fraction(w) for w in written if w is not None), Fraction(0))
     weight = sum(v for w, v in zip(written, weights, strict=True) if w is None)
     rest = as_fraction(total) - fixed
-    return [w if w is not None else float_at_most(rest * v / weight)
+    return [w if w is not None else share_at_most(rest * v / weight)
             for w, v in zip(written, weights, strict=True)]
 
 
@@ -228,7 +230,7 @@ def compiled_parts(compile_one: Callable[[int, float, float], CompiledQuery],
     def compiled(users: Sequence[bool]) -> tuple[CompiledQuery, ...]:
         share = free / max(sum(users), 1)
         return tuple(compile_one(i, e, w if w is not None else
-                                 float_at_most(share) if u else 0.0)
+                                 share_at_most(share) if u else 0.0)
                      for i, (e, w, u) in enumerate(zip(epsilons, written, users, strict=True)))
 
     opened = [w is None for w in written]

@@ -48,7 +48,7 @@ from dpsql.catalog import (
     text_widths,
 )
 from dpsql.compile import CompiledQuery, fresh_salt, seeded_salt
-from dpsql.composed import Composed
+from dpsql.composed import Composed, ComposedQuery
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
@@ -69,7 +69,7 @@ from dpsql.grouping import compile_statement, run_bounded
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyEngine, release
+from dpsql.release import NoisyEngine, check_outer_binds, release
 from dpsql.result import Result
 from dpsql.statements import Statements
 
@@ -303,13 +303,16 @@ class Connection:
             if len(self._compiled) >= PLAN_CACHE_SIZE:
                 self._compiled.clear()
             try:
-                self._compiled[key] = compile_statement(
+                compiled = compile_statement(
                     query, self.catalog, epsilon=epsilon, delta=delta,
                     default_epsilon=default, default_delta=self.default_delta,
                     dialect=read, public_values=self._public_values, quantile_ci=quantile_ci,
                     remaining=remaining, engine=self.backend.traits)
             except DeltaNeeded as need:
                 raise DeltaNeeded(f"{need}{without_delta(self.budget.total)}") from None
+            if isinstance(compiled, ComposedQuery):
+                check_outer_binds(compiled, self._noisy)
+            self._compiled[key] = compiled
         return self._compiled[key]
 
     def _public_values(self, table: str, column: str) -> tuple[Any, ...]:

@@ -4,7 +4,10 @@ Two readings of a float, kept apart on purpose. A value the *user* wrote (ε = 0
 the decimal they typed: :func:`as_fraction` reads it back exactly (1/10). A value dpsql
 *computed* (a share of ε, a noise scale) is its binary value, ``Fraction(x)``: that is what
 the mechanism uses. Budgets are charged in the first reading; calibration must never exceed
-them in the second, which :func:`float_at_most` guarantees.
+them in the second, which :func:`float_at_most` guarantees. A share of a budget that becomes
+a part's own budget (a grouping set's, a composed statement's part) is read both ways: as the
+binary value its mechanisms are calibrated below, and as the decimal the part's own cost check
+and the statement's sum read (:func:`share_at_most`, :func:`total_at_least`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,33 @@ def float_at_least(value: Fraction) -> float:
     if nearest == math.inf or Fraction(nearest) >= value:
         return nearest
     return math.nextafter(nearest, math.inf)
+
+
+def share_at_most(value: Fraction) -> float:
+    """The largest float not above the exact value in either reading, binary or decimal.
+
+    >>> share_at_most(Fraction(1, 3)), share_at_most(Fraction(1, 10))
+    (0.3333333333333333, 0.09999999999999999)
+    """
+    share = float_at_most(value)
+    while as_fraction(share) > value:
+        share = math.nextafter(share, -math.inf)
+    return share
+
+
+def total_at_least(value: Fraction) -> float:
+    """The smallest float not below the exact value in either reading, binary or decimal:
+    ``float_at_least`` can give a float whose shortest decimal lies below the value.
+
+    >>> total_at_least(Fraction("0.250000001")), float_at_least(Fraction("0.10000000000000000001"))
+    (0.250000001, 0.1)
+    >>> total_at_least(Fraction("0.10000000000000000001"))
+    0.10000000000000002
+    """
+    total = float_at_least(value)
+    while as_fraction(total) < value:
+        total = math.nextafter(total, math.inf)
+    return total
 
 
 def sqrt_at_least(value: Fraction) -> float:

@@ -35,7 +35,7 @@ from dpsql.compile import CompiledQuery, compile_query
 from dpsql.composed import Composed, compile_composed, compiled_parts, composition
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import UnsupportedQueryError
-from dpsql.exact import float_at_most
+from dpsql.exact import share_at_most
 from dpsql.names import check_query_names
 from dpsql.parse import parse
 from dpsql.plan import PrivacyPlan, exact_share
@@ -45,7 +45,7 @@ from dpsql.plan import PrivacyPlan, exact_share
 class GroupedQuery(Composed):
     """A statement with grouping sets: its sets, one ``CompiledQuery`` per set (in order) and
     the cost charged for all of them (frozen; checked exactly when built: each set spends
-    exactly its equal share of ε, the largest float not above ε/k)."""
+    exactly its equal share of ε, the largest float not above ε/k, read as binary or decimal)."""
 
     sets: tuple[GroupingSet, ...] = ()
     kind = "grouping set"
@@ -59,7 +59,7 @@ class GroupedQuery(Composed):
 
     @property
     def epsilon_shares(self) -> tuple[float, ...]:
-        share = float_at_most(exact_share(self.cost.epsilon, len(self.sets)))
+        share = share_at_most(exact_share(self.cost.epsilon, len(self.sets)))
         return (share,) * len(self.sets)
 
     @property
@@ -127,7 +127,7 @@ def compile_statement(sql: str, catalog: Catalog, *, epsilon: float | None = Non
                                remaining=remaining)
     del options["remaining"], options["engine"]
 
-    share = float_at_most(exact_share(total[0], len(sets)))
+    share = share_at_most(exact_share(total[0], len(sets)))
 
     def compile_one(i: int, eps: float, dlt: float) -> CompiledQuery:
         return CompiledQuery.of(analyze(set_query(ast, sets[i]), catalog, **options,

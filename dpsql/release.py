@@ -33,6 +33,7 @@ from dpsql.analysis.composition import PART
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.composed import ComposedQuery
 from dpsql.consistency import consistent
+from dpsql.errors import UnsupportedQueryError
 from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.grouping import GroupedQuery
@@ -254,6 +255,34 @@ def release(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
     if isinstance(compiled, ComposedQuery):
         return release_composed(compiled, exact, sampler, engine=engine)
     return released(compiled, noised(compiled.plan, exact, sampler), sampler, engine=engine)
+
+
+def check_outer_binds(composed: ComposedQuery, engine: NoisyEngine) -> None:
+    """The query around the parts binds over their released tables as typed (refused before
+    anything is charged otherwise): ``compile_composed`` binds it over columns of no type,
+    which takes ``a.k + 1`` of a text key ``k`` for a query that runs. Each part's table is
+    its post-processing over no groups (``empty_release``), so it reads no data."""
+    tables = {f"{PART}{i}": empty_release(p.plan, engine) for i, p in enumerate(composed.parts)}
+    try:
+        engine.run(f"SELECT * FROM ({composed.outer}) LIMIT 0", tables)
+    except duckdb.Error as error:
+        raise UnsupportedQueryError(
+            f"the query around the releases does not run over their columns: "
+            f"{str(error).splitlines()[0]}; the parts release "
+            + "; ".join(f"{name}: {', '.join(f'{f.name} {f.type}' for f in table.schema)}"
+                        for name, table in tables.items())) from None
+
+
+def empty_release(plan: PrivacyPlan, engine: NoisyEngine) -> pa.Table:
+    """The table a part releases, with no rows: its keys of the types the catalog gives their
+    columns (NULL's when a key is computed), its aggregates as the release computes them."""
+    keys = ", ".join((f"CAST(NULL AS {plan.column_types[k.column]})"
+                      if k.column in plan.column_types else "NULL") + f' AS "{k.name}"'
+                     for k in plan.keys)
+    empty = engine.run(f"SELECT {keys} LIMIT 0", {}) if keys else pa.table({})
+    groups = NoisyGroups(keys=empty, stats={s.name: np.zeros(0) for s in plan.stats},
+                         quantiles={a.name: np.zeros(0) for a in plan.quantiles})
+    return engine.post_process(plan, groups)[0]
 
 
 def noised(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler | None) -> NoisyGroups:

@@ -248,6 +248,9 @@ def concatenated(tables: list[pa.Table]) -> pa.Table:
     """Grouping sets' tables, one after another. Every set has the same columns; a key a set
     rolls up is NULL there (Arrow's null type), so types are promoted to the other sets'.
 
+    Columns are matched by position: a query may name two columns alike (``COUNT(*),
+    COUNT(*)``), which Arrow cannot match by name.
+
     >>> concatenated([pa.table({"k": ["a"], "n": [1]}), pa.table({"k": [None], "n": [3]})]
     ...              ).to_pydict()
     {'k': ['a', None], 'n': [1, 3]}
@@ -256,7 +259,10 @@ def concatenated(tables: list[pa.Table]) -> pa.Table:
     if any(t.column_names != names for t in tables):
         raise InternalError("grouping sets released different columns: "
                             + "; ".join(map(str, (t.column_names for t in tables))))
-    return pa.concat_tables(tables, promote_options="permissive")
+    places = [str(i) for i in range(len(names))]
+    joined = pa.concat_tables([t.rename_columns(places) for t in tables],
+                              promote_options="permissive")
+    return joined.rename_columns(names)
 
 
 def shown_text(result: Result, declare: str = DECLARE_IN_PYTHON) -> str:

@@ -103,6 +103,19 @@ def test_the_outer_query_cannot_capture_a_parts_names(con) -> None:
                     "(SELECT COUNT(*) AS m FROM pums) b", epsilon=1)
 
 
+def test_a_query_around_releases_is_bound_over_typed_columns_before_the_charge() -> None:
+    """Text plus a number binds over columns of no type, not over the released ones: it is
+    refused at compile time, and nothing is charged (it was charged, then failed)."""
+    con = connect()
+    sql = ("SELECT a.n + b.region AS x FROM (SELECT COUNT(*) AS n FROM visits) a CROSS JOIN "
+           "(SELECT region, COUNT(*) AS c FROM visits GROUP BY region) b")
+    spent = con.budget.spent
+    with pytest.raises(UnsupportedQueryError, match="region string"):
+        con.sql(sql, epsilon=1)
+    assert con.budget.spent == spent
+    con.sql(sql.replace("b.region", "b.c"), epsilon=1)
+
+
 def test_a_composed_statement_is_answered_afresh_and_charged_each_time() -> None:
     con = connect()
     con.seed = None  # a seeded answer is never cached: the cache is what is under test

@@ -3,8 +3,9 @@
 ``Engine`` registers the fuzz tables on a real backend (``DuckDBBackend`` or
 ``SparkBackend``) and builds the catalog with ``dpsql.catalog`` from the types the backend
 reports; ``plan`` runs ``dpsql.grouping.compile_statement`` (analysis, rewrite, cost check; for
-grouping sets one compiled query per set, each checked as its own release),
-``run`` the backend's ``execute`` with a fixed salt. Nothing here re-implements a stage.
+grouping sets one compiled query per set, for a statement of several releases one per part,
+each checked as its own release), ``run`` the backend's ``execute`` with a fixed salt.
+Nothing here re-implements a stage.
 
 ``check_neighbour`` mirrors ``tests/test_rewrite_bounds.py`` for a whole plan: every cell
 of every statistic moves by at most its ``Sensitivity.bound`` when one unit is removed; per
@@ -14,6 +15,13 @@ The unit count kept only for a truncated-geometric selection moves by at most 1 
 ``max_groups_per_unit`` groups. Quantile histograms (``dpsql.rewrite.quantiles``) lose weight only
 (removing a unit never adds any), at most W_tot in total over at most g groups
 (``sensitivity.quantile_weight_limits``).
+
+A statement of several releases (grouping sets, ``dpsql.composed``) is checked part by part
+as above, and over all parts: the released cells one unit changes, summed over the parts,
+are at most the statement's ``statistics_per_unit``, and the parts' ε and δ, each read as
+the decimal its own plan checks, add up to at most the statement's charge. Its release (the
+parts' noisy tables, least squares of consistent totals, the query around the parts) must
+not fail to bind: a statement accepted but unable to run would be charged for nothing.
 """
 
 from __future__ import annotations
@@ -21,10 +29,12 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pyarrow as pa
 from hypothesis import HealthCheck, Phase, settings
 
@@ -32,9 +42,12 @@ import dpsql
 from dpsql.analysis.sensitivity import quantile_weight_limits
 from dpsql.catalog import Catalog, TableInfo, text_widths
 from dpsql.compile import CompiledQuery
-from dpsql.grouping import GroupedQuery, compile_statement
-from dpsql.mechanisms import Sensitivity
+from dpsql.composed import Composed, ComposedQuery
+from dpsql.exact import as_fraction
+from dpsql.grouping import compile_statement
+from dpsql.mechanisms import Sampler, Sensitivity
 from dpsql.plan import PrivacyPlan
+from dpsql.release import NoisyEngine, check_outer_binds, release
 from tests.fuzz.tables import (
     BOUNDS,
     ODD_STRINGS,
@@ -44,6 +57,9 @@ from tests.fuzz.tables import (
     UNIT_TABLES,
     Database,
 )
+
+NOISY = NoisyEngine()
+"""Where the fuzzed statements' releases are post-processed (as a connection's own)."""
 
 SALT = "fuzz"
 EPSILON, DELTA = 1.0, 1e-6
@@ -141,24 +157,31 @@ class Engine:
         return catalog
 
     def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]
-             ) -> CompiledQuery | GroupedQuery | dpsql.Error:
-        """The compiled query (plan and bounded query; with grouping sets, one per set), or
-        the error that refused it.
+             ) -> CompiledQuery | Composed | dpsql.Error:
+        """The compiled query (plan and bounded query; with grouping sets or several
+        releases, one per set or part), or the error that refused it; a statement of several
+        releases is checked to bind as ``Connection.compile`` checks it.
 
         An InternalError, or any exception that is not a ``dpsql.Error``, is a bug and
         propagates. Public key domains are read from the loaded ``pub``.
         """
         try:
-            return compile_statement(sql, self.catalog(limits), default_epsilon=EPSILON,
-                                 default_delta=DELTA, public_values=self.backend.public_values)
+            compiled = compile_statement(sql, self.catalog(limits), default_epsilon=EPSILON,
+                                         default_delta=DELTA,
+                                         public_values=self.backend.public_values)
+            if isinstance(compiled, ComposedQuery):  # as the connection compiles
+                check_outer_binds(compiled, NOISY)
+            return compiled
         except dpsql.InternalError:
             raise
         except dpsql.Error as err:
             return err
 
-    def run(self, compiled: CompiledQuery, db: Database) -> pa.Table:
-        """Execute on ``db``; a failure on any database is a failure of the property."""
-        self.load(db)
+    def run(self, compiled: CompiledQuery, db: Database | None) -> pa.Table:
+        """Execute on ``db`` (None: the database loaded last); a failure on any database is
+        a failure of the property."""
+        if db is not None:
+            self.load(db)
         try:
             return self.backend.execute(compiled, salt=SALT)
         except dpsql.ExecutionError as err:
@@ -218,8 +241,9 @@ def sensitivities(plan: PrivacyPlan) -> dict[str, Sensitivity]:
     return found
 
 
-def check_neighbour(plan: PrivacyPlan, full: Cells, rest: Cells, unit: Any) -> None:
-    """D and D − unit differ as the plan allows (see the module docstring)."""
+def check_neighbour(plan: PrivacyPlan, full: Cells, rest: Cells, unit: Any) -> int:
+    """D and D − unit differ as the plan allows (see the module docstring); returns the
+    released cells the unit changes."""
     keys = set(full) | set(rest)
     released = {s.name for s in plan.sensitivities}
     touched = 0
@@ -245,6 +269,7 @@ def check_neighbour(plan: PrivacyPlan, full: Cells, rest: Cells, unit: Any) -> N
     touched += sum(groups[agg.quantile.histogram.name] for agg in plan.quantiles)
     assert touched <= plan.statistics_per_unit, \
         f"unit {unit} changes {touched} cells > {plan.statistics_per_unit}"
+    return touched
 
 
 def _check_histogram(plan: PrivacyPlan, name: str, full: Cells, rest: Cells, keys: set,
@@ -266,7 +291,8 @@ def _check_histogram(plan: PrivacyPlan, name: str, full: Cells, rest: Cells, key
 
 def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, int | None]],
                 sql: str) -> str:
-    """Plan ``sql``; if accepted, run it on ``db`` and every neighbour and check each.
+    """Plan ``sql``; if accepted, run it on ``db`` and every neighbour and check each part,
+    the statement as a whole, and its release.
 
     Returns the outcome (``accepted`` or the refusal's class) for Hypothesis statistics.
     """
@@ -274,17 +300,68 @@ def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, 
     compiled = engine.plan(sql, limits)
     if isinstance(compiled, dpsql.Error):
         return f"refused: {type(compiled).__name__}"
-    for part in parts(compiled):  # each grouping set is its own release
-        plan = part.plan
-        full = cells(plan, engine.run(part, db))
-        for unit, neighbour in db.neighbours(plan.private_tables):
-            check_neighbour(plan, full, cells(plan, engine.run(part, neighbour)), unit)
-    return "accepted" if isinstance(compiled, CompiledQuery) else "accepted: grouping sets"
+    every = parts(compiled)
+    exact = tuple(engine.run(part, None) for part in every)
+    full = [cells(part.plan, table) for part, table in zip(every, exact, strict=True)]
+    for unit, neighbour, reading in neighbours(db, every):
+        engine.load(neighbour)
+        touched = sum(check_neighbour(every[i].plan, full[i],
+                                      cells(every[i].plan, engine.run(every[i], None)), unit)
+                      for i in reading)
+        assert touched <= statistics_per_unit(compiled), \
+            f"unit {unit} changes {touched} cells over all parts > " \
+            f"{statistics_per_unit(compiled)}"
+    if isinstance(compiled, Composed):
+        check_composed_cost(compiled)
+    check_release(compiled, exact if isinstance(compiled, Composed) else exact[0])
+    return outcome(compiled)
 
 
-def parts(compiled: CompiledQuery | GroupedQuery) -> tuple[CompiledQuery, ...]:
-    """The queries a statement runs: itself, or one per grouping set."""
-    return compiled.parts if isinstance(compiled, GroupedQuery) else (compiled,)
+def outcome(compiled: CompiledQuery | Composed) -> str:
+    """``accepted``, or ``accepted: grouping sets`` / ``accepted: parts``."""
+    return "accepted" if isinstance(compiled, CompiledQuery) else f"accepted: {compiled.kind}s"
+
+
+def parts(compiled: CompiledQuery | Composed) -> tuple[CompiledQuery, ...]:
+    """The queries a statement runs: itself, or one per grouping set or part."""
+    return compiled.parts if isinstance(compiled, Composed) else (compiled,)
+
+
+def statistics_per_unit(compiled: CompiledQuery | Composed) -> int:
+    """The released cells one unit can change in the whole statement, as its plan says."""
+    return compiled.statistics_per_unit if isinstance(compiled, Composed) else \
+        compiled.plan.statistics_per_unit
+
+
+def neighbours(db: Database, every: tuple[CompiledQuery, ...]
+               ) -> Iterator[tuple[Any, Database, list[int]]]:
+    """(unit, D − unit, the parts that read the unit's table) for every neighbour: one row
+    of the row-level table, or all rows of one person in the unit tables."""
+    for tables in ((ROW_LEVEL,), UNIT_TABLES):
+        reading = [i for i, p in enumerate(every) if set(p.plan.private_tables) & set(tables)
+                   and (tables == (ROW_LEVEL,)) == (ROW_LEVEL in p.plan.private_tables)]
+        if reading:
+            for unit, neighbour in db.neighbours(tables):
+                yield unit, neighbour, reading
+
+
+def check_composed_cost(compiled: Composed) -> None:
+    """The parts' ε and δ add up to at most the statement's charge, in exact rationals."""
+    for name in ("epsilon", "delta"):
+        spent = sum((as_fraction(getattr(p.cost, name)) for p in compiled.parts), Fraction(0))
+        assert spent <= as_fraction(getattr(compiled.cost, name)), \
+            f"the parts spend {name} {float(spent)} > the statement's {compiled.cost}"
+
+
+def check_release(compiled: CompiledQuery | Composed, exact: pa.Table | tuple[pa.Table, ...]
+                  ) -> None:
+    """The release of the bounded aggregates (seeded noise) runs, or fails on a value only:
+    post-processing of noisy values may (it is charged, and answered as a failure), but
+    DuckDB's Binder and Catalog errors say SQL was accepted that never runs."""
+    try:
+        release(compiled, exact, Sampler(0), engine=NOISY)
+    except (duckdb.BinderException, duckdb.CatalogException, duckdb.ParserException) as err:
+        raise AssertionError(f"the release cannot run: {err}") from err
 
 
 def check_engines(duck: Engine, spark: Engine, db: Database,
@@ -302,4 +379,4 @@ def check_engines(duck: Engine, spark: Engine, db: Database,
         plan = duck_part.plan
         assert str(spark_part.plan) == str(plan)
         assert cells(plan, spark.run(spark_part, db)) == cells(plan, duck.run(duck_part, db))
-    return "accepted"
+    return outcome(compiled)

@@ -15,11 +15,18 @@ For a generated query (``tests.fuzz.queries``) and an adversarial database
     data and not on other data is a yes/no answer about a person, for free; one on all
     data means dpsql accepted SQL it cannot run. Every statistic is also finite.
 
-Planning must never raise anything but a ``dpsql.Error`` (``InternalError`` is a bug), and
-the generator must mostly write queries dpsql accepts, or (i) and (ii) test little.
+(iii) **a statement of several releases keeps each part's promise and the whole one.**
+    Grouping sets and composed statements (``tests.fuzz.statements``) are checked part by
+    part as in (i) and (ii); one unit changes at most the statement's
+    ``statistics_per_unit`` cells over all parts, the parts' ε and δ add up to at most the
+    charge, and the release (least squares of totals, the query around the parts) binds.
 
-The default run is short and derandomized (the same examples in CI and locally); the
-``slow`` run draws thousands of fresh examples.
+Planning must never raise anything but a ``dpsql.Error`` (``InternalError`` is a bug), and
+the generator must mostly write queries dpsql accepts, or (i)–(iii) test little.
+
+The default run is short and derandomized (the same examples in CI and locally), with a few
+examples of grouping sets and of composed statements each; the ``slow`` run draws thousands
+of fresh examples of all of them.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import dpsql
 from dpsql.backends import DuckDBBackend
 from tests.fuzz.harness import FUZZ_SEED, LONG, SHORT, Engine, check_query
 from tests.fuzz.queries import queries
+from tests.fuzz.statements import composed, statements
 from tests.fuzz.tables import databases, limits
 
 ACCEPTED_SHARE = 0.4
@@ -45,16 +53,28 @@ def _check(engine: Engine, db, declared, sql: str) -> None:
     event(check_query(engine, db, declared, sql))
 
 
-@settings(SHORT)
+@settings(SHORT, max_examples=110)
 @given(db=databases(), declared=limits(), sql=queries())
 def test_accepted_queries_keep_their_bounds_on_every_neighbour(engine, db, declared, sql):
+    _check(engine, db, declared, sql)
+
+
+@settings(SHORT, max_examples=20)
+@given(db=databases(), declared=limits(), sql=queries(sets=True))
+def test_grouping_sets_keep_their_bounds_on_every_neighbour(engine, db, declared, sql):
+    _check(engine, db, declared, sql)
+
+
+@settings(SHORT, max_examples=20)
+@given(db=databases(), declared=limits(), sql=composed())
+def test_several_releases_keep_their_bounds_on_every_neighbour(engine, db, declared, sql):
     _check(engine, db, declared, sql)
 
 
 @pytest.mark.slow
 @seed(FUZZ_SEED)
 @settings(LONG)
-@given(db=databases(), declared=limits(), sql=queries())
+@given(db=databases(), declared=limits(), sql=statements())
 def test_accepted_queries_keep_their_bounds_on_every_neighbour_long(engine, db, declared,
                                                                     sql):
     _check(engine, db, declared, sql)
@@ -66,7 +86,7 @@ def test_most_generated_queries_are_accepted(engine):
     outcomes = []
 
     @settings(SHORT, max_examples=300)
-    @given(declared=limits(), sql=queries())
+    @given(declared=limits(), sql=statements())
     def plan(declared, sql):
         try:
             outcomes.append(not isinstance(engine.plan(sql, declared), dpsql.Error))

@@ -53,6 +53,37 @@ def test_a_date_function_of_null_runs(engine, expression):
     check_query(engine, small(ONE_ROW), NO_LIMITS, f"SELECT COUNT({expression}) FROM t")
 
 
+def test_grouping_sets_of_two_columns_named_alike_are_released(engine):
+    """Each grouping set's table was released, then the sets' tables joined by column name:
+    Arrow refused two columns both named ``count_star()`` (ArrowInvalid) after the statement
+    was charged, on every table. The sets' tables are now joined by position."""
+    check_query(engine, small(ONE_ROW), NO_LIMITS,
+                "SELECT k, COUNT(*), COUNT(*) FROM t GROUP BY ROLLUP (k)")
+
+
+@pytest.mark.parametrize("epsilons", [("0.25", "1e-9"), ("0.1", "0.2"), ("1e-9", "1e-9")])
+def test_parts_that_each_name_their_epsilon_are_charged_their_sum(engine, epsilons):
+    """Every part names its own ε: the statement is charged their decimal sum, 0.250000001,
+    and checked against the parts' costs read as binary floats, 1e-9 being 6e-26 above its
+    decimal: an InternalError before anything ran. The parts' costs are now read as the
+    decimals their own checks bound their mechanisms by, and shares of a statement's ε
+    (grouping sets', composed parts') are never above theirs in either reading
+    (``dpsql.exact.share_at_most``)."""
+    first, second = (f"SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = {e}) COUNT(*) FROM t"
+                     for e in epsilons)
+    check_query(engine, small(ONE_ROW), NO_LIMITS, f"SELECT ({first}) - ({second}) AS d")
+
+
+@pytest.mark.parametrize("outer", ["a.k + 1", "b.n * a.k", "a.k - b.n"])
+def test_a_query_around_releases_that_cannot_bind_is_refused_before_the_charge(engine, outer):
+    """The query around the parts was bound over columns of no type, which accept anything:
+    ``a.k + 1`` of a text key was accepted, charged, and failed at release (a Binder error),
+    on every table. The parts' released columns now have their types when it is bound."""
+    sql = (f"SELECT {outer} AS v FROM (SELECT k, COUNT(*) AS n FROM t GROUP BY k) a "
+           "CROSS JOIN (SELECT COUNT(*) AS n FROM t) b")
+    assert check_query(engine, small(ONE_ROW), NO_LIMITS, sql) == "refused: UnsupportedQueryError"
+
+
 @pytest.fixture(scope="module")
 def engines(spark) -> tuple[Engine, Engine]:
     from dpsql.backends.spark import SparkBackend

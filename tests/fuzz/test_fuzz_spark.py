@@ -25,7 +25,7 @@ from hypothesis import event, given, seed, settings
 
 from dpsql.backends import DuckDBBackend
 from tests.fuzz.harness import FUZZ_SEED, SPARK, Engine, check_engines
-from tests.fuzz.queries import queries
+from tests.fuzz.statements import statements
 from tests.fuzz.tables import databases, limits
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
@@ -40,6 +40,6 @@ def engines(spark) -> tuple[Engine, Engine]:
 
 @seed(FUZZ_SEED)
 @settings(SPARK)
-@given(db=databases(spark=True), declared=limits(), sql=queries())
+@given(db=databases(spark=True), declared=limits(), sql=statements())
 def test_duckdb_and_spark_give_the_same_bounded_aggregates(engines, db, declared, sql):
     event(check_engines(*engines, db, declared, sql))
