@@ -30,10 +30,10 @@ import pyarrow.compute as pc
 
 from dpsql.accounting.values import Cost
 from dpsql.analysis.composition import PART
+from dpsql.analysis.reports import CONFIDENCE_LEVEL, interval_columns
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.composed import ComposedQuery
 from dpsql.consistency import consistent
-from dpsql.analysis.reports import CONFIDENCE_LEVEL, interval_columns
 from dpsql.estimators import NoisyGroups, aggregate_values, estimator, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.grouping import GroupedQuery
