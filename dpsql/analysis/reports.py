@@ -28,7 +28,7 @@ against the report's fields before any data is read.
 
 >>> from dpsql.plan import Aggregate
 >>> agg = Aggregate("__dp_a0", "sum", "SUM(x)", ("__dp_s0",), 0.0, 10.0)
->>> value_report(agg, "JSON").sql(dialect="duckdb")[:79]
+>>> value_report(agg, "JSON").sql(dialect="duckdb")[:81]
 "TO_JSON({'result': {'value': __dp_a0, 'noise_confidence_interval': {'lower_bound'"
 >>> access(value_report(agg, "PROTO"), "PROTO", ["value", "float_value"], VALUE_FIELDS["PROTO"]
 ...        ).sql(dialect="duckdb")[:40]
