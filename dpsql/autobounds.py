@@ -41,7 +41,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from fractions import Fraction
-from statistics import NormalDist
 
 from sqlglot import exp
 

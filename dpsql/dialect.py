@@ -70,6 +70,11 @@ from sqlglot.tokens import TokenType
 PER_GROUP, PER_ROW = "contribution_bounds_per_group", "contribution_bounds_per_row"
 BOUND_NAMES = (PER_GROUP, PER_ROW)
 """The named arguments of BigQuery's differentially private aggregates."""
+REPORT = "report_format"
+"""ZetaSQL's named argument asking an aggregate for a report (``report_format => "JSON"``),
+written ``WITH REPORT(FORMAT = JSON)`` in its older ``ANON_*`` aggregates: kept in the
+aggregate's ``report`` argument; what it means is ``dpsql.analysis.reports``'s."""
+NAMED = (*BOUND_NAMES, REPORT)
 CLAUSES = ("DIFFERENTIAL_PRIVACY", "ANONYMIZATION")
 """The words after ``SELECT WITH``: BigQuery's and ZetaSQL's clause, and ZetaSQL's older one."""
 
@@ -114,7 +119,7 @@ def bounded_class(cls: type[exp.AggFunc]) -> type[exp.AggFunc]:
     ``SUM(x, contribution_bounds_per_group => (0, 10))``.
     """
     return type(cls.__name__, (cls,), {
-        "arg_types": {**cls.arg_types, "bounds": False},
+        "arg_types": {**cls.arg_types, "bounds": False, "report": False},
         "__module__": __name__,
         "__doc__": f"{cls.__name__} with named contribution bounds.",
     })
@@ -142,8 +147,13 @@ def named_arguments(node: exp.Expression) -> list[exp.Kwarg]:
     return list(node.args.get("bounds") or [])
 
 
-def _is_bound(node: exp.Expression) -> bool:
-    return isinstance(node, exp.Kwarg) and node.name.lower() in BOUND_NAMES
+def report_argument(node: exp.Expression) -> exp.Kwarg | None:
+    """The ``report_format => ...`` argument of an aggregate call (None if none)."""
+    return node.args.get("report")
+
+
+def _is_named(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Kwarg) and node.name.lower() in NAMED
 
 
 class DPParser(Parser):
@@ -191,11 +201,25 @@ class DPParser(Parser):
                 self.raise_error("expected CLAMPED BETWEEN <lower> AND <upper>")
             bounds = exp.Tuple(expressions=[lo, self._parse_bitwise()])
             args["bounds"] = [exp.Kwarg(this=exp.var(cls.clamp), expression=bounds)]
+        if self._match(TokenType.WITH):
+            args["report"] = self._parse_report_clause()
         if not self._curr or self._curr.token_type != TokenType.R_PAREN:
             self.raise_error(f"{name} takes one expression (and a percentile for "
                              "ANON_PERCENTILE_CONT, a number for ANON_QUANTILES), then "
-                             "optionally CLAMPED BETWEEN <lower> AND <upper>")
+                             "optionally CLAMPED BETWEEN <lower> AND <upper>, then optionally "
+                             "WITH REPORT(FORMAT = JSON | PROTO)")
         return self.expression(cls(**args))
+
+    def _parse_report_clause(self) -> exp.Kwarg:
+        """``REPORT(FORMAT = <name or string>)`` after WITH, as ``report_format => '<name>'``."""
+        if not (self._match_text_seq("REPORT") and self._match(TokenType.L_PAREN)
+                and self._match_text_seq("FORMAT") and self._match(TokenType.EQ)):
+            self.raise_error("expected WITH REPORT(FORMAT = JSON | PROTO)")
+        value = self._parse_primary() or self._parse_id_var()
+        if not self._match(TokenType.R_PAREN):
+            self.raise_error("expected ) after WITH REPORT(FORMAT = ...")
+        text = value.name if value is not None else ""
+        return exp.Kwarg(this=exp.var(REPORT), expression=exp.Literal.string(text))
 
     def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expression | None:
         this = super()._parse_types(*args, **kwargs)
@@ -228,9 +252,9 @@ class DPParser(Parser):
         args = super()._parse_function_args(alias)
         if not self._bound_frames:
             return args
-        # Named bounds leave the argument list, so that SUM(x, ...) still has one argument.
-        self._bound_frames[-1].extend(a for a in args if _is_bound(a))
-        return [a for a in args if not _is_bound(a)]
+        # Named arguments leave the argument list, so that SUM(x, ...) still has one argument.
+        self._bound_frames[-1].extend(a for a in args if _is_named(a))
+        return [a for a in args if not _is_named(a)]
 
     def _parse_function_call(self, *args: Any, **kwargs: Any) -> exp.Expression | None:
         self._bound_frames.append([])  # one frame per call: nested calls keep their own
@@ -247,7 +271,12 @@ class DPParser(Parser):
             self.raise_error(f"{bounds[0].name} is a named argument of aggregate functions "
                              "(COUNT, SUM, AVG, PERCENTILE_CONT, ...)")
             return result
-        bounded = bounded_class(type(call))(**call.args, bounds=bounds)
+        reports = [b for b in bounds if b.name.lower() == REPORT]
+        if len(reports) > 1:
+            self.raise_error(f"{REPORT} is given twice")
+        bounds = [b for b in bounds if b.name.lower() != REPORT]
+        bounded = bounded_class(type(call))(**call.args, bounds=bounds or None,
+                                            report=reports[0] if reports else None)
         if call is result:
             return bounded
         call.replace(bounded)
@@ -267,7 +296,9 @@ def _anonymization_sql(generator: Any, node: exp.AggFunc) -> str:
     clamp = "".join(f" CLAMPED BETWEEN {generator.sql(b.expression.expressions[0])} AND "
                     f"{generator.sql(b.expression.expressions[1])}"
                     for b in named_arguments(node))
-    return f"{type(node).sql_names()[0]}({', '.join(args)}{clamp})"
+    report = report_argument(node)
+    clause = "" if report is None else f" WITH REPORT(FORMAT = {report.expression.name})"
+    return f"{type(node).sql_names()[0]}({', '.join(args)}{clamp}{clause})"
 
 
 def _approx_quantiles_sql(generator: Any, node: exp.ApproxQuantiles) -> str:

@@ -360,6 +360,9 @@ class Aggregate:
     lo: float | None = None
     hi: float | None = None
     quantile: QuantileSpec | None = None
+    reported: bool = False
+    """Its interval is read by a report (``dpsql.analysis.reports``): the release puts it in
+    the noisy table."""
 
     def __str__(self) -> str:
         bounds = "" if self.lo is None else f" in [{self.lo:g}, {self.hi:g}]"

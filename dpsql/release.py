@@ -30,11 +30,12 @@ import pyarrow.compute as pc
 
 from dpsql.accounting.values import Cost
 from dpsql.analysis.composition import PART
+from dpsql.analysis.reports import CONFIDENCE_LEVEL, interval_columns
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.composed import ComposedQuery
 from dpsql.consistency import consistent
 from dpsql.errors import UnsupportedQueryError
-from dpsql.estimators import NoisyGroups, aggregate_values, interval_name
+from dpsql.estimators import NoisyGroups, aggregate_values, estimator, interval_name
 from dpsql.expr.totality import guard_division
 from dpsql.grouping import GroupedQuery
 from dpsql.mechanisms import Sampler
@@ -353,6 +354,24 @@ def _column(values: np.ndarray) -> pa.Array:
     return from_numpy(values)
 
 
+def report_intervals(plan: PrivacyPlan, groups: NoisyGroups,
+                     values: dict[str, np.ndarray]) -> dict[str, pa.Array]:
+    """The intervals that reports read (``dpsql.analysis.reports``), as noisy-table columns:
+    from the noisy values and public noise parameters only, like ``Result.ci``."""
+    columns = {}
+    rows = np.arange(groups.num_rows)
+    for agg in plan.aggregates:
+        if not agg.reported:
+            continue
+        ends = estimator(agg).interval(plan, agg, groups, rows,
+                                       np.asarray(values[agg.name], dtype=np.float64),
+                                       CONFIDENCE_LEVEL)
+        for name, end in zip(interval_columns(agg.name), ends, strict=True):
+            columns[name] = end if isinstance(end, pa.Array) else \
+                _column(np.asarray(end, dtype=np.float64) + np.zeros(len(rows)))
+    return columns
+
+
 def post_process(plan: PrivacyPlan, groups: NoisyGroups,
                  con: duckdb.DuckDBPyConnection) -> tuple[pa.Table, np.ndarray]:
     """Run the query's SELECT/HAVING/ORDER BY/LIMIT over the noisy table.
@@ -363,8 +382,9 @@ def post_process(plan: PrivacyPlan, groups: NoisyGroups,
     rather than an error after the budget is spent.
     """
     columns = {name: groups.keys.column(name) for name in groups.keys.column_names}
-    columns.update({name: _column(np.asarray(v))
-                    for name, v in aggregate_values(plan, groups).items()})
+    values = aggregate_values(plan, groups)
+    columns.update({name: _column(np.asarray(v)) for name, v in values.items()})
+    columns.update(report_intervals(plan, groups, values))
     columns[ROW_ID] = from_numpy(np.arange(groups.num_rows, dtype=np.int64))
     noisy = pa.table(columns)
     query = guard_division(plan.output, floor=False).sql(dialect="duckdb")

@@ -47,6 +47,7 @@ from dpsql.analysis.grammar import (
     QUANTILES,
     check_post_expression,
     check_row_expression,
+    dotted_base,
     fragment,
     is_aggregate,
     is_quantile_array,
@@ -60,6 +61,16 @@ from dpsql.analysis.named_bounds import (
     bound_syntax,
     clamp_interval,
     named_bounds,
+)
+from dpsql.analysis.reports import (
+    QUANTILES_FIELDS,
+    VALUE_FIELDS,
+    access,
+    check_path,
+    quantiles_report,
+    report_format,
+    report_path,
+    value_report,
 )
 from dpsql.catalog import TableInfo, column_class
 from dpsql.dialect import is_anonymization
@@ -102,6 +113,7 @@ class _Collector:
         self.histograms: dict[tuple, HistogramSpec] = {}
         self.aggregates: dict[str, Aggregate] = {}
         self.sums: dict[str, _PendingSum] = {}  # by the SUM's SQL
+        self.reported: set[str] = set()  # aggregates whose report reads their interval
 
     def stat(self, kind: str, expr: exp.Expression | None = None, *, per_group: bool = False,
              values_per_unit: int | None = None, **bounds: float) -> str:
@@ -136,7 +148,28 @@ class _Collector:
             stats = (count.name, self.stat("centered_sum", arg, lo=lo, hi=hi)) if count \
                 else (self.stat("sum", arg, lo=lo, hi=hi),)
             self.aggregates[sql] = replace(agg, stats=stats)
-        return tuple({a.name: a for a in self.aggregates.values()}.values())
+        return tuple({a.name: replace(a, reported=a.name in self.reported)
+                      for a in self.aggregates.values()}.values())
+
+    def report(self, node: exp.Expression, dot: exp.Expression | None) -> exp.Expression:
+        """The report of an aggregate call with ``report_format``, or of the field ``dot``
+        names in it (``dpsql.analysis.reports``)."""
+        fmt = report_format(_call(node))
+        if is_quantile_array(node):
+            quantiles = [self._by_name(n) for n in self.quantiles(node)]
+            report, fields = quantiles_report(quantiles, fmt), QUANTILES_FIELDS[fmt]
+        else:
+            agg = self._by_name(self.aggregate(node))
+            quantiles, report, fields = [agg], value_report(agg, fmt), VALUE_FIELDS[fmt]
+        self.reported.update(q.name for q in quantiles)
+        if dot is None:
+            return report
+        path = report_path(dot)
+        check_path(dot, path, fields)
+        return access(report, fmt, path, fields)
+
+    def _by_name(self, name: str) -> Aggregate:
+        return next(a for a in self.aggregates.values() if a.name == name)
 
     def _count_of(self, arg: exp.Expression) -> StatSpec | None:
         """The statistic counting ``arg``'s non-NULL rows, if the query already draws it."""
@@ -521,6 +554,13 @@ class _ToNoisy:
               windows: bool) -> exp.Expression:
         if isinstance(n.parent, exp.Window) and n.arg_key == "this":
             return n  # a window's own function runs after the noise; its arguments swap
+        base = dotted_base(n)
+        if is_aggregate(base) and report_format(_call(base)) is not None:
+            self._check_report_place(n, context, report_format(_call(base)))
+            return self.collector.report(base, n if isinstance(n, exp.Dot) else None)
+        if isinstance(n, exp.Dot):
+            refuse(n, context, "fields of an aggregate's report (report_format => 'JSON' "
+                   "or 'PROTO')", "Other values have no fields after the noise")
         if is_quantile_array(n):
             return quantile_array(self.collector.quantiles(n))
         if is_aggregate(n):
@@ -528,6 +568,19 @@ class _ToNoisy:
         if isinstance(n, exp.Column):
             self._check_column(n, context, allow_aliases, windows)
         return n
+
+    @staticmethod
+    def _check_report_place(n: exp.Expression, context: str, fmt: str) -> None:
+        """A report (or a field of it) is a SELECT item of its own, maybe aliased, or, as
+        JSON, the argument of JSON_QUERY_ARRAY: a JSON text or a STRUCT is no number to
+        compute with."""
+        parent = n.parent
+        if context == "SELECT" and (parent is None or isinstance(parent, exp.Alias | exp.Select)
+                                    or (fmt == "JSON" and n.arg_key == "this"
+                                        and isinstance(parent, exp.JSONExtractArray))):
+            return
+        refuse(n, context, "a report as a SELECT item of its own (maybe with a field path, "
+               "or in JSON_QUERY_ARRAY)", "Compute with the aggregate without report_format")
 
     def _check_column(self, n: exp.Column, context: str, allow_aliases: bool,
                       windows: bool) -> None:
@@ -557,7 +610,7 @@ def _output_items(select: exp.Select, collector: _Collector, to_noisy: _ToNoisy
         noisy = to_noisy(inner, "SELECT", allow_aliases=False)
         core = _uncast(inner)
         bare = collector.aggregate(core) if is_aggregate(core) and not \
-            is_quantile_array(core) else None
+            is_quantile_array(core) and report_format(_call(core)) is None else None
         items.append(exp.alias_(noisy, name, quoted=not _PLAIN_NAME.match(name))
                      if name != getattr(noisy, "name", None) else noisy)
         columns.append(OutputColumn(name=name, aggregate=bare))
@@ -596,6 +649,13 @@ def _check_releases_aggregates(select: exp.Select, collector: _Collector,
                "Private rows cannot be listed; aggregate them, e.g. COUNT(*)" + (
                    ". Window functions run after the noise, over released aggregates: e.g. "
                    "SUM(COUNT(*)) OVER () with GROUP BY" if select.find(exp.Window) else ""))
+
+
+def _call(node: exp.Expression) -> exp.Expression:
+    """The aggregate function under ``FILTER (WHERE ...)`` or ``WITHIN GROUP (...)``."""
+    while isinstance(node, exp.Filter | exp.WithinGroup):
+        node = node.this
+    return node
 
 
 def _uncast(node: exp.Expression) -> exp.Expression:

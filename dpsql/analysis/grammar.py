@@ -49,6 +49,13 @@ def is_quantile_array(node: exp.Expression) -> bool:
     return isinstance(node.this if isinstance(node, exp.Filter) else node, exp.ApproxQuantiles)
 
 
+def dotted_base(node: exp.Expression) -> exp.Expression:
+    """The expression under a field path ``e.a.b`` (``node`` itself without one)."""
+    while isinstance(node, exp.Dot):
+        node = node.this
+    return node
+
+
 def is_aggregate(node: exp.Expression) -> bool:
     """An aggregate call, including ``PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY x)`` and
     ``agg FILTER (WHERE ...)``."""
@@ -128,6 +135,13 @@ def check_post_expression(node: exp.Expression, context: str, *, windows: bool =
             check_window(sub, context)
         elif isinstance(sub, exp.Bracket | exp.ArraySize):
             check_quantile_access(sub, context)
+        elif isinstance(sub, exp.Dot) and is_aggregate(dotted_base(sub)):
+            continue  # a field of an aggregate's report (``dpsql.analysis.reports``)
+        elif isinstance(sub, exp.JSONExtractArray) and is_aggregate(dotted_base(sub.this)):
+            continue  # JSON_QUERY_ARRAY of a JSON report's field: checked there
+        elif isinstance(sub, exp.JSONPath | exp.JSONPathRoot) and \
+                isinstance(sub.parent, exp.JSONExtractArray | exp.JSONPath):
+            continue
         elif not is_aggregate(sub) and not isinstance(sub, POST_NODES):
             refuse(sub, context, "arithmetic, ROUND, CASE and scalar functions over aggregates "
                    "and group keys")

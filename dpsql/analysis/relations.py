@@ -44,6 +44,7 @@ from dpsql.analysis.bounds import Interval, infer_interval, refine
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, fragment, is_aggregate, refuse
 from dpsql.analysis.lookups import VALUE, Lookup, check_lookup, split_lookups
+from dpsql.analysis.unnest import elements
 from dpsql.catalog import PublicColumn, TableInfo, WorkLimits, column_class, text_width, with_width
 from dpsql.errors import CatalogError, UnsupportedQueryError
 from dpsql.expr.size import measure
@@ -262,10 +263,7 @@ def _unaliased_item(node: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Con
     if isinstance(node, exp.Subquery):
         return _derived(node.this, scope, ctx)
     if isinstance(node, exp.Unnest):
-        refuse(node, "FROM", "registered tables, CTEs and subqueries", "UNNEST is not "
-               "supported: joined to a private table it repeats each person's rows once per "
-               "element, and dpsql reads no cross joins. Group by a column of the table, or "
-               "register the values with con.register_public(...) and JOIN them ON a column")
+        return _unnest(node, ctx)
     if not isinstance(node, exp.Table) or not isinstance(node.this, exp.Identifier) or \
             node.args.get("db"):
         refuse(node, "FROM", "registered tables, CTEs and subqueries",
@@ -288,6 +286,18 @@ def _unaliased_item(node: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Con
                   relation=exp.to_table(info.name), tables=(info.name,),
                   private=() if info.public else (info,), bounds=dict(info.bounds),
                   public_keys=keys, limits=ctx.catalog.limits, public=info.public)
+
+
+def _unnest(node: exp.Unnest, ctx: Context) -> Source:
+    """``UNNEST([constants]) AS x``: a public table of the elements, whose column is a public
+    key with the elements as its domain (``dpsql.analysis.unnest``)."""
+    array = elements(node)
+    return Source(columns={array.name: array.sql_type}, unit=None,
+                  relation=array.relation(_fresh(), _fresh()), tables=(), private=(),
+                  bounds={array.name: (min(array.values), max(array.values))}
+                  if array.sql_type in ("BIGINT", "DOUBLE") else {},
+                  public_keys={array.name: array.domain}, limits=ctx.catalog.limits,
+                  public=True)
 
 
 def _derived(query: exp.Expression, scope: Mapping[str, exp.CTE], ctx: Context
@@ -790,6 +800,8 @@ def _condition(join: exp.Join, left: list[tuple[str, Source]], right: tuple[str,
     which is its value in INNER and LEFT joins."""
     if join.args.get("on") is not None:
         return join.args["on"]
+    if _crossed_array(join):
+        return exp.true()
     alias, source = right
     if join.args.get("method") == "NATURAL":
         merged = [c for c in source.columns if not is_reserved(c)
@@ -865,17 +877,29 @@ def _qualified(names: Mapping[tuple[str | None, str], str]) -> dict[tuple[str | 
 
 
 def _check_join_shape(join: exp.Join) -> None:
-    """[INNER | LEFT] JOIN ... ON / USING, or NATURAL [INNER | LEFT] JOIN."""
+    """[INNER | LEFT] JOIN ... ON / USING, NATURAL [INNER | LEFT] JOIN, or a cross join with
+    an array of constants (``CROSS JOIN UNNEST([...]) AS x``)."""
+    if _crossed_array(join):
+        return
     side, kind = join.args.get("side"), join.args.get("kind")
     natural = join.args.get("method") == "NATURAL"
     given = [join.args.get("on") is not None, bool(join.args.get("using")), natural]
     if sum(given) != 1 or kind in ("CROSS", "SEMI", "ANTI") or (side and side != "LEFT") \
             or join.args.get("method") not in (None, "NATURAL"):
         refuse(join, "JOIN", "[INNER | LEFT] JOIN <table> ON <condition> | USING (<columns>), "
-               "NATURAL [LEFT] JOIN", "Cross, right, full, semi, anti and lateral joins are "
-               "not supported")
+               "NATURAL [LEFT] JOIN, CROSS JOIN UNNEST([<constants>]) AS <name>", "Cross "
+               "joins with tables, right, full, semi, anti and lateral joins are not "
+               "supported")
     if join.args.get("on") is not None:
         check_row_expression(join.args["on"], "JOIN ... ON")
+
+
+def _crossed_array(join: exp.Join) -> bool:
+    """``CROSS JOIN UNNEST([...])`` or ``, UNNEST([...])``: every row with every element, a
+    join ON TRUE with a public table (``dpsql.analysis.unnest``)."""
+    return isinstance(join.this, exp.Unnest) and join.args.get("kind") in (None, "CROSS") \
+        and not join.args.get("side") and not join.args.get("method") and \
+        join.args.get("on") is None and not join.args.get("using")
 
 
 def _check_private(join: exp.Join | None, alias: str, source: Source, first_alias: str,

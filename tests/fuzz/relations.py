@@ -3,8 +3,8 @@
 A relation is a table (aliased, or with a column alias list ``t AS a(x, y)``, ``t a(x)``),
 a row-level derived table (``SELECT *``, ``alias.*``, or columns and named expressions), a
 per-unit aggregation (``GROUP BY pid``), a CTE (chained, with a column list or not), a
-join (private ⋈ public, INNER or LEFT; private ⋈ private on the unit) or a UNION ALL, as
-in grammar_tests/relations.sql.
+join (private ⋈ public, INNER or LEFT; private ⋈ private on the unit; a cross join with
+``UNNEST([constants])``) or a UNION ALL, as in grammar_tests/relations.sql and unnest.sql.
 
 Names are drawn to collide: aliases and alias lists reuse column names (``x``, ``pid``),
 join renamings (``a_pid``, ``b_k``), registered table names (``FROM u AS t``), names that
@@ -234,7 +234,14 @@ def _join(draw: st.DrawFn) -> Relation:
         second = draw(TABLE_ALIASES.filter(lambda a: a not in taken)
                       if draw(st.integers(0, 9)) < 9 else TABLE_ALIASES)
         taken.append(second)
-        right = draw(st.sampled_from(("pub", "pub", "t", "u")))
+        right = draw(st.sampled_from(("pub", "pub", "t", "u", "unnest")))
+        if right == "unnest":  # every row once per element, a name drawn to collide
+            name = draw(ROW_NAMES)
+            values = draw(st.lists(st.integers(-3, 5), min_size=1, max_size=4))
+            sql += (f"{draw(st.sampled_from((' CROSS JOIN', ',')))} UNNEST("
+                    f"[{', '.join(map(str, values))}]) AS {ident(second)}({ident(name)})")
+            scope += (Col(name.lower(), "numeric", second, bounded=True),)
+            continue
         if right == "pub":
             side = draw(st.sampled_from(("", "LEFT ", "INNER ")))
             on = f"{ident(first)}.k = {ident(second)}.k"
