@@ -110,9 +110,10 @@ def test_negative_control_unclamped_count_of_the_first_group_is_flagged(monkeypa
 
 
 SELECTIONS = {
-    # COUNT(*) alone, Laplace: the unit count is never released, so the truncated geometric
-    # on the exact unit count selects the groups.
-    "truncated_geometric": "SELECT k, COUNT(*) FROM t GROUP BY k",
+    # COUNT(*) alone, Laplace, with a floor of one person (so that the selection counts
+    # people, not the released rows): the truncated geometric on the exact unit count.
+    "truncated_geometric": "SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS "
+                           "(min_privacy_units_per_group = 1) k, COUNT(*) FROM t GROUP BY k",
     # The released unit count is thresholded (its noise is reused; selection costs only δ).
     "laplace_threshold": "SELECT k, COUNT(*), COUNT(DISTINCT pid) FROM t GROUP BY k",
 }
@@ -148,7 +149,8 @@ def test_partition_selection_releases_a_one_unit_group_at_most_delta_often(metho
 LEAKY = {
     "truncated_geometric": ("dpsql.plan.truncated_geometric_probability",
                             lambda counts, *a: np.ones(len(counts))),
-    "laplace_threshold": ("dpsql.analysis.sensitivity.selection_threshold", lambda *a: 1.0),
+    "laplace_threshold": ("dpsql.analysis.sensitivity.selection_threshold",
+                          lambda *a, **k: 1.0),
 }
 
 

@@ -243,7 +243,7 @@ def test_quantile_with_private_keys_keeps_its_epsilon():
 
 def leaky_selection(monkeypatch: pytest.MonkeyPatch) -> None:
     """The bug: a selection threshold of 1 (groups of one unit released half the time)."""
-    monkeypatch.setattr("dpsql.analysis.sensitivity.selection_threshold", lambda *a: 1.0)
+    monkeypatch.setattr("dpsql.analysis.sensitivity.selection_threshold", lambda *a, **k: 1.0)
 
 
 PRIVATE_BUGS = {"full_weight": full_weight, "threshold_1": leaky_selection}
