@@ -227,10 +227,7 @@ def _calibrate_noise(draft: Draft) -> Draft:
             f"GROUP BY {keys}: group keys are private, and releasing them needs delta > 0 "
             f"(pass delta=1e-6 or smaller than 1/number of people), or declare the keys public: "
             f"con.register(..., public_keys={{\"{keys.split(', ')[0]}\": [...values...]}})")
-    half = float_at_most(Fraction(delta) / 2)
-    noise = _choose_noise(draft.sensitivities, epsilon, half)
-    selection_delta = float_at_most(Fraction(delta) - Fraction(half)) \
-        if noise.kind == "gaussian" else delta
+    noise, selection_delta = _noise_and_selection_delta(draft.sensitivities, epsilon, delta)
     units = next(s for s in draft.sensitivities if s.name == _units_name(draft))
     groups = draft.contribution.groups_per_unit
     threshold = selection_threshold(noise.noise_for(units), groups, selection_delta)
@@ -239,6 +236,17 @@ def _calibrate_noise(draft: Draft) -> Draft:
                           min_units=draft.options.min_units or 1)
     draft = replace(draft, noise=noise, selection=selection, cost_delta=draft.delta)
     return _count_threshold(_separate_selection(draft, units), draft, units, epsilon, delta)
+
+
+def _noise_and_selection_delta(sensitivities: tuple[Sensitivity, ...], epsilon: float,
+                               delta: float):
+    """The noise calibrated with δ/2, and the δ left for a threshold selection: the other
+    half when the noise is Gaussian, all of δ when it is Laplace (pure ε-DP)."""
+    half = float_at_most(Fraction(delta) / 2)
+    noise = _choose_noise(sensitivities, epsilon, half)
+    if noise.kind == "gaussian":
+        return noise, float_at_most(Fraction(delta) - Fraction(half))
+    return noise, delta
 
 
 def _separate_selection(draft: Draft, units: Sensitivity) -> Draft:
@@ -312,10 +320,7 @@ def _count_threshold(chosen: Draft, draft: Draft, units: Sensitivity, epsilon: f
     counts = [s for s in kept if _spec(draft, s.name).kind in ("rows", "count")]
     if not counts:
         return chosen
-    half = float_at_most(Fraction(delta) / 2)
-    noise = _choose_noise(kept, epsilon, half)
-    selection_delta = float_at_most(Fraction(delta) - Fraction(half)) \
-        if noise.kind == "gaussian" else delta
+    noise, selection_delta = _noise_and_selection_delta(kept, epsilon, delta)
     groups = draft.contribution.groups_per_unit
     options = []
     for stat in counts:
