@@ -6,8 +6,9 @@
 >>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "VARCHAR"}, privacy_unit="pid"))
 >>> info = Explanation.of(compile_query("SELECT k, COUNT(*) FROM t GROUP BY k", cat, epsilon=1,
 ...                                     delta=1e-6)).to_dict()
->>> info["columns"][1]["mechanism"], info["partition_selection"]["method"]
-('laplace', 'truncated_geometric')
+>>> selection = info["partition_selection"]
+>>> info["columns"][1]["mechanism"], selection["method"], selection["statistic"]
+('laplace', 'laplace_threshold', 'COUNT(*)')
 """
 
 from __future__ import annotations
