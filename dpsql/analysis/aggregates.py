@@ -313,7 +313,10 @@ class _Collector:
         where both arguments are present. Each argument needs bounds if a sum reads it.
 
         The two arguments are taken in the order of their SQL, so that AGG(y, x) and
-        AGG(x, y) read the same statistics."""
+        AGG(x, y) read the same statistics. An argument declared NOT NULL is present on
+        every row (``_never_null``; a NULL read anyway counts as the middle of its bounds),
+        so the other argument's count, centred sum and sum of squares are its own: the very
+        statistics COUNT, SUM, AVG and VAR of it read, drawn once (docs/mechanisms.md §13)."""
         kind = next(k for cls, k in PAIRS.items() if isinstance(node, cls))
         label = fragment(node).split("(")[0]
         y, x = node.this, node.expression
@@ -324,7 +327,7 @@ class _Collector:
                   for arg, own in ((y, ("sy", "syy")), (x, ("sx", "sxx")))
                   if any(role in roles for role in (*own, "sxy"))}
         a, b = sorted((y, x), key=lambda e: e.sql())
-        made = {"n": lambda: self.stat("count", present_with(a, b)),
+        made = {"n": lambda: self._pair_count(a, b),
                 "sx": lambda: self._pair_sum(x, y, bounds[id(x)]),
                 "sy": lambda: self._pair_sum(y, x, bounds[id(y)]),
                 "sxx": lambda: self._pair_square(x, y, bounds[id(x)]),
@@ -342,17 +345,30 @@ class _Collector:
                    f"{fragment(arg)} is the constant {lo:g} here")
         return lo, hi
 
+    def _pair_count(self, a: exp.Expression, b: exp.Expression) -> str:
+        """The count of the rows where both are present: COUNT(*) when both are declared
+        NOT NULL (``stat``), COUNT(b) when only a is, COUNT(a + 0 * b) when neither is."""
+        if self._never_null(a):
+            return self.stat("count", b)
+        return self.stat("count", a if self._never_null(b) else present_with(a, b))
+
     def _pair_sum(self, arg: exp.Expression, other: exp.Expression,
                   bounds: tuple[float, float]) -> str:
-        """Σ (arg − centre) over the rows where other is present too."""
+        """Σ (arg − centre) over the rows where other is present too: AVG(arg)'s own centred
+        sum when other is declared NOT NULL."""
         lo, hi = bounds
-        return self.stat("centered_sum", present_with(arg, other), lo=lo, hi=hi)
+        value = arg if self._never_null(other) else present_with(arg, other)
+        return self.stat("centered_sum", value, lo=lo, hi=hi)
 
     def _pair_square(self, arg: exp.Expression, other: exp.Expression,
                      bounds: tuple[float, float]) -> str:
-        """Σ (arg − m)², m the middle of its bounds, over the rows where other is present."""
-        value = present_with(arg, other)
+        """Σ (arg − m)², m the middle of its bounds, over the rows where other is present:
+        VAR(arg)'s own sum of squares when other is declared NOT NULL."""
         half = (bounds[1] - bounds[0]) / 2
+        if self._never_null(other):
+            return self.stat("centered_sum", squared_deviation(arg, *bounds), lo=0.0,
+                             hi=half * half)
+        value = present_with(arg, other)
         return self.stat("centered_sum", deviation_product(value, value, bounds, bounds),
                          lo=0.0, hi=half * half)
 
