@@ -155,7 +155,7 @@ def test_corr_shares_its_count_sums_and_squares_with_avg_and_var():
 
     shared, apart = statistics(connection()), statistics(connection(not_null=()))
     names = {column: [s["name"] for s in stats] for column, stats in shared.items()}
-    n, sx, sy, sxx, syy, _ = names["c"]  # CORR(x, y) is CORR of y = x on x = y
+    n, sx, sy, sxx, _, _ = names["c"]  # in CORR(x, y) the role y is x, and x is y
     assert names["ax"] == [n, sy] and names["vy"] == [n, sx, sxx]
     for column, stats in shared.items():
         for mine, theirs in zip(stats, apart[column], strict=True):
