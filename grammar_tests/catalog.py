@@ -2,6 +2,8 @@
 
 - ``visits``: 2,000 synthetic visits; unit patient_id; cost in [0, 2000], age in
   [0, 100]; 3 groups/unit, 4 rows/group; region is a public key (8 values).
+- ``checkups``: the same rows as ``visits`` with the same limits, cost and age declared
+  NOT NULL (they hold none): their counts and sums are shared (docs/mechanisms.md §12–13).
 - ``claims``: the same rows with 4 groups/unit, 3 rows/group, 5 rows/unit, cost in
   [0, 1000]; public keys region (read from ``regions``) and specialty (2 values).
 - ``pums``: PUMS_dup.csv; unit pid; 2 rows/group, default 1 group/unit; sex public.
@@ -49,6 +51,10 @@ def register_tables(con: dpsql.Connection) -> dpsql.Connection:
     con.register("visits", data, privacy_unit="patient_id",
                  bounds={"cost": (0, 2000), "age": (0, 100)}, max_groups_per_unit=3,
                  max_rows_per_group=4, public_keys={"region": list(REGIONS)})
+    con.register("checkups", data, privacy_unit="patient_id",
+                 bounds={"cost": (0, 2000), "age": (0, 100)}, max_groups_per_unit=3,
+                 max_rows_per_group=4, public_keys={"region": list(REGIONS)},
+                 not_null=["cost", "age"])
     con.register("claims", data, privacy_unit="patient_id", bounds={"cost": (0, 1000)},
                  max_groups_per_unit=4, max_rows_per_group=3, max_rows_per_unit=5,
                  public_keys={"region": "regions", "specialty": ["cardiology", "oncology"]})

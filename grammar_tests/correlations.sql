@@ -92,3 +92,25 @@ SELECT CORR(cost, specialty) FROM visits;
 # title: REGR_SLOPE on a constant is refused
 SELECT REGR_SLOPE(cost, 1) FROM visits;
 # error: UnsupportedQueryError: REGR_SLOPE: `REGR_SLOPE(cost, 1)` is not supported; allowed: arguments with bounds lo < hi. 1 is the constant 1 here
+
+# note: checkups is visits with cost and age declared NOT NULL: a NULL read anyway counts as a
+# note: row and as the middle of the bounds, so CORR's count, centred sums and sums of squares
+# note: are COUNT(*)'s, AVG's and VAR's own, drawn once (docs/mechanisms.md §13).
+
+# title: CORR beside AVG and VAR of undeclared columns reads statistics of its own
+SELECT AVG(age) AS a, CORR(age, cost) AS r, VAR_POP(cost) AS v FROM visits;
+# result: [(48.1856, 0.010005, 71559.8)]
+# bounding: all_pairs
+# plan: gaussian stats/unit=11 groups/unit=1 rows/group=4 selection=public | a=AVG(age) in [0, 100] L1=200 L2=200 | r=CORR(age, cost) L1=200000 L2=200000 | v=VAR_POP(cost) in [0, 2000] L1=2e+06 L2=2e+06
+
+# title: CORR of columns declared NOT NULL shares AVG's and VAR's statistics
+SELECT AVG(age) AS a, CORR(age, cost) AS r, VAR_POP(cost) AS v FROM checkups;
+# result: [(48.1856, 0.010005, 71559.8)]
+# bounding: all_pairs
+# plan: laplace stats/unit=6 groups/unit=1 rows/group=4 selection=public | a=AVG(age) in [0, 100] L1=200 L2=200 | r=CORR(age, cost) L1=200000 L2=200000 | v=VAR_POP(cost) in [0, 2000] L1=2e+06 L2=2e+06
+
+# title: a regression per group shares COUNT's and SUM's statistics
+SELECT region, COUNT(*) AS n, SUM(cost) AS total, REGR_SLOPE(cost, age) AS slope, REGR_INTERCEPT(cost, age) AS intercept FROM checkups GROUP BY region ORDER BY region;
+# result: [('east north central', 171, 39095.6, 0.135801, 222.689), ('mid atlantic', 133, 34476.6, -1.3831, 324.925), ('mountain', 101, 20340.3, 1.73771, 112.008), ('new england', 68, 13473.1, -0.278812, 212.317), ('pacific', 265, 49396.6, 0.979652, 139.261), ('south atlantic', 158, 29997.8, -0.208273, 200.066), ('west north central', 89, 19125.0, 1.44783, 145.05), ('west south central', 71, 14366.3, -2.50456, 330.887)]
+# bounding: first_pairs_by_window (g=3)
+# plan: gaussian stats/unit=15 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | total=SUM(cost) in [0, 2000] L1=24000 L2=13856.4 | slope=REGR_SLOPE(cost, age) L1=600000 L2=346410 | intercept=REGR_INTERCEPT(cost, age) L1=600000 L2=346410

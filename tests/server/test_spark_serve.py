@@ -75,6 +75,15 @@ max_groups_per_unit = 3
 max_rows_per_group = 4
 public_keys = { region = REGIONS }
 
+[tables.checkups]
+source = "visits.parquet"
+privacy_unit = "patient_id"
+bounds = { cost = [0, 2000], age = [0, 100] }
+max_groups_per_unit = 3
+max_rows_per_group = 4
+public_keys = { region = REGIONS }
+not_null = ["cost", "age"]
+
 [tables.claims]
 source = "visits.parquet"
 privacy_unit = "patient_id"
