@@ -27,6 +27,7 @@ from dpsql.mechanisms import (
     split_delta,
 )
 from dpsql.mechanisms.selection import truncated_geometric_probability, units_for_release
+from grammar_tests.catalog import connect
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "mechanisms.md"
 
@@ -38,10 +39,10 @@ def snippets() -> list[str]:
 
 
 def test_doc_has_its_snippets():
-    assert len(snippets()) == 7
+    assert len(snippets()) == 8
 
 
-@pytest.mark.parametrize("index", range(7))
+@pytest.mark.parametrize("index", range(8))
 def test_doc_snippet_runs(index):
     with contextlib.redirect_stdout(io.StringIO()) as out:
         exec(compile(snippets()[index], f"docs/mechanisms.md snippet {index}", "exec"), {})
@@ -68,6 +69,20 @@ def test_section_12_three_statistic_query(not_null, kinds, selection, laplace, g
             round(plan.noise.gaussian_std, 2)) == ("laplace", laplace, gaussian)
     got = [estimator(a).describe(plan, a)["noise_std"] for a in plan.aggregates[:2]]
     assert got == pytest.approx(stds, rel=1e-3)
+
+
+@pytest.mark.parametrize("table, statistics, stds", [
+    ("visits", 11, [56.07, 56068.74, 2803.44, 28034368.88, 70085.92, 2803436.89]),
+    ("checkups", 6, [33.94, 33941.2, 1697.06, 16970599.25, 42426.5, 1697059.93]),
+])
+def test_section_13_shared_statistics(table, statistics, stds):
+    """§13, "Shared with COUNT, SUM, AVG and VAR": CORR's statistics and their noise, with
+    cost and age undeclared (visits) and declared NOT NULL (checkups)."""
+    sql = f"SELECT AVG(age) AS a, CORR(age, cost) AS r, VAR_POP(cost) AS v FROM {table}"
+    info = connect().explain(sql, epsilon=1.0).to_dict()
+    assert info["statistics_per_unit"] == statistics
+    assert [s["noise_std"] for s in info["columns"][1]["statistics"]] == pytest.approx(
+        stds, rel=1e-4)
 
 
 def _worked_example_plan():
