@@ -99,9 +99,13 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy
 # bounding: all_pairs
 # plan: laplace stats/unit=1 groups/unit=1 rows/group=4 selection=truncated_geometric min_units=10 | COUNT(*) L1=4 L2=4
 
-# title: DP clause min_privacy_units_per_group with public keys only is refused
+# title: DP clause min_privacy_units_per_group selects public keys as private ones
+# note: as ZetaSQL does for any key without PUBLIC_GROUPS: a region is released only if
+# note: its noisy count of people passes the threshold for the floor
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, min_privacy_units_per_group = 10) region, COUNT(*) FROM visits GROUP BY region;
-# error: UnsupportedQueryError: min_privacy_units_per_group applies to groups released by partition selection
+# result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
+# bounding: first_pairs_by_window (g=3)
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | region | COUNT(*) L1=12 L2=6.9282
 
 # title: DP clause min_privacy_units_per_group with PUBLIC_GROUPS is refused
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, min_privacy_units_per_group = 10, group_selection_strategy = PUBLIC_GROUPS) COUNT(*) FROM visits;

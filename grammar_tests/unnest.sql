@@ -27,6 +27,13 @@ SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, max_groups_
 # bounding: all_pairs
 # plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=public | x | n=COUNT(*) L1=12 L2=6.9282
 
+# title: k_threshold on UNNEST's elements selects them as private keys
+# dialect: bigquery
+SELECT WITH ANONYMIZATION OPTIONS (epsilon = 1, delta = 1e-6, k_threshold = 10, kappa = 3) e, ANON_COUNT(*) AS n FROM visits CROSS JOIN UNNEST([1, 2, 3]) AS e GROUP BY e ORDER BY e;
+# result: [(1, 1056), (2, 1056), (3, 1056)]
+# bounding: first_pairs_by_window (g=3)
+# plan: laplace stats/unit=3 groups/unit=3 rows/group=4 selection=truncated_geometric min_units=10 | e | n=ANON_COUNT(*) L1=12 L2=6.9282
+
 # title: the element in an aggregate's argument, bounded by the elements
 SELECT region, SUM(age * e) AS s FROM visits CROSS JOIN UNNEST([1, 2]) AS u(e) GROUP BY region;
 # result: [('east north central', 14193.0), ('mid atlantic', 12198.0), ('mountain', 10068.0), ('new england', 6285.0), ('pacific', 26526.0), ('south atlantic', 13923.0), ('west north central', 8487.0), ('west south central', 7587.0)]

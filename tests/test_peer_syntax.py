@@ -125,8 +125,6 @@ def test_removing_any_unit_moves_cells_within_the_plan(sql):
      "COUNT(*) FROM t GROUP BY k", "GROUP BY k is not a public key"),
     ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (kappa = 2) COUNT(*) FROM t",
      "older name of max_groups_contributed in WITH ANONYMIZATION"),
-    ("SELECT WITH ANONYMIZATION OPTIONS (k_threshold = 3) flag, COUNT(*) FROM t GROUP BY flag",
-     "min_privacy_units_per_group applies to groups released by partition selection"),
     ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (min_privacy_units_per_group = 3, "
      "group_selection_strategy = PUBLIC_GROUPS) COUNT(*) FROM t",
      "ZetaSQL refuses the pair too"),
@@ -141,6 +139,40 @@ def test_removing_any_unit_moves_cells_within_the_plan(sql):
 def test_refused_before_reading_data(sql, message):
     with pytest.raises(dpsql.UnsupportedQueryError, match=message):
         analyze(sql, catalog(), epsilon=1.0, delta=1e-6)
+
+
+def test_a_floor_on_public_keys_selects_them_as_private_keys():
+    """k_threshold with declared public keys only: the plan is the one of the same query with
+    the key undeclared (private), selected with the floor, and so is its bounded SQL."""
+    sql = "SELECT WITH ANONYMIZATION OPTIONS (k_threshold = 3) flag, COUNT(*) FROM t GROUP BY flag"
+    private = Catalog()
+    private.add(TableInfo.private("t", columns=COLUMNS, privacy_unit="pid",
+                                  bounds={"x": (-2, 10)}))
+    public = analyze(sql, catalog(), epsilon=1.0, delta=1e-6)
+    undeclared = analyze(sql, private, epsilon=1.0, delta=1e-6)
+    assert public.keys[0].domain is None and public.selection.min_units == 3
+    assert (public.selection, public.sensitivities, public.noise) == (
+        undeclared.selection, undeclared.sensitivities, undeclared.noise)
+    assert CompiledQuery.of(public).bounded_sql() == CompiledQuery.of(undeclared).bounded_sql()
+
+
+@pytest.mark.parametrize("keys", ["e", "flag, e"])
+def test_a_floor_on_unnest_keys_moves_cells_within_the_plan(keys):
+    """k_threshold with an UNNEST's elements as keys (public, so selected as private keys):
+    on hostile data, removing any unit moves each statistic, the count of people the
+    selection reads included, by at most its bound, in at most the planned cells."""
+    plan = analyze("SELECT WITH ANONYMIZATION OPTIONS (k_threshold = 2, kappa = 4) "
+                   f"{keys}, ANON_COUNT(*), ANON_SUM(x CLAMPED BETWEEN 0 AND 5) FROM t "
+                   f"CROSS JOIN UNNEST([1, 2, 3]) AS e GROUP BY {keys}",
+                   catalog(max_rows_per_group=3), epsilon=1.0, delta=1e-6)
+    assert all(k.domain is None for k in plan.keys) and plan.selection.min_units == 2
+    assert "units" in [s.kind for s in plan.stats]
+    table = hostile_table(seed=3)
+    full = run_bounded(table, plan, salt="fixed")
+    for unit in sorted({u for u in table.column("pid").to_pylist() if u is not None}):
+        mask = pa.compute.fill_null(pa.compute.not_equal(table.column("pid"), unit), True)
+        assert_within_plan(plan, full, run_bounded(table.filter(mask), plan, salt="fixed"),
+                           unit)
 
 
 def test_public_groups_accepts_public_keys():

@@ -234,9 +234,15 @@ def _written(unit: str) -> str:
 
 def check_public_groups(draft: Draft, ctx: Context) -> Draft:
     """``group_selection_strategy = PUBLIC_GROUPS``: every group key must be public; and
-    ``min_privacy_units_per_group`` needs private keys (it shifts their selection) or none
-    (the one group of a global aggregate is then selected): public keys are released whatever
-    their size, as ZetaSQL refuses it with ``PUBLIC_GROUPS``."""
+    ``min_privacy_units_per_group`` selects groups privately, whatever the keys.
+
+    With the floor and public keys only (declared ``public_keys``, a public table's column,
+    the elements of ``UNNEST([...])``), the keys are selected as private ones are, as ZetaSQL
+    does for every key without ``PUBLIC_GROUPS``: a group is released only if its noisy count
+    of people passes the threshold for the floor. Sound because partition selection assumes
+    nothing of its keys (docs/mechanisms.md §6): a key that could be public is one it may
+    drop, never one it must keep; the cost is selection's, charged as for private keys. The
+    floor with ``PUBLIC_GROUPS`` is refused, as ZetaSQL refuses it."""
     private = [k for k in draft.keys if not k.public]
     if draft.options.min_units is not None and draft.options.public_groups:
         raise UnsupportedQueryError(
@@ -244,11 +250,7 @@ def check_public_groups(draft: Draft, ctx: Context) -> Draft:
             "and group_selection_strategy = PUBLIC_GROUPS releases every group whatever its "
             "size (ZetaSQL refuses the pair too); keep the one you mean")
     if draft.options.min_units is not None and draft.keys and not private:
-        raise UnsupportedQueryError(
-            f"{draft.options.clause}: min_privacy_units_per_group applies to groups released "
-            "by partition selection (private GROUP BY keys, or the one row of a query without "
-            "GROUP BY); this query's keys are public, so every group is released whatever its "
-            "size: drop the option, or group by a private key")
+        draft = replace(draft, keys=tuple(replace(k, domain=None) for k in draft.keys))
     if draft.options.public_groups and private:
         raise UnsupportedQueryError(
             f"{draft.options.clause} group_selection_strategy = PUBLIC_GROUPS: GROUP BY "
