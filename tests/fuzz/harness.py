@@ -50,6 +50,7 @@ from dpsql.plan import PrivacyPlan
 from dpsql.release import NoisyEngine, check_outer_binds, release
 from tests.fuzz.tables import (
     BOUNDS,
+    NOT_NULL,
     ODD_STRINGS,
     PUBLIC_KEYS,
     ROW_LEVEL,
@@ -147,7 +148,8 @@ class Engine:
         for name in UNIT_TABLES:
             catalog.add(TableInfo.private(name, columns=self.types[name], privacy_unit="pid",
                                           bounds=BOUNDS[name],
-                                          public_keys=PUBLIC_KEYS.get(name), **limits[name]))
+                                          public_keys=PUBLIC_KEYS.get(name),
+                                          not_null=NOT_NULL.get(name, ()), **limits[name]))
         catalog.add(TableInfo.private(ROW_LEVEL, columns=self.types[ROW_LEVEL],
                                       row_privacy=True, bounds=BOUNDS[ROW_LEVEL]))
         # A public table's width is measured from its rows; the fuzzed rows differ from

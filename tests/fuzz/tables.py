@@ -11,6 +11,8 @@ Four tables, always with the same columns (the query generator knows them):
 - ``r``, private with row-level privacy (each row its own unit);
 - ``pub``, public: a lookup joined on ``k`` and the public key domain of ``t.k``.
 
+``t.x`` and ``t.h`` are declared NOT NULL and hold NULLs anyway (``NOT_NULL``).
+
 Units have very different numbers of rows (none to a dozen per table) and touch few or
 many groups; some rows of ``t`` have no unit at all. Values are usual ones from small pools
 (so that units share groups) or hostile ones, the extremes of each type; now and then a
@@ -222,6 +224,9 @@ BOUNDS: Mapping[str, Mapping[str, tuple[float, float]]] = {
 """Declared value bounds (the data ignores them: the rewrite must enforce them)."""
 PUBLIC_KEYS: Mapping[str, Mapping[str, Any]] = {"t": {"k": "pub", "g": (0, 1, 2, 3)}}
 """Public key domains: ``t.k`` from the public table, ``t.g`` listed (its 2³¹ − 1 is not)."""
+NOT_NULL: Mapping[str, tuple[str, ...]] = {"t": ("x", "h")}
+"""Columns declared NOT NULL, whose data holds NULLs anyway: the declaration is enforced, not
+trusted (COUNT(x) is COUNT(*), and CORR, AVG, VAR and SUM of them share statistics)."""
 LIMITS = {"max_groups_per_unit": (None, 1, 2, 3), "max_rows_per_group": (None, 1, 2, 5),
           "max_rows_per_unit": (None, 1, 3, 8)}
 
