@@ -452,12 +452,15 @@ def test_min_units_shift_the_release_curve(option):
     assert {k for k, _ in con.sql(shifted).fetchall()} <= {"g60", "g300"}
 
 
-def test_min_units_need_private_keys_or_none():
+def test_min_units_select_public_keys_as_private_ones():
+    """With the floor, public keys are selected with it (as ZetaSQL selects every key without
+    PUBLIC_GROUPS); a query without GROUP BY selects its one group."""
     con = dpsql.connect()
     con.register("t", pa.table({"pid": [1, 2], "k": ["a", "b"]}), privacy_unit="pid",
                  public_keys={"k": ["a", "b"]})
-    with pytest.raises(dpsql.UnsupportedQueryError, match="private GROUP BY keys"):
-        con.explain(f"{DP} (min_privacy_units_per_group = 3) k, COUNT(*) FROM t GROUP BY k")
+    keyed = con.explain(f"{DP} (min_privacy_units_per_group = 3) k, COUNT(*) FROM t GROUP BY k"
+                        ).to_dict()["partition_selection"]
+    assert keyed != "public" and keyed["min_units"] == 3
     selection = con.explain(f"{DP} (min_privacy_units_per_group = 3) COUNT(*) FROM t"
                             ).to_dict()["partition_selection"]
     assert selection["min_units"] == 3 and selection["max_groups_per_unit"] == 1
