@@ -33,13 +33,14 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from sqlglot import exp
 
 from dpsql.accounting.values import Cost
+from dpsql import autobounds
 from dpsql.autobounds import free_name
 from dpsql.catalog import TableInfo, column_class
 from dpsql.errors import PrivacyError
@@ -49,6 +50,15 @@ EDGES = tuple(2**k for k in range(21))
 """Bin edges for contributions: 1, 2, 4, … 2^20 rows (beyond: the top bin, 2^21)."""
 COVERAGE = 0.95
 """The share of people whose contribution a suggested limit keeps whole."""
+AVG_ROW_BIAS = 0.25
+"""How far an average is assumed to move when a rows limit drops rows, as a share of the
+mean times the share of rows dropped (``limit_for_error``): a prior, since the counts cannot
+tell whether people with many rows have other values (on PUMS_dup people with 4 rows earn
+twice what people with 1 do, which puts a limit of 1 at 0.23 of that; on bench_utility's
+visits, 0.01)."""
+RANK_ERROR = math.log(20 * 1024) / math.sqrt(2)
+"""A quantile's 95 % error in ranks per row of limit, in units of ``noise_per_row``
+(√2·2/ε_q): t₉₅ = 2m·ln(20B)/ε_q with B = 1024 buckets (docs/mechanisms.md §8)."""
 WARN_SHARE = 0.05
 """A bounding report warns when a limit or clamp surely cuts this share or more."""
 
@@ -66,6 +76,89 @@ def limit_from_bins(rows: Iterable[tuple[float, float]], *, coverage: float) -> 
         if running >= coverage * total:
             return edge
     return bins[-1][0]
+
+
+def limit_for_error(rows: Iterable[tuple[float, float]],
+                    values: Mapping[str, Iterable[tuple[float, float]]] | None = None, *,
+                    noise_per_row: float, groups: int = 1,
+                    served: Iterable[tuple[str, str | float]] | None = None
+                    ) -> tuple[int, dict[str, tuple[float, float]]]:
+    """The rows limit m and the clamps that together minimise the expected squared error of
+    the statistics they serve (Amin, Kulesza, Muñoz Medina & Vassilvitskii, ICML 2019), from
+    the released histogram of people by their rows (``rows``) and, for each column the
+    query reads, its magnitude histogram drawn with one value per person (``values``);
+    ``served`` lists (column, "sum" or "avg"), each column summed by default.
+
+    Each person of bin e has the middle of its range of rows (the top bin: its lower end),
+    so m keeps K(m) = Σ n·min(rows, m) of the T rows. A column's counts, scaled by K(m) over
+    the people counted, stand for the kept rows; at each m its clamp is
+    ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (half that
+    for an average, a sum centred in its bounds), and the rows m drops add |μ|·(T − K(m))
+    to a sum's bias (μ the mean magnitude) and ``AVG_ROW_BIAS`` of that to an average's.
+    A quantile (``use`` its level q) loses ranks instead: the rows m drops as an average
+    does, and the exponential mechanism's 95 % error, m·ln(20·1024)/ε_q ranks per group
+    (``RANK_ERROR``), out of the K(m) kept; its column's bounds are
+    ``autobounds.bounds_for_quantile`` unless the query also sums or averages it.
+    With no column the statistic is a count: bias T − K(m), noise ``noise_per_row``·m.
+    Errors are per group (bias over ``groups``), relative to the statistic's full size and
+    added over statistics; the least is taken, the smaller m on ties, and each column
+    keeps the clamp of its first statistic. Candidates: 1 and the released edges. With no
+    released bin: m = 1. Post-processing of released bins only.
+
+    >>> people = [(1, 500.0), (2, 300.0), (4, 150.0), (64, 50.0)]
+    >>> limit_for_error(people, noise_per_row=0.01)[0], limit_for_error(people, noise_per_row=50)[0]
+    (64, 4)
+    >>> costs = {"cost": [(256.0, 700.0), (512.0, 250.0), (1024.0, 50.0)]}
+    >>> limit_for_error(people, costs, noise_per_row=10.0)
+    (64, {'cost': (0.0, 256.0)})
+    >>> limit_for_error(people, costs, noise_per_row=10.0, served=[("cost", "avg")])
+    (4, {'cost': (0.0, 1024.0)})
+    """
+    bins = [(*_bin_range(int(edge)), float(n)) for edge, n in rows
+            if edge is not None and n is not None and float(n) > 0]
+    columns = {name: list(hist) for name, hist in (values or {}).items()}
+    statistics = list(served) if served is not None else [(c, "sum") for c in columns]
+    quantiles: dict[str, list[float]] = {}
+    for name, use in statistics:
+        if not isinstance(use, str):
+            quantiles.setdefault(name, []).append(use)
+    people = sum(n for _, _, n in bins)
+    each = [(lo if math.isinf(hi) else (lo + hi) / 2, n) for lo, hi, n in bins]
+    total = sum(x * n for x, n in each)
+    candidates = sorted({1, *(int(edge) for edge, n in rows
+                              if edge is not None and n is not None and float(n) > 0)})
+    best: tuple[float, int, dict[str, tuple[float, float]]] | None = None
+    for m in candidates if people > 0 else [1]:
+        kept = sum(min(x, m) * n for x, n in each) if people > 0 else 1.0
+        dropped = total - kept if people > 0 else 0.0
+        error, bounds = 0.0, {}
+        if not statistics:
+            error = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / \
+                (max(total, 1.0) / groups) ** 2
+        for name, use in statistics:
+            hist = columns[name]
+            if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
+                ranks = groups * m * RANK_ERROR * noise_per_row / max(kept, 1.0)
+                error += (AVG_ROW_BIAS * dropped / max(total, kept)) ** 2 + ranks ** 2
+                continue
+            seen = sum(max(float(n or 0), 0.0) for label, n in hist if label is not None)
+            average = use == "avg"
+            choice = autobounds.clamp_for_error(
+                hist, noise_per_unit=noise_per_row * m / (2 if average else 1), groups=groups,
+                weight=kept / seen if seen > 0 else 1.0)
+            bounds.setdefault(name, choice.bounds)
+            if choice.mass > 0:
+                mean = choice.mass / kept
+                bias = mean * dropped * (AVG_ROW_BIAS if average else 1.0)
+                error += (choice.error + (bias / groups) ** 2) / \
+                    (mean * max(total, kept) / groups) ** 2
+        for name, levels in quantiles.items():
+            bounds.setdefault(name, autobounds.bounds_for_quantile(
+                columns[name], min(levels), max(levels)))
+        if best is None or error < best[0]:
+            best = (error, m, bounds)
+    assert best is not None
+    return best[1], best[2]
 
 
 def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float, float] | None:
