@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from fractions import Fraction
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlglot import exp

@@ -33,14 +33,14 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from sqlglot import exp
 
-from dpsql.accounting.values import Cost
 from dpsql import autobounds
+from dpsql.accounting.values import Cost
 from dpsql.autobounds import free_name
 from dpsql.catalog import TableInfo, column_class
 from dpsql.errors import PrivacyError
@@ -50,12 +50,12 @@ EDGES = tuple(2**k for k in range(21))
 """Bin edges for contributions: 1, 2, 4, … 2^20 rows (beyond: the top bin, 2^21)."""
 COVERAGE = 0.95
 """The share of people whose contribution a suggested limit keeps whole."""
-AVG_ROW_BIAS = 0.25
+AVG_ROW_BIAS = 0.5
 """How far an average is assumed to move when a rows limit drops rows, as a share of the
-mean times the share of rows dropped (``limit_for_error``): a prior, since the counts cannot
-tell whether people with many rows have other values (on PUMS_dup people with 4 rows earn
-twice what people with 1 do, which puts a limit of 1 at 0.23 of that; on bench_utility's
-visits, 0.01)."""
+mean times the share of rows dropped (``limit_for_error``): a prior, since counts cannot
+tell whether people with many rows have other values. Measured: on PUMS_dup (people with
+4 rows earn twice what people with 1 do) 0.23 at a limit of 1, 0.30 at 2; on
+bench_utility's visits 0.02 at 3. A half errs towards keeping rows."""
 RANK_ERROR = math.log(20 * 1024) / math.sqrt(2)
 """A quantile's 95 % error in ranks per row of limit, in units of ``noise_per_row``
 (√2·2/ε_q): t₉₅ = 2m·ln(20B)/ε_q with B = 1024 buckets (docs/mechanisms.md §8)."""
@@ -92,8 +92,9 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     Each person of bin e has the middle of its range of rows (the top bin: its lower end),
     so m keeps K(m) = Σ n·min(rows, m) of the T rows. A column's counts, scaled by K(m) over
     the people counted, stand for the kept rows; at each m its clamp is
-    ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (half that
-    for an average, a sum centred in its bounds), and the rows m drops add |μ|·(T − K(m))
+    ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (an
+    average's too: its sum is centred in the bounds, but its count's noise then weighs
+    with the distance from the middle to the mean), and the rows m drops add |μ|·(T − K(m))
     to a sum's bias (μ the mean magnitude) and ``AVG_ROW_BIAS`` of that to an average's.
     A quantile (``use`` its level q) loses ranks instead: the rows m drops as an average
     does, and the exponential mechanism's 95 % error, m·ln(20·1024)/ε_q ranks per group
@@ -109,56 +110,55 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     >>> limit_for_error(people, noise_per_row=0.01)[0], limit_for_error(people, noise_per_row=50)[0]
     (64, 4)
     >>> costs = {"cost": [(256.0, 700.0), (512.0, 250.0), (1024.0, 50.0)]}
-    >>> limit_for_error(people, costs, noise_per_row=10.0)
+    >>> limit_for_error(people, costs, noise_per_row=30.0)
     (64, {'cost': (0.0, 256.0)})
-    >>> limit_for_error(people, costs, noise_per_row=10.0, served=[("cost", "avg")])
-    (4, {'cost': (0.0, 1024.0)})
+    >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("cost", "avg")])
+    (4, {'cost': (0.0, 512.0)})
     """
-    bins = [(*_bin_range(int(edge)), float(n)) for edge, n in rows
-            if edge is not None and n is not None and float(n) > 0]
+    released = [(int(edge), float(n)) for edge, n in rows
+                if edge is not None and n is not None and float(n) > 0]
+    people = [((lo if math.isinf(hi) else (lo + hi) / 2), n)
+              for (lo, hi), n in ((_bin_range(edge), n) for edge, n in released)]
     columns = {name: list(hist) for name, hist in (values or {}).items()}
     statistics = list(served) if served is not None else [(c, "sum") for c in columns]
+    choices = {m: _error_at(m, people, columns, statistics, noise_per_row, groups)
+               for m in sorted({1, *(edge for edge, _ in released)})}
+    best = min(choices, key=lambda m: (choices[m][0], m))
+    return best, choices[best][1]
+
+
+def _error_at(m: int, people: list[tuple[float, float]], columns: dict[str, list],
+              statistics: list[tuple[str, str | float]], noise_per_row: float, groups: int
+              ) -> tuple[float, dict[str, tuple[float, float]]]:
+    """``limit_for_error``'s error at limit m (people as (rows each, count)), and the
+    bounds of each column at m. With no person released nothing is dropped."""
+    total = sum(x * n for x, n in people)
+    kept = sum(min(x, m) * n for x, n in people) if people else 1.0
+    dropped = total - kept if people else 0.0
+    whole = max(total, kept)
+    error, bounds = 0.0, {}
+    if not statistics:
+        error = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / (whole / groups) ** 2
     quantiles: dict[str, list[float]] = {}
     for name, use in statistics:
-        if not isinstance(use, str):
+        if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
             quantiles.setdefault(name, []).append(use)
-    people = sum(n for _, _, n in bins)
-    each = [(lo if math.isinf(hi) else (lo + hi) / 2, n) for lo, hi, n in bins]
-    total = sum(x * n for x, n in each)
-    candidates = sorted({1, *(int(edge) for edge, n in rows
-                              if edge is not None and n is not None and float(n) > 0)})
-    best: tuple[float, int, dict[str, tuple[float, float]]] | None = None
-    for m in candidates if people > 0 else [1]:
-        kept = sum(min(x, m) * n for x, n in each) if people > 0 else 1.0
-        dropped = total - kept if people > 0 else 0.0
-        error, bounds = 0.0, {}
-        if not statistics:
-            error = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / \
-                (max(total, 1.0) / groups) ** 2
-        for name, use in statistics:
-            hist = columns[name]
-            if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
-                ranks = groups * m * RANK_ERROR * noise_per_row / max(kept, 1.0)
-                error += (AVG_ROW_BIAS * dropped / max(total, kept)) ** 2 + ranks ** 2
-                continue
-            seen = sum(max(float(n or 0), 0.0) for label, n in hist if label is not None)
-            average = use == "avg"
-            choice = autobounds.clamp_for_error(
-                hist, noise_per_unit=noise_per_row * m / (2 if average else 1), groups=groups,
-                weight=kept / seen if seen > 0 else 1.0)
-            bounds.setdefault(name, choice.bounds)
-            if choice.mass > 0:
-                mean = choice.mass / kept
-                bias = mean * dropped * (AVG_ROW_BIAS if average else 1.0)
-                error += (choice.error + (bias / groups) ** 2) / \
-                    (mean * max(total, kept) / groups) ** 2
-        for name, levels in quantiles.items():
-            bounds.setdefault(name, autobounds.bounds_for_quantile(
-                columns[name], min(levels), max(levels)))
-        if best is None or error < best[0]:
-            best = (error, m, bounds)
-    assert best is not None
-    return best[1], best[2]
+            ranks = groups * m * RANK_ERROR * noise_per_row / kept
+            error += (AVG_ROW_BIAS * dropped / whole) ** 2 + ranks ** 2
+            continue
+        hist = columns[name]
+        seen = sum(max(float(n or 0), 0.0) for label, n in hist if label is not None)
+        choice = autobounds.clamp_for_error(hist, noise_per_unit=noise_per_row * m,
+                                            groups=groups, weight=kept / seen if seen else 1.0)
+        bounds.setdefault(name, choice.bounds)
+        if choice.mass > 0:
+            mean = choice.mass / kept
+            bias = mean * dropped * (AVG_ROW_BIAS if use == "avg" else 1.0)
+            error += (choice.error + (bias / groups) ** 2) / (mean * whole / groups) ** 2
+    for name, levels in quantiles.items():
+        bounds.setdefault(name, autobounds.bounds_for_quantile(columns[name], min(levels),
+                                                               max(levels)))
+    return error, bounds
 
 
 def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float, float] | None:

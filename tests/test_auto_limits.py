@@ -132,7 +132,7 @@ def test_a_hostile_person_cannot_move_the_choice_beyond_the_released_bins():
         assert info.max_rows_per_unit <= 4 and info.bounds["x"][1] <= 2.0**13
 
 
-def test_averages_get_a_smaller_limit_than_sums_and_counts():
+def test_averages_and_quantiles_get_a_smaller_limit_than_sums_and_counts():
     """Dropping rows biases a sum by what they hold, an average only by how they differ
     (``suggest.AVG_ROW_BIAS``): where the noise of 64 rows per person outweighs a sum's
     loss of 8·(64 − 8) rows per heavy person it does not outweigh, the average stops at 8."""
@@ -142,6 +142,9 @@ def test_averages_get_a_smaller_limit_than_sums_and_counts():
     assert limit_for_error(people, values, noise_per_row=noise)[0] == 64
     assert limit_for_error(people, noise_per_row=noise)[0] == 64
     assert limit_for_error(people, values, noise_per_row=noise, served=[("x", "avg")])[0] == 8
+    # a median loses ranks as an average loses rows, and gets the bin that holds it
+    assert limit_for_error(people, values, noise_per_row=noise, served=[("x", 0.5)]) == (
+        8, {"x": (64.0, 128.0)})
 
 
 def test_the_limit_minimises_the_error_it_models():

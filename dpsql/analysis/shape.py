@@ -16,9 +16,9 @@ from dataclasses import replace
 
 from sqlglot import exp
 
-from dpsql.analysis.aggregates import auto_columns, public_groups
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
+from dpsql.analysis.served import auto_columns, public_groups
 from dpsql.catalog import PublicColumn, TableInfo, key_values
 from dpsql.errors import BoundsNeeded, CatalogError, UnsupportedQueryError
 from dpsql.expr.types import type_class
