@@ -89,8 +89,8 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     query reads, its magnitude histogram drawn with one value per person (``values``);
     ``served`` lists (column, "sum" or "avg"), each column summed by default.
 
-    Each person of bin e has the middle of its range of rows (the top bin: its lower end),
-    so m keeps K(m) = Σ n·min(rows, m) of the T rows. A column's counts, scaled by K(m) over
+    The people of a bin spread evenly over its range of rows (the top bin: all at its lower
+    end), so m keeps K(m) = Σ n·E[min(rows, m)] of the T rows. A column's counts, scaled by K(m) over
     the people counted, stand for the kept rows; at each m its clamp is
     ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (an
     average's too: its sum is centred in the bounds, but its count's noise then weighs
@@ -103,37 +103,53 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     With no column the statistic is a count: bias T − K(m), noise ``noise_per_row``·m.
     Errors are per group (bias over ``groups``), relative to the statistic's full size and
     added over statistics; the least is taken, the smaller m on ties, and each column
-    keeps the clamp of its first statistic. Candidates: 1 and the released edges. With no
-    released bin: m = 1. Post-processing of released bins only.
+    keeps the clamp of its first statistic. Candidates: 1, the released edges e and 3e/4
+    between them. With no released bin: m = 1. Post-processing of released bins only.
 
     >>> people = [(1, 500.0), (2, 300.0), (4, 150.0), (64, 50.0)]
     >>> limit_for_error(people, noise_per_row=0.01)[0], limit_for_error(people, noise_per_row=50)[0]
     (64, 4)
     >>> costs = {"cost": [(256.0, 700.0), (512.0, 250.0), (1024.0, 50.0)]}
     >>> limit_for_error(people, costs, noise_per_row=30.0)
-    (64, {'cost': (0.0, 256.0)})
+    (48, {'cost': (0.0, 256.0)})
     >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("cost", "avg")])
     (4, {'cost': (0.0, 512.0)})
     """
     released = [(int(edge), float(n)) for edge, n in rows
                 if edge is not None and n is not None and float(n) > 0]
-    people = [((lo if math.isinf(hi) else (lo + hi) / 2), n)
-              for (lo, hi), n in ((_bin_range(edge), n) for edge, n in released)]
+    people = [(*_bin_range(edge), n) for edge, n in released]
     columns = {name: list(hist) for name, hist in (values or {}).items()}
     statistics = list(served) if served is not None else [(c, "sum") for c in columns]
+    candidates = {1, *(edge for edge, _ in released),
+                  *(3 * edge // 4 for edge, _ in released if 4 <= edge <= EDGES[-1])}
     choices = {m: _error_at(m, people, columns, statistics, noise_per_row, groups)
-               for m in sorted({1, *(edge for edge, _ in released)})}
+               for m in sorted(candidates)}
     best = min(choices, key=lambda m: (choices[m][0], m))
     return best, choices[best][1]
 
 
-def _error_at(m: int, people: list[tuple[float, float]], columns: dict[str, list],
+def _kept(lo: int, hi: float, m: int) -> float:
+    """The mean of min(x, m) over x = lo … hi (the rows a limit m keeps of a person of a
+    bin, its people spread evenly over the bin; the open top bin: all at lo).
+
+    >>> _kept(17, 32, 24), _kept(17, 32, 32), _kept(17, 32, 8), _kept(2**20 + 1, math.inf, 9)
+    (22.25, 24.5, 8, 9)
+    """
+    if math.isinf(hi):
+        return min(lo, m)
+    if m >= hi or m <= lo:
+        return (lo + hi) / 2 if m >= hi else m
+    return ((lo + m) * (m - lo + 1) / 2 + (hi - m) * m) / (hi - lo + 1)
+
+
+def _error_at(m: int, people: list[tuple[int, float, float]], columns: dict[str, list],
               statistics: list[tuple[str, str | float]], noise_per_row: float, groups: int
               ) -> tuple[float, dict[str, tuple[float, float]]]:
-    """``limit_for_error``'s error at limit m (people as (rows each, count)), and the
-    bounds of each column at m. With no person released nothing is dropped."""
-    total = sum(x * n for x, n in people)
-    kept = sum(min(x, m) * n for x, n in people) if people else 1.0
+    """``limit_for_error``'s error at limit m (people as (fewest rows, most rows, count)
+    per bin), and the bounds of each column at m. With no person released nothing is
+    dropped."""
+    total = sum(_kept(lo, hi, 2**62) * n for lo, hi, n in people)
+    kept = sum(_kept(lo, hi, m) * n for lo, hi, n in people) if people else 1.0
     dropped = total - kept if people else 0.0
     whole = max(total, kept)
     error, bounds = 0.0, {}

@@ -134,13 +134,13 @@ def test_a_hostile_person_cannot_move_the_choice_beyond_the_released_bins():
 
 def test_averages_and_quantiles_get_a_smaller_limit_than_sums_and_counts():
     """Dropping rows biases a sum by what they hold, an average only by how they differ
-    (``suggest.AVG_ROW_BIAS``): where the noise of 64 rows per person outweighs a sum's
-    loss of 8·(64 − 8) rows per heavy person it does not outweigh, the average stops at 8."""
+    (``suggest.AVG_ROW_BIAS``): where the noise of 48 rows per person is worth a sum's and a
+    count's loss of the heavy people's rows beyond, the average stops at 8."""
     people = [(1, 2000.0), (8, 1000.0), (64, 100.0)]
     values = {"x": [(128.0, 3100.0)]}
     noise = noise_per_unit(0.1, 1)
-    assert limit_for_error(people, values, noise_per_row=noise)[0] == 64
-    assert limit_for_error(people, noise_per_row=noise)[0] == 64
+    assert limit_for_error(people, values, noise_per_row=noise)[0] == 48
+    assert limit_for_error(people, noise_per_row=noise)[0] == 48
     assert limit_for_error(people, values, noise_per_row=noise, served=[("x", "avg")])[0] == 8
     # a median loses ranks as an average loses rows, and gets the bin that holds it
     assert limit_for_error(people, values, noise_per_row=noise, served=[("x", 0.5)]) == (
@@ -148,11 +148,12 @@ def test_averages_and_quantiles_get_a_smaller_limit_than_sums_and_counts():
 
 
 def test_the_limit_minimises_the_error_it_models():
-    """Exact, for a count: 100 people with 1 row and n people in the bin of 3 or 4 rows (3.5
-    each), noise s per row of limit. Limit 1 drops 2.5·n rows, limit 4 none: the error is
-    (2.5·n)² + s² against (4s)², so limit 4 wins exactly when 6.25·n² > 15·s²."""
-    for n, s in [(10.0, 6.0), (10.0, 7.0), (1.0, 0.6), (1.0, 0.7)]:
+    """Exact, for a count: 100 people with 1 row and n people in the bin of 3 or 4 rows (half
+    each), noise s per row of limit. Limit 1 drops 2.5 rows of each of the n, limit 3 half
+    a row, limit 4 none: the errors are (2.5n)² + s², (0.5n)² + (3s)² and (4s)²."""
+    for n, s in [(10.0, 6.0), (1.0, 2.0), (1.0, 0.15), (1.0, 0.3), (10.0, 0.5), (10.0, 2.0)]:
+        errors = {1: (2.5 * n) ** 2 + s**2, 3: (0.5 * n) ** 2 + (3 * s) ** 2, 4: (4 * s) ** 2}
         chosen = limit_for_error([(1, 100.0), (4, n)], noise_per_row=s)[0]
-        assert chosen == (4 if 6.25 * n**2 > 15 * s**2 else 1), (n, s)
+        assert chosen == min(errors, key=errors.get), (n, s, errors)
     assert limit_for_error([], noise_per_row=1.0) == (1, {})
     assert limit_for_error([(None, 5.0), (2, -3.0)], noise_per_row=1.0) == (1, {})
