@@ -90,8 +90,8 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     ``served`` lists (column, "sum" or "avg"), each column summed by default.
 
     The people of a bin spread evenly over its range of rows (the top bin: all at its lower
-    end), so m keeps K(m) = Σ n·E[min(rows, m)] of the T rows. A column's counts, scaled by K(m) over
-    the people counted, stand for the kept rows; at each m its clamp is
+    end), so m keeps K(m) = Σ n·E[min(rows, m)] of the T rows. A column's counts, scaled by
+    K(m) over the people counted, stand for the kept rows; at each m its clamp is
     ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (an
     average's too: its sum is centred in the bounds, but its count's noise then weighs
     with the distance from the middle to the mean), and the rows m drops add |μ|·(T − K(m))
