@@ -157,3 +157,19 @@ def test_the_limit_minimises_the_error_it_models():
         assert chosen == min(errors, key=errors.get), (n, s, errors)
     assert limit_for_error([], noise_per_row=1.0) == (1, {})
     assert limit_for_error([(None, 5.0), (2, -3.0)], noise_per_row=1.0) == (1, {})
+
+
+def test_a_median_estimates_its_limit_and_a_range_around_it():
+    """MEDIAN(x) with the limit and the bounds "auto": both chosen for the quantile, its bounds
+    the released bins around the median (above 0 here), charged as any estimate."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), seed=6)
+    table = priced({1: 600, 3: 900}, value=lambda pid: 2.0 ** (4 + pid % 8))
+    con.register("v", table, privacy_unit="pid", max_rows_per_unit="auto", bounds={"x": "auto"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpsql.PrivacyWarning)
+        ((median,),) = con.sql("SELECT MEDIAN(x) FROM v", epsilon=2.0, delta=1e-6).fetchall()
+    info = con.catalog.get("v")
+    lo, hi = info.bounds["x"]
+    assert 0 < lo <= median <= hi < 2.0**12 and info.max_rows_per_unit in (1, 3, 4)
+    assert [Fraction(c.epsilon) for c in con.budget.charges] == [Fraction(1, 4)] * 2 + [
+        Fraction(3, 2)]
