@@ -20,8 +20,11 @@ enough people are in them):
    Bias-Variance Trade-off in Differential Privacy", ICML 2019) —, the mass beyond the last
    released bin extrapolated from the released ones' fall beyond their mode (partition
    selection hides a thin tail, which a sum still feels); 0 when a side has no bin;
-   ``FALLBACK`` when no bin is released. ``bounds_from_bins``, the outer edges of the
-   released bins, is what the data owner's tools report (coverage).
+   ``FALLBACK`` when no bin is released. A column a query only ranks (quantiles) gets
+   the tightest released range that holds its levels (``bounds_for_quantile``); with
+   ``max_rows_per_unit="auto"`` the clamp is chosen with the limit
+   (``suggest.limit_for_error``). ``bounds_from_bins``, the outer edges of the released
+   bins, is what the data owner's tools report (coverage).
 
 The bounds are then a released statistic: they replace ``"auto"`` in the connection's
 catalog and later queries use them for free (post-processing). Whatever the data, step 3

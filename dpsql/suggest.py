@@ -24,6 +24,10 @@ adds; 95 % keeps the bias small for counts and sums while the noise grows only w
 limit itself. The suggestion is a release like any other: its bins and counts are noisy,
 and whether it runs never depends on the data (no released bin gives no suggestion).
 
+A query on a table declared ``max_rows_per_unit="auto"`` knows what the limit serves, so it
+chooses differently (``limit_for_error``): the limit and clamps that together minimise the
+expected error of its own statistics, from the same kind of histograms.
+
 >>> limit_from_bins([(1, 410.0), (2, 300.0), (4, 260.0), (8, 5.0)], coverage=0.95)
 4
 >>> limit_from_bins([], coverage=0.95) is None
