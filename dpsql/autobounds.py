@@ -20,8 +20,11 @@ enough people are in them):
    Bias-Variance Trade-off in Differential Privacy", ICML 2019) —, the mass beyond the last
    released bin extrapolated from the released ones' fall beyond their mode (partition
    selection hides a thin tail, which a sum still feels); 0 when a side has no bin;
-   ``FALLBACK`` when no bin is released. ``bounds_from_bins``, the outer edges of the
-   released bins, is what the data owner's tools report (coverage).
+   ``FALLBACK`` when no bin is released. A column a query only ranks (quantiles) gets
+   the tightest released range that holds its levels (``bounds_for_quantile``); with
+   ``max_rows_per_unit="auto"`` the clamp is chosen with the limit
+   (``suggest.limit_for_error``). ``bounds_from_bins``, the outer edges of the released
+   bins, is what the data owner's tools report (coverage).
 
 The bounds are then a released statistic: they replace ``"auto"`` in the connection's
 catalog and later queries use them for free (post-processing). Whatever the data, step 3
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from fractions import Fraction
 
 from sqlglot import exp
@@ -159,13 +163,88 @@ def bounds_for_error(rows: Iterable[tuple[float, float]], *, noise_per_unit: flo
     bound times their distance to it (each bin's values at ¾ of its outer edge), the bins
     beyond the last released one extrapolated (``_tail``). Post-processing of the released
     bins only: nothing here reads data."""
+    return clamp_for_error(rows, noise_per_unit=noise_per_unit, groups=groups).bounds
+
+
+@dataclass(frozen=True)
+class ClampChoice:
+    """What ``clamp_for_error`` chose: the ``bounds``, the expected squared ``error`` of a
+    sum clamped to them (bias² + noise², both sides) and the ``mass`` Σ n·|value| of the
+    sum it models (released bins and extrapolated tail, values at ¾ of their outer edge):
+    the scale against which ``estimate_limits`` weighs the rows a limit drops."""
+
+    bounds: tuple[float, float]
+    error: float
+    mass: float
+
+
+def clamp_for_error(rows: Iterable[tuple[float, float]], *, noise_per_unit: float,
+                    groups: int = 1, weight: float = 1.0) -> ClampChoice:
+    """``bounds_for_error`` with its error and mass, each released count standing for
+    ``weight`` rows (a histogram that draws one value per person, scaled to the rows a
+    person keeps: ``suggest.limit_for_error``).
+
+    >>> rows = [(2.0**10, 400), (2.0**11, 200), (2.0**12, 100)]
+    >>> [clamp_for_error(rows, noise_per_unit=100.0, weight=w).bounds[1] for w in (1, 2)]
+    [2048.0, 4096.0]
+    >>> round(clamp_for_error(rows, noise_per_unit=100.0).mass)  # tail included
+    1049412
+    """
     counts: dict[float, float] = {}
     for label, n in rows:
         if label is not None:
             counts[float(label)] = counts.get(float(label), 0.0) + max(float(n or 0), 0.0)
-    hi = _side({k: n for k, n in counts.items() if k > 0}, noise_per_unit, groups)
-    lo = -_side({-k: n for k, n in counts.items() if k < 0}, noise_per_unit, groups)
-    return FALLBACK if lo == hi == 0.0 else (lo + 0.0, hi)
+    hi, hi_error, hi_mass = _side({k: n for k, n in counts.items() if k > 0},
+                                  noise_per_unit, groups, weight)
+    lo, lo_error, lo_mass = _side({-k: n for k, n in counts.items() if k < 0},
+                                  noise_per_unit, groups, weight)
+    bounds = FALLBACK if lo == hi == 0.0 else (-lo + 0.0, hi)
+    return ClampChoice(bounds, hi_error + lo_error, hi_mass + lo_mass)
+
+
+def bounds_for_quantile(rows: Iterable[tuple[float, float]], low: float, high: float
+                        ) -> tuple[float, float]:
+    """(lo, hi) for quantiles at levels ``low`` … ``high``: the tightest released bin edges
+    with the levels inside and a margin. The exponential mechanism's error in ranks does not
+    depend on the range, but its buckets are (hi − lo)/1024 wide and a quantile outside the
+    range comes out at its end (docs/mechanisms.md §8), so a tighter range that still holds
+    the quantile is better, and the tail a sum must see (``bounds_for_error``) only widens
+    the buckets. In value order, lo is the lower edge of the bin where the released bins'
+    noisy count (negatives as 0) first passes ``low``/2 of their total, hi the upper edge
+    of the bin where it reaches 1 − (1 − ``high``)/2: the quantile stays inside while the
+    noisy counts are off by less than half its distance (in ranks) to either end.
+    ``FALLBACK`` when no bin is released. Post-processing of the released bins only.
+
+    >>> incomes = [(2.0**13, 50), (2.0**14, 100), (2.0**15, 200), (2.0**16, 100), (2.0**19, 50)]
+    >>> bounds_for_quantile(incomes, 0.5, 0.5), bounds_for_quantile(incomes, 0.0, 1.0)
+    ((8192.0, 65536.0), (4096.0, 524288.0))
+    """
+    bins = sorted((_interval(float(label)), max(float(n or 0), 0.0)) for label, n in rows
+                  if label is not None)
+    total = sum(n for _, n in bins)
+    if total <= 0:
+        return FALLBACK
+    below, above = low / 2 * total, (1 - (1 - high) / 2) * total
+    lo = hi = None
+    running = 0.0
+    for (start, end), n in bins:
+        running += n
+        if lo is None and running > below:
+            lo = start
+        if hi is None and running >= above:
+            hi = end
+    return lo, hi if hi is not None else bins[-1][0][1]
+
+
+def _interval(label: float) -> tuple[float, float]:
+    """The values of the bin a label names: [L/2, L) for L > 0 ([0, 2^-20) for the smallest,
+    up to ``TOP`` for the open top bin), their mirror images for L < 0."""
+    if label < 0:
+        start, end = _interval(-label)
+        return -end, -start
+    if label == TOP:
+        return 2.0 ** POWERS[-1], TOP
+    return (0.0 if label <= 2.0 ** -20 else label / 2), label
 
 
 def noise_per_unit(epsilon: float, rows_per_unit: int) -> float:
@@ -179,19 +258,22 @@ def noise_per_unit(epsilon: float, rows_per_unit: int) -> float:
     return math.sqrt(2) * rows_per_unit * NOISE_STATISTICS / epsilon
 
 
-def _side(counts: dict[float, float], noise: float, groups: int) -> float:
-    """The bound of one side (labels as magnitudes): the candidate edge of least error."""
+def _side(counts: dict[float, float], noise: float, groups: int, weight: float
+          ) -> tuple[float, float, float]:
+    """One side (labels as magnitudes): the candidate edge of least error, that error and
+    the side's mass (see ``ClampChoice``); (0, 0, 0) with no bin."""
     if not counts:
-        return 0.0
-    bins = {**_tail(counts), **counts}
-    candidates = sorted(bins)
+        return 0.0, 0.0, 0.0
+    bins = {edge: n * weight for edge, n in {**_tail(counts), **counts}.items()}
 
     def error(bound: float) -> float:
         bias = sum(n * (0.75 * min(edge, 2.0 ** 63) - bound)
                    for edge, n in bins.items() if edge > bound)
         return (bias / groups) ** 2 + (noise * bound) ** 2
 
-    return min(candidates, key=lambda bound: (error(bound), bound))
+    bound = min(sorted(bins), key=lambda b: (error(b), b))
+    mass = sum(n * 0.75 * min(edge, 2.0 ** 63) for edge, n in bins.items())
+    return bound, error(bound), mass
 
 
 def _tail(counts: dict[float, float]) -> dict[float, float]:

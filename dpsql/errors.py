@@ -88,14 +88,19 @@ class BoundsNeeded(UnsupportedQueryError):
     ``explain()`` and ``compile()`` raise it.
 
     ``columns``: (table, column) pairs; ``limits``: (table, limit) pairs of contribution
-    limits declared ``"auto"``; ``epsilon`` and ``delta``: the query's own.
+    limits declared ``"auto"``; ``epsilon`` and ``delta``: the query's own. What the
+    estimates serve, for choosing them for the answer (``dpsql.owner.estimate_first``):
+    ``served``, (table, column, "sum" or "avg") for each way the query's aggregates use a
+    column whose bounds are estimated with a limit; ``groups``, how many groups its public
+    keys make (1 without).
     """
 
     def __init__(self, message: str, columns: tuple[tuple[str, str], ...], epsilon: float,
-                 delta: float, limits: tuple[tuple[str, str], ...] = ()):
+                 delta: float, limits: tuple[tuple[str, str], ...] = (), *,
+                 served: tuple[tuple[str, str, str], ...] = (), groups: int = 1):
         super().__init__(message)
         self.columns, self.epsilon, self.delta = columns, epsilon, delta
-        self.limits = limits
+        self.limits, self.served, self.groups = limits, served, groups
 
 
 class CatalogError(ProgrammingError):

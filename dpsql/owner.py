@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
+from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -174,8 +175,10 @@ def released(con: Asker, queries: list[str], epsilon: float, delta: float
 
 
 def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[tuple[float, float], Cost]:
-    """Estimate the ``"auto"`` bounds a query needs from its own budget: the (ε, δ) left
-    for the query, and what the estimates were charged (part of the query's cost).
+    """Estimate the ``"auto"`` bounds and limits a query needs from its own budget: the
+    (ε, δ) left for the query, and what the estimates were charged (part of the query's
+    cost). A rows limit is estimated together with the bounds of the columns the query
+    sums or averages on that table, chosen for the query (``estimate_limits``).
 
     The whole query's cost is checked against the budget first, so a query that could
     not be paid in full spends nothing on its bounds.
@@ -184,11 +187,17 @@ def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[tuple[float, float],
         need.epsilon, need.delta, len(need.columns) + len(need.limits))
     con.budget.check(need.epsilon, need.delta)
     tally = _Tally(con)
-    for table, _ in need.limits:  # first: the bounds are chosen for the query's row limit
-        estimate_limits(tally, table, epsilon=each_e, delta=each_d)
+    limited = {table for table, _ in need.limits}
+    for table, _ in need.limits:
+        estimate_limits(tally, table, epsilon=each_e, delta=each_d,
+                        served=[(c, use) for t, c, use in need.served if t == table],
+                        query_epsilon=rest_e, groups=need.groups)
     for table, column in need.columns:
-        estimate_column_bounds(tally, con.catalog.get(table), column, epsilon=each_e,
-                               delta=each_d, query_epsilon=rest_e)
+        if table not in limited:
+            estimate_column_bounds(tally, con.catalog.get(table), column, epsilon=each_e,
+                                   delta=each_d, query_epsilon=rest_e, groups=need.groups,
+                                   levels=[use for t, c, use in need.served
+                                           if (t, c) == (table, column)])
     return (rest_e, rest_d), total(tally.paid)
 
 
@@ -227,20 +236,25 @@ def estimate_bounds(con: Asker, table: str, column: str, *, epsilon: float,
 
 
 def estimate_column_bounds(con: Asker, info: TableInfo, name: str, *, epsilon: float,
-                           delta: float, query_epsilon: float | None = None
-                           ) -> tuple[float, float]:
+                           delta: float, query_epsilon: float | None = None, groups: int = 1,
+                           levels: Sequence[str | float] = ()) -> tuple[float, float]:
     """``estimate_bounds`` for any numeric column: also those a query in the BigQuery
     syntax leaves to the engine, as ZetaSQL does (``SUM(x)`` with no bounds). The bounds
-    are chosen for a sum at ``query_epsilon`` (``autobounds.bounds_for_error``); with none
-    given, at what ``AUTO_SHARE`` would leave a query that spent ``epsilon`` on them."""
+    are chosen for a sum over ``groups`` groups at ``query_epsilon``
+    (``autobounds.bounds_for_error``; with none given, at what ``AUTO_SHARE`` would leave
+    a query that spent ``epsilon`` on them), or, when the query's uses of the column
+    (``levels``: "sum", "avg" or a quantile's level) are all quantiles, for them
+    (``autobounds.bounds_for_quantile``)."""
     rows = con.sql(autobounds.histogram_sql(info, name), epsilon=epsilon,
                    delta=delta).fetchall()
-    if query_epsilon is None:
-        share = autobounds.AUTO_SHARE[0]
-        query_epsilon = float(Fraction(epsilon) * (1 - share) / share)
     per_unit = 1 if info.row_level else info.max_rows_per_unit or 1
-    lo, hi = autobounds.bounds_for_error(
-        rows, noise_per_unit=autobounds.noise_per_unit(query_epsilon, per_unit))
+    quantiles = [q for q in levels if not isinstance(q, str)]
+    if quantiles and len(quantiles) == len(levels):
+        lo, hi = autobounds.bounds_for_quantile(rows, min(quantiles), max(quantiles))
+    else:
+        lo, hi = autobounds.bounds_for_error(
+            rows, noise_per_unit=autobounds.noise_per_unit(
+                _query_epsilon(epsilon, query_epsilon), per_unit), groups=groups)
     con.catalog.add(dataclasses.replace(
         info, bounds={**info.bounds, name: (lo, hi)},
         auto_bounds=tuple(c for c in info.auto_bounds if c != name)))
@@ -251,29 +265,52 @@ def estimate_column_bounds(con: Asker, info: TableInfo, name: str, *, epsilon: f
     return lo, hi
 
 
-def estimate_limits(con: Asker, table: str, *, epsilon: float, delta: float) -> int:
+def _query_epsilon(epsilon: float, query_epsilon: float | None) -> float:
+    """The ε of the query an estimate serves: given, or what ``AUTO_SHARE`` would leave a
+    query that spent ``epsilon`` on it (3ε)."""
+    if query_epsilon is not None:
+        return query_epsilon
+    share = autobounds.AUTO_SHARE[0]
+    return float(Fraction(epsilon) * (1 - share) / share)
+
+
+def estimate_limits(con: Asker, table: str, *, epsilon: float, delta: float,
+                    served: Sequence[tuple[str, str | float]] = (),
+                    query_epsilon: float | None = None, groups: int = 1) -> int:
     """Estimate a ``max_rows_per_unit="auto"`` (the only limit that may be ``"auto"``:
-    the others depend on each query's GROUP BY): the 95% quantile of rows per person
-    from a private histogram (``dpsql.suggest``), 1 if no bin is released. A private
-    query, charged like any other; the limit then replaces ``"auto"`` in this
-    connection's catalog (and, with no per-group limit declared, caps rows per group
-    too). Queries that need it call this with a share of their own budget. Returns it.
+    the others depend on each query's GROUP BY), with the ``"auto"`` bounds of the columns
+    the query ``served`` (column, and "sum", "avg" or a quantile's level q): a private
+    histogram of people by their rows (``dpsql.suggest``) and one of each column's
+    magnitudes, one row per person (``dpsql.autobounds``), each at (``epsilon``,
+    ``delta``); then the limit and bounds that minimise the expected error of the query's
+    statistics (with no column, a count) over ``groups`` groups at ``query_epsilon``
+    (``suggest.limit_for_error``; 1 if no bin is released). Private queries, charged like
+    any other; the limit and bounds then replace ``"auto"`` in this connection's catalog
+    (with no per-group limit declared, the limit caps rows per group too). Queries that
+    need it call this with a share of their own budget. Returns the limit.
     """
     info = con.catalog.get(table)
     if "max_rows_per_unit" not in info.auto_limits:
         raise CatalogError(f'{info.name}.max_rows_per_unit is not declared "auto" (or is '
                            "already estimated: see catalog.get(table).max_rows_per_unit)")
-    # The histogram has one row per person whatever their rows: it needs no row limit.
+    # The histograms have one row per person whatever their rows: they need no row limit.
     con.catalog.add(dataclasses.replace(info, auto_limits=()))
     try:
         rows = con.sql(suggest.contribution_sql(info, "max_rows_per_unit"),
                        epsilon=epsilon, delta=delta).fetchall()
+        values = {c: con.sql(autobounds.histogram_sql(info, c), epsilon=epsilon,
+                             delta=delta).fetchall() for c in sorted({c for c, _ in served})}
     except BaseException:
         con.catalog.add(info)
         raise
-    limit = suggest.limit_from_bins(rows, coverage=suggest.COVERAGE) or 1
-    con.catalog.add(dataclasses.replace(info, max_rows_per_unit=limit, auto_limits=()))
-    warnings.warn(f"{info.name}.max_rows_per_unit estimated as {limit} with "
-                  f"epsilon={epsilon:g}, delta={delta:g} (\"auto\")", PrivacyWarning,
+    limit, bounds = suggest.limit_for_error(
+        rows, values, served=served, groups=groups,
+        noise_per_row=autobounds.noise_per_unit(_query_epsilon(epsilon, query_epsilon), 1))
+    con.catalog.add(dataclasses.replace(
+        info, max_rows_per_unit=limit, auto_limits=(), bounds={**info.bounds, **bounds},
+        auto_bounds=tuple(c for c in info.auto_bounds if c not in bounds)))
+    said = "".join(f", {info.name}.{c} in [{lo:g}, {hi:g}]" for c, (lo, hi) in bounds.items())
+    warnings.warn(f"{info.name}.max_rows_per_unit estimated as {limit}{said} with "
+                  f"epsilon={epsilon:g}, delta={delta:g} each (\"auto\")", PrivacyWarning,
                   stacklevel=3)
     return limit

@@ -24,6 +24,10 @@ adds; 95 % keeps the bias small for counts and sums while the noise grows only w
 limit itself. The suggestion is a release like any other: its bins and counts are noisy,
 and whether it runs never depends on the data (no released bin gives no suggestion).
 
+A query on a table declared ``max_rows_per_unit="auto"`` knows what the limit serves, so it
+chooses differently (``limit_for_error``): the limit and clamps that together minimise the
+expected error of its own statistics, from the same kind of histograms.
+
 >>> limit_from_bins([(1, 410.0), (2, 300.0), (4, 260.0), (8, 5.0)], coverage=0.95)
 4
 >>> limit_from_bins([], coverage=0.95) is None
@@ -39,6 +43,7 @@ from fractions import Fraction
 
 from sqlglot import exp
 
+from dpsql import autobounds
 from dpsql.accounting.values import Cost
 from dpsql.autobounds import free_name
 from dpsql.catalog import TableInfo, column_class
@@ -49,6 +54,15 @@ EDGES = tuple(2**k for k in range(21))
 """Bin edges for contributions: 1, 2, 4, … 2^20 rows (beyond: the top bin, 2^21)."""
 COVERAGE = 0.95
 """The share of people whose contribution a suggested limit keeps whole."""
+AVG_ROW_BIAS = 0.5
+"""How far an average is assumed to move when a rows limit drops rows, as a share of the
+mean times the share of rows dropped (``limit_for_error``): a prior, since counts cannot
+tell whether people with many rows have other values. Measured: on PUMS_dup (people with
+4 rows earn twice what people with 1 do) 0.23 at a limit of 1, 0.30 at 2; on
+bench_utility's visits 0.02 at 3. A half errs towards keeping rows."""
+RANK_ERROR = math.log(20 * 1024) / math.sqrt(2)
+"""A quantile's 95 % error in ranks per row of limit, in units of ``noise_per_row``
+(√2·2/ε_q): t₉₅ = 2m·ln(20B)/ε_q with B = 1024 buckets (docs/mechanisms.md §8)."""
 WARN_SHARE = 0.05
 """A bounding report warns when a limit or clamp surely cuts this share or more."""
 
@@ -66,6 +80,105 @@ def limit_from_bins(rows: Iterable[tuple[float, float]], *, coverage: float) -> 
         if running >= coverage * total:
             return edge
     return bins[-1][0]
+
+
+def limit_for_error(rows: Iterable[tuple[float, float]],
+                    values: Mapping[str, Iterable[tuple[float, float]]] | None = None, *,
+                    noise_per_row: float, groups: int = 1,
+                    served: Iterable[tuple[str, str | float]] | None = None
+                    ) -> tuple[int, dict[str, tuple[float, float]]]:
+    """The rows limit m and the clamps that together minimise the expected squared error of
+    the statistics they serve (Amin, Kulesza, Muñoz Medina & Vassilvitskii, ICML 2019), from
+    the released histogram of people by their rows (``rows``) and, for each column the
+    query reads, its magnitude histogram drawn with one value per person (``values``);
+    ``served`` lists (column, "sum" or "avg"), each column summed by default.
+
+    The people of a bin spread evenly over its range of rows (the top bin: all at its lower
+    end), so m keeps K(m) = Σ n·E[min(rows, m)] of the T rows. A column's counts, scaled by
+    K(m) over the people counted, stand for the kept rows; at each m its clamp is
+    ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (an
+    average's too: its sum is centred in the bounds, but its count's noise then weighs
+    with the distance from the middle to the mean), and the rows m drops add |μ|·(T − K(m))
+    to a sum's bias (μ the mean magnitude) and ``AVG_ROW_BIAS`` of that to an average's.
+    A quantile (``use`` its level q) loses ranks instead: the rows m drops as an average
+    does, and the exponential mechanism's 95 % error, m·ln(20·1024)/ε_q ranks per group
+    (``RANK_ERROR``), out of the K(m) kept; its column's bounds are
+    ``autobounds.bounds_for_quantile`` unless the query also sums or averages it.
+    With no column the statistic is a count: bias T − K(m), noise ``noise_per_row``·m.
+    Errors are per group (bias over ``groups``), relative to the statistic's full size and
+    added over statistics; the least is taken, the smaller m on ties, and each column
+    keeps the clamp of its first statistic. Candidates: 1, the released edges e and 3e/4
+    between them. With no released bin: m = 1. Post-processing of released bins only.
+
+    >>> people = [(1, 500.0), (2, 300.0), (4, 150.0), (64, 50.0)]
+    >>> limit_for_error(people, noise_per_row=0.01)[0], limit_for_error(people, noise_per_row=50)[0]
+    (64, 4)
+    >>> costs = {"cost": [(256.0, 700.0), (512.0, 250.0), (1024.0, 50.0)]}
+    >>> limit_for_error(people, costs, noise_per_row=30.0)
+    (48, {'cost': (0.0, 256.0)})
+    >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("cost", "avg")])
+    (4, {'cost': (0.0, 512.0)})
+    """
+    released = [(int(edge), float(n)) for edge, n in rows
+                if edge is not None and n is not None and float(n) > 0]
+    people = [(*_bin_range(edge), n) for edge, n in released]
+    columns = {name: list(hist) for name, hist in (values or {}).items()}
+    statistics = list(served) if served is not None else [(c, "sum") for c in columns]
+    candidates = {1, *(edge for edge, _ in released),
+                  *(3 * edge // 4 for edge, _ in released if 4 <= edge <= EDGES[-1])}
+    choices = {m: _error_at(m, people, columns, statistics, noise_per_row, groups)
+               for m in sorted(candidates)}
+    best = min(choices, key=lambda m: (choices[m][0], m))
+    return best, choices[best][1]
+
+
+def _kept(lo: int, hi: float, m: int) -> float:
+    """The mean of min(x, m) over x = lo … hi (the rows a limit m keeps of a person of a
+    bin, its people spread evenly over the bin; the open top bin: all at lo).
+
+    >>> _kept(17, 32, 24), _kept(17, 32, 32), _kept(17, 32, 8), _kept(2**20 + 1, math.inf, 9)
+    (22.25, 24.5, 8, 9)
+    """
+    if math.isinf(hi):
+        return min(lo, m)
+    if m >= hi or m <= lo:
+        return (lo + hi) / 2 if m >= hi else m
+    return ((lo + m) * (m - lo + 1) / 2 + (hi - m) * m) / (hi - lo + 1)
+
+
+def _error_at(m: int, people: list[tuple[int, float, float]], columns: dict[str, list],
+              statistics: list[tuple[str, str | float]], noise_per_row: float, groups: int
+              ) -> tuple[float, dict[str, tuple[float, float]]]:
+    """``limit_for_error``'s error at limit m (people as (fewest rows, most rows, count)
+    per bin), and the bounds of each column at m. With no person released nothing is
+    dropped."""
+    total = sum(_kept(lo, hi, 2**62) * n for lo, hi, n in people)
+    kept = sum(_kept(lo, hi, m) * n for lo, hi, n in people) if people else 1.0
+    dropped = total - kept if people else 0.0
+    whole = max(total, kept)
+    error, bounds = 0.0, {}
+    if not statistics:
+        error = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / (whole / groups) ** 2
+    quantiles: dict[str, list[float]] = {}
+    for name, use in statistics:
+        if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
+            quantiles.setdefault(name, []).append(use)
+            ranks = groups * m * RANK_ERROR * noise_per_row / kept
+            error += (AVG_ROW_BIAS * dropped / whole) ** 2 + ranks ** 2
+            continue
+        hist = columns[name]
+        seen = sum(max(float(n or 0), 0.0) for label, n in hist if label is not None)
+        choice = autobounds.clamp_for_error(hist, noise_per_unit=noise_per_row * m,
+                                            groups=groups, weight=kept / seen if seen else 1.0)
+        bounds.setdefault(name, choice.bounds)
+        if choice.mass > 0:
+            mean = choice.mass / kept
+            bias = mean * dropped * (AVG_ROW_BIAS if use == "avg" else 1.0)
+            error += (choice.error + (bias / groups) ** 2) / (mean * whole / groups) ** 2
+    for name, levels in quantiles.items():
+        bounds.setdefault(name, autobounds.bounds_for_quantile(columns[name], min(levels),
+                                                               max(levels)))
+    return error, bounds
 
 
 def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float, float] | None:

@@ -17,6 +17,7 @@ from dpsql.accounting.values import Cost, total
 from dpsql.autobounds import (
     FALLBACK,
     bounds_for_error,
+    bounds_for_quantile,
     bounds_from_bins,
     histogram_sql,
     noise_per_unit,
@@ -235,3 +236,32 @@ def test_too_few_people_give_the_fallback_and_still_an_answer():
                  bounds={"x": "auto"})
     _quiet(con, "SELECT SUM(x) FROM t", epsilon=0.5, delta=1e-6).fetchall()
     assert con.catalog.get("t").bounds["x"] == FALLBACK
+
+
+@pytest.mark.parametrize(("rows", "levels", "expected"), [
+    # 500 values, 300 in [2^14, 2^15): ranks 125 and 375 both fall in it
+    ([(2.0**14, 100), (2.0**15, 300), (2.0**16, 100)], (0.5, 0.5), (2.0**14, 2.0**15)),
+    ([(2.0**14, 100), (2.0**15, 300), (2.0**16, 100)], (0.0, 1.0), (2.0**13, 2.0**16)),
+    ([(2.0**14, 100), (2.0**15, 300), (2.0**16, 100)], (0.9, 0.9), (2.0**14, 2.0**16)),
+    ([(-4.0, 60), (2.0**-20, 10), (8.0, 30)], (0.5, 0.5), (-4.0, 8.0)),
+    ([(-4.0, 60), (8.0, 30), (1e100, -5)], (0.1, 0.1), (-4.0, -2.0)),  # (-4, -2]: ranks to 60
+    ([(None, 7)], (0.5, 0.5), FALLBACK),
+])
+def test_quantile_bounds_hold_the_levels_with_a_margin(rows, levels, expected):
+    """Exact: lo is the lower edge of the bin where the noisy count passes low/2 of the total,
+    hi the upper edge of the bin where it reaches 1 − (1 − high)/2 (negative counts as 0)."""
+    assert bounds_for_quantile(rows, *levels) == expected
+
+
+def test_a_median_gets_bounds_around_it_not_the_tail_a_sum_needs():
+    """MEDIAN(income) alone: the range holds the median and is narrower than the one SUM's
+    bias² + noise² picks (its buckets, (hi − lo)/1024, are finer); the cost is the same."""
+    chosen = {}
+    for query in ("SELECT MEDIAN(income) FROM t", "SELECT SUM(income) FROM t"):
+        con = _connection(seed=5)
+        _quiet(con, query, epsilon=1.0, delta=1e-6)
+        chosen[query.split("(")[0][7:]] = con.catalog.get("t").bounds["income"]
+        assert con.budget.spent.epsilon == 1.0
+    lo, hi = chosen["MEDIAN"]
+    assert lo <= np.median(INCOMES) <= hi
+    assert lo > 0 and hi - lo < chosen["SUM"][1] - chosen["SUM"][0]

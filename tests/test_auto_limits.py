@@ -5,12 +5,15 @@ databases in tests/privacy/test_audit_auto_limits.py)."""
 from __future__ import annotations
 
 import warnings
+from fractions import Fraction
 
 import pyarrow as pa
 import pytest
 
 import dpsql
+from dpsql.autobounds import noise_per_unit
 from dpsql.catalog import TableInfo
+from dpsql.suggest import limit_for_error
 
 COUNT = "SELECT k, COUNT(*) AS n FROM v GROUP BY k"
 
@@ -80,3 +83,93 @@ def test_a_declared_group_limit_stays_and_a_toml_catalog_may_say_auto(tmp_path):
         con.sql(COUNT, epsilon=2.0, delta=1e-6)
     info = con.catalog.get("v")
     assert (info.max_rows_per_unit, info.max_rows_per_group) == (4, 1)
+
+
+def priced(rows_per_person: dict[int, int], value=lambda pid: 100.0 + pid % 50) -> pa.Table:
+    table = visits(rows_per_person)
+    return table.append_column("x", pa.array([value(p) for p in table.column("pid").to_pylist()],
+                                             pa.float64()))
+
+
+def test_limit_and_bounds_are_estimated_together_and_charged_exactly():
+    """A query needing the rows limit and a column's bounds pays one quarter of ε (half of δ)
+    split evenly over the two histograms, both charged before the query reads any data,
+    and the query the rest: the parts add up to the statement's (ε, δ) exactly."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), seed=2)
+    con.register("v", priced({1: 600, 3: 900, 20: 30}), privacy_unit="pid",
+                 max_rows_per_unit="auto", bounds={"x": "auto"}, public_keys={"k": ["a", "b"]})
+    with pytest.warns(dpsql.PrivacyWarning, match=r"max_rows_per_unit estimated as \d+, "
+                      r"v.x in \[0, \d+\] with epsilon=0.25, delta=2.5e-07 each"):
+        result = con.sql("SELECT k, AVG(x) AS a FROM v GROUP BY k", epsilon=2.0, delta=1e-6)
+    charged = con.budget.charges
+    assert [Fraction(c.epsilon) for c in charged] == [Fraction(1, 4), Fraction(1, 4),
+                                                      Fraction(3, 2)]
+    assert sum(Fraction(c.delta) for c in charged) <= Fraction(1e-6)
+    assert [Fraction(c.delta) for c in charged[:2]] == [Fraction(2.5e-7)] * 2
+    assert result.cost.epsilon == 2.0
+    info = con.catalog.get("v")
+    assert info.auto_limits == info.auto_bounds == ()
+    assert 1 <= info.max_rows_per_unit <= 32 and 128 <= info.bounds["x"][1] <= 2048
+    con.sql("SELECT k, AVG(x) AS a FROM v GROUP BY k", epsilon=1.0, delta=1e-6)
+    assert len(con.budget.charges) == 4  # estimated once: the next query pays only itself
+
+
+def test_a_hostile_person_cannot_move_the_choice_beyond_the_released_bins():
+    """One person with 5,000 rows of 10¹² is in no released bin of either histogram (one
+    person each), so the limit stays among the edges of everyone else's bins and the clamp
+    within the tail those bins extrapolate (1,500 values in [64, 128) extrapolate to at most
+    2^13: ``autobounds._tail``), whatever the person holds."""
+    ordinary = {1: 600, 3: 900}
+    hostile = priced({**ordinary, 5000: 1}, value=lambda pid: 1e12 if pid == 1500 else 100.0)
+    for seed in range(3):
+        con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), seed=seed)
+        con.register("v", hostile, privacy_unit="pid", max_rows_per_unit="auto",
+                     bounds={"x": "auto"})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpsql.PrivacyWarning)
+            con.sql("SELECT SUM(x) FROM v", epsilon=1.0, delta=1e-6)
+        info = con.catalog.get("v")
+        assert info.max_rows_per_unit <= 4 and info.bounds["x"][1] <= 2.0**13
+
+
+def test_averages_and_quantiles_get_a_smaller_limit_than_sums_and_counts():
+    """Dropping rows biases a sum by what they hold, an average only by how they differ
+    (``suggest.AVG_ROW_BIAS``): where the noise of 48 rows per person is worth a sum's and a
+    count's loss of the heavy people's rows beyond, the average stops at 8."""
+    people = [(1, 2000.0), (8, 1000.0), (64, 100.0)]
+    values = {"x": [(128.0, 3100.0)]}
+    noise = noise_per_unit(0.1, 1)
+    assert limit_for_error(people, values, noise_per_row=noise)[0] == 48
+    assert limit_for_error(people, noise_per_row=noise)[0] == 48
+    assert limit_for_error(people, values, noise_per_row=noise, served=[("x", "avg")])[0] == 8
+    # a median loses ranks as an average loses rows, and gets the bin that holds it
+    assert limit_for_error(people, values, noise_per_row=noise, served=[("x", 0.5)]) == (
+        8, {"x": (64.0, 128.0)})
+
+
+def test_the_limit_minimises_the_error_it_models():
+    """Exact, for a count: 100 people with 1 row and n people in the bin of 3 or 4 rows (half
+    each), noise s per row of limit. Limit 1 drops 2.5 rows of each of the n, limit 3 half
+    a row, limit 4 none: the errors are (2.5n)² + s², (0.5n)² + (3s)² and (4s)²."""
+    for n, s in [(10.0, 6.0), (1.0, 2.0), (1.0, 0.15), (1.0, 0.3), (10.0, 0.5), (10.0, 2.0)]:
+        errors = {1: (2.5 * n) ** 2 + s**2, 3: (0.5 * n) ** 2 + (3 * s) ** 2, 4: (4 * s) ** 2}
+        chosen = limit_for_error([(1, 100.0), (4, n)], noise_per_row=s)[0]
+        assert chosen == min(errors, key=errors.get), (n, s, errors)
+    assert limit_for_error([], noise_per_row=1.0) == (1, {})
+    assert limit_for_error([(None, 5.0), (2, -3.0)], noise_per_row=1.0) == (1, {})
+
+
+def test_a_median_estimates_its_limit_and_a_range_around_it():
+    """MEDIAN(x) with the limit and the bounds "auto": both chosen for the quantile, its bounds
+    the released bins around the median (above 0 here), charged as any estimate."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), seed=6)
+    table = priced({1: 600, 3: 900}, value=lambda pid: 2.0 ** (4 + pid % 8))
+    con.register("v", table, privacy_unit="pid", max_rows_per_unit="auto", bounds={"x": "auto"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpsql.PrivacyWarning)
+        ((median,),) = con.sql("SELECT MEDIAN(x) FROM v", epsilon=2.0, delta=1e-6).fetchall()
+    info = con.catalog.get("v")
+    lo, hi = info.bounds["x"]
+    assert 0 < lo <= median <= hi < 2.0**12 and info.max_rows_per_unit in (1, 3, 4)
+    assert [Fraction(c.epsilon) for c in con.budget.charges] == [Fraction(1, 4)] * 2 + [
+        Fraction(3, 2)]

@@ -72,6 +72,7 @@ from dpsql.analysis.reports import (
     report_path,
     value_report,
 )
+from dpsql.analysis.served import auto_columns, public_groups, quantile_parts
 from dpsql.catalog import TableInfo, column_class
 from dpsql.dialect import is_anonymization
 from dpsql.errors import BoundsNeeded, UnsupportedQueryError
@@ -230,7 +231,7 @@ class _Collector:
                   parts: tuple[exp.Expression, Fraction] | None = None) -> Aggregate:
         """MEDIAN, QUANTILE_CONT/QUANTILE/APPROX_QUANTILE, PERCENTILE_CONT WITHIN GROUP, and
         (with ``parts``, its argument and q) one quantile of APPROX_QUANTILES."""
-        arg, q = parts or _quantile_parts(node)
+        arg, q = parts or quantile_parts(node)
         label = sql.split("(")[0]
         if isinstance(node, exp.WithinGroup) and named_bounds(node.this) != NamedBounds():
             refuse(node, label, f"PERCENTILE_CONT(expr, q, {PER_ROW} => (lo, hi))",
@@ -475,7 +476,9 @@ class _Collector:
                 "(declared \"auto\", or left to dpsql by the BigQuery DP syntax): a query "
                 "spends a quarter of its epsilon (and half its delta) estimating them the "
                 "first time (Connection.estimate_bounds), or declare bounds=(lo, hi)",
-                tuple(auto), self.draft.epsilon, self.draft.delta)
+                tuple(auto), self.draft.epsilon, self.draft.delta,
+                served=auto_columns(self.draft.ast, self.auto),
+                groups=public_groups(self.draft.ast, [self.draft.table]))
 
     def _bounds_hint(self, node: exp.Expression, arg: exp.Expression) -> str:
         """Say which numeric column lacks bounds, and show the argument clamped."""
@@ -740,32 +743,3 @@ def _quantile_count(node: exp.Expression) -> int:
                "with its own share of epsilon")
     return int(value.this)
 
-
-def _quantile_parts(node: exp.Expression) -> tuple[exp.Expression, Fraction]:
-    """(argument, q) of a quantile aggregate; ORDER BY x DESC asks for quantile 1 − q."""
-    if isinstance(node, exp.Median):
-        return node.this, Fraction(1, 2)
-    if isinstance(node, exp.Quantile):
-        return node.this, _level(node, node.args.get("quantile"))
-    if isinstance(node, exp.PercentileCont):
-        return node.this, _level(node, node.expression)
-    inner, order = node.this, node.expression
-    if not isinstance(inner, exp.PercentileCont) or inner.expression is not None:
-        refuse(node, "WITHIN GROUP", "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY expr)")
-    if not isinstance(order, exp.Order) or len(order.expressions) != 1:
-        refuse(node, "WITHIN GROUP", "ORDER BY exactly one expression")
-    ordered = order.expressions[0]
-    q = _level(node, inner.this)
-    return ordered.this, 1 - q if ordered.args.get("desc") else q
-
-
-def _level(node: exp.Expression, value: exp.Expression | None) -> Fraction:
-    """q as the exact decimal written: a numeric literal in [0, 1]."""
-    allowed = "q a numeric literal in [0, 1], e.g. QUANTILE_CONT(x, 0.9)"
-    if not isinstance(value, exp.Literal) or value.is_string:
-        refuse(node, "quantile", allowed, "Give one literal level per aggregate; lists, "
-               "expressions and parameters are not supported")
-    q = Fraction(value.this)
-    if not 0 <= q <= 1:
-        refuse(node, "quantile", allowed, f"q = {value.this} is outside [0, 1]")
-    return q

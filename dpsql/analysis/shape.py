@@ -18,6 +18,7 @@ from sqlglot import exp
 
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
+from dpsql.analysis.served import auto_columns, public_groups
 from dpsql.catalog import PublicColumn, TableInfo, key_values
 from dpsql.errors import BoundsNeeded, CatalogError, UnsupportedQueryError
 from dpsql.expr.types import type_class
@@ -104,15 +105,18 @@ def check_auto_limits(draft: Draft, ctx: Context) -> Draft:
     """A private table whose ``max_rows_per_unit`` is ``"auto"`` needs it estimated (by the
     connection, a private release) before the query's sensitivity can be known."""
     names = draft.private_tables or (draft.table.name,)
-    pending = tuple((ctx.catalog.get(n).name, limit) for n in names if n in ctx.catalog
-                    for limit in ctx.catalog.get(n).auto_limits)
+    tables = [ctx.catalog.get(n) for n in names if n in ctx.catalog]
+    pending = tuple((info.name, limit) for info in tables for limit in info.auto_limits)
     if pending:
         said = ", ".join(f"{table}.{limit}" for table, limit in pending)
+        served = auto_columns(draft.ast, {c: i.name for i in tables if i.auto_limits
+                                          for c in i.auto_bounds})
         raise BoundsNeeded(
             f"the query needs {said}, declared \"auto\": a query spends a quarter of its "
             "epsilon (and half its delta) estimating it the first time "
-            "(Connection.estimate_limits), or declare the limit", (), draft.epsilon,
-            draft.delta, limits=pending)
+            "(Connection.estimate_limits), or declare the limit",
+            tuple(sorted({(t, c) for t, c, _ in served})), draft.epsilon, draft.delta,
+            limits=pending, served=served, groups=public_groups(draft.ast, tables))
     return draft
 
 

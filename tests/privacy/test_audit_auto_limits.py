@@ -1,8 +1,9 @@
 """Audit of ``max_rows_per_unit="auto"``: the whole path on neighbouring databases.
 
 A query on such a table is two releases: a histogram of people by their number of rows
-(a quarter of ε, half of δ; its bins released by partition selection), whose 95% quantile
-becomes the limit, then the query itself with the rest, its noise calibrated to that limit.
+(a quarter of ε, half of δ; its bins released by partition selection), from which the
+limit is chosen for the count (``suggest.limit_for_error``: among the released edges), then
+the query itself with the rest, its noise calibrated to that limit.
 
 D': 40 one-row people; D adds a target with 64 rows. ``SELECT COUNT(*)`` at ε = 1, δ = 10⁻²:
 the 40-person bin is released almost always and the target's bin almost never, so the limit
@@ -58,7 +59,7 @@ def test_an_auto_row_limit_keeps_the_promise(event):
 
 def test_a_limit_read_from_the_data_is_caught(monkeypatch):
     """Negative control: the largest exact contribution as the limit."""
-    def exact(asker, table, *, epsilon, delta):
+    def exact(asker, table, *, epsilon, delta, **_):
         con = getattr(asker, "con", asker)  # estimate_first hands a tally of the costs
         info = con.catalog.get(table)
         rows = con.backend.run_sql(f"SELECT MAX(n) FROM (SELECT COUNT(*) AS n FROM {table} "
