@@ -24,7 +24,14 @@ from dpsql.plan import Bounding, PrivacyPlan
 from dpsql.rewrite.frame import FIRST, GROUP_RANK, GROUP_RANKS, PAIRS, UNIT, keys, over
 from dpsql.rewrite.frame import output_columns as columns_of
 from dpsql.rewrite.packing import packed
-from dpsql.rewrite.pairs import coded, groups_of, ordered_pairs, pairs_of, with_codes, with_keys
+from dpsql.rewrite.pairs import (
+    groups_of,
+    ordered_pairs,
+    pairs_by_rank,
+    pairs_of,
+    with_codes,
+    with_keys,
+)
 
 
 def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
@@ -40,9 +47,7 @@ def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
     carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in key_names)]
     chosen = _first_by_packed_min(plan, carried, bounds if bounding.packed else {})
     kept = with_codes(with_keys(chosen, names, key_names), plan, rows, read_from, groups)
-    by_rank = pairs_of(coded(plan, read_from, (GROUP_RANK,)), [exp.column(GROUP_RANK)],
-                       partials)
-    return kept.with_(PAIRS, as_=by_rank, copy=False)
+    return kept.with_(PAIRS, as_=pairs_by_rank(plan, read_from, partials), copy=False)
 
 
 def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column]) -> exp.Select:

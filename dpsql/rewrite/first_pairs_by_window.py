@@ -22,10 +22,10 @@ from dpsql.plan import Bounding, PrivacyPlan
 from dpsql.rewrite.frame import GROUP_RANK, PAIRS, RANK, keys, output_columns
 from dpsql.rewrite.pairs import (
     code_columns,
-    coded,
     first_by_window,
     groups_of,
     ordered_pairs,
+    pairs_by_rank,
     pairs_of,
     unit_ordered,
     with_codes,
@@ -55,6 +55,4 @@ def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
     chosen = first_by_window(ordered, [first], carried,
                              exp.Between(this=exp.column(RANK), low=number(1), high=number(g)))
     kept = with_codes(with_keys(chosen, names, key_names), plan, rows, read_from, groups)
-    by_rank = pairs_of(coded(plan, read_from, (GROUP_RANK,)), [exp.column(GROUP_RANK)],
-                       partials)
-    return kept.with_(PAIRS, as_=by_rank, copy=False)
+    return kept.with_(PAIRS, as_=pairs_by_rank(plan, read_from, partials), copy=False)
