@@ -5,11 +5,12 @@ The pairs are ordered by ``digest.unit_order`` (``pairs.pair_ordered``: one BIGI
 ``ArgMinNull``. Every pair is ordered (no search for the units over the limit), so the
 running time does not depend on how many units exceed it.
 
-- By rank (DuckDB): each row joins its group's codes and the pairs are aggregated per
-  (unit, rank), two integers, not per (unit, keys); the rank is the smallest order modulo
-  2³², the partials with a bound travel as the digits of few BIGINTs (``packing``, where
-  the engine pays per aggregate: ``Bounding.packed``), and a join to the codes on the rank
-  gives the keys back after the choice.
+- By rank (DuckDB): the pairs are aggregated per (unit, keys) and joined once to their
+  group's codes, which give each its rank, code and the salt's constants
+  (``pairs.pairs_by_rank``: far fewer pairs than rows join); the rank is the smallest
+  order modulo 2³², the partials with a bound travel as the digits of few BIGINTs
+  (``packing``, where the engine pays per aggregate: ``Bounding.packed``), and a join to
+  the codes on the rank gives the keys back after the choice.
 - With the keys (``Bounding.in_rows``: an engine that computes the codes' CTE again at each
   reference): the pairs are formed per (unit, keys), joined to the codes by the keys, and
   each column of the first pair, keys included, is taken by its own ``ArgMinNull``.

@@ -3,8 +3,10 @@
 A *pair* is one unit's rows in one group, aggregated to its bounded partials. The groups
 are *coded* before a unit's pairs are ordered: ``CODES`` holds one row per group — its
 rank among the keys, its ``key_code`` and the salt's constants of ``digest.unit_order`` —
-so that a row or a pair carries two integers (unit, rank) instead of the keys, and the
-aggregate over every row hashes no text (docs/benchmarks.md). A unit's pairs are ordered
+so that a pair, or a row of the strategies that order rows, carries two integers (unit,
+rank) instead of the keys. The pairs are aggregated per (unit, keys) and only they join
+the codes (``pairs_by_rank``); the strategies without pairs join each row to them
+(``coded``; docs/benchmarks.md). A unit's pairs are ordered
 by one BIGINT, ``order · 2³² + rank`` (``pair_ordered``); its first g by that order are
 kept. Nothing here reads the data's values to decide: the order is a keyed hash of
 (unit, group) with the query's fresh salt.
