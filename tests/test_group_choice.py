@@ -269,3 +269,38 @@ def test_first_pairs_partials_read_out_of_their_packs_are_their_partials(sql, li
         got = cells(packed, salt)
         assert len(got) > 2
         assert got == cells(one_by_one, salt)
+
+
+@pytest.mark.parametrize(("sql", "limits"), [
+    ("SELECT k, flag, COUNT(*), SUM(x), AVG(x) FROM t WHERE flag < 2 OR k IS NULL "
+     "GROUP BY k, flag", {"max_groups_per_unit": 2, "max_rows_per_group": 3}),
+    ("SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k",
+     {"max_groups_per_unit": 2, "public_keys": {"k": ["k0", "k1", "k3", "k9"]}}),
+    ("SELECT k, COUNT(*), SUM(x) FROM t GROUP BY k",
+     {"max_groups_per_unit": 3, "max_rows_per_group": 2, "max_rows_per_unit": 4}),
+    ("SELECT k, COUNT(*), SUM(LEAST(GREATEST(x, 0), 5)) FROM (SELECT pid, k, SUM(x) AS x "
+     "FROM t GROUP BY pid, k) AS s GROUP BY k", {"max_groups_per_unit": 2}),
+])
+def test_pairs_aggregated_before_their_codes_are_the_pairs_of_the_coded_rows(sql, limits):
+    """DuckDB aggregates the pairs per (unit, keys) and joins only the pairs to the groups'
+    codes (``pairs.pairs_by_rank``): a pair's partials are computed from all its rows, so
+    they are the partials of its rows coded first. Spark's form (pairs per (unit, keys),
+    each hashing its own code, ranked by (order, keys)) is run in DuckDB beside it: the
+    same cells at g > 1 on hostile data, with a NULL key and a filter, a text domain
+    whose codes drop the pairs outside it, a total-rows cap, a source computed once, and
+    two salts. (At g = 1 the packed test above compares the two forms.)"""
+    compiled = CompiledQuery.of(make_plan(sql, **limits))
+    assert "__dp_rank BETWEEN" in compiled.bounded_sql()
+    pairs = next(cte for cte in compiled.bounded.ast.find_all(exp.CTE)
+                 if cte.alias == "__dp_pairs").this
+    assert pairs.find(exp.Group) and pairs.args["joins"]  # grouped by the keys, then joined
+    in_rows = CompiledQuery.of(compiled.plan, SPARK).bounded.sql("duckdb")
+    BACKEND.load("t", with_null_keys(hostile_table(seed=6)))
+
+    def cells(sql: str, salt: str) -> list[dict]:
+        return sorted(BACKEND.run_sql(sql, compiled.parameters(salt)).to_pylist(), key=str)
+
+    for salt in ("s", "t"):
+        got = cells(compiled.bounded_sql(), salt)
+        assert len(got) > 2
+        assert got == cells(in_rows, salt)

@@ -5,11 +5,12 @@ The pairs are ordered by ``digest.unit_order`` (``pairs.pair_ordered``: one BIGI
 ``ArgMinNull``. Every pair is ordered (no search for the units over the limit), so the
 running time does not depend on how many units exceed it.
 
-- By rank (DuckDB): each row joins its group's codes and the pairs are aggregated per
-  (unit, rank), two integers, not per (unit, keys); the rank is the smallest order modulo
-  2³², the partials with a bound travel as the digits of few BIGINTs (``packing``, where
-  the engine pays per aggregate: ``Bounding.packed``), and a join to the codes on the rank
-  gives the keys back after the choice.
+- By rank (DuckDB): the pairs are aggregated per (unit, keys) and joined once to their
+  group's codes, which give each its rank, code and the salt's constants
+  (``pairs.pairs_by_rank``: far fewer pairs than rows join); the rank is the smallest
+  order modulo 2³², the partials with a bound travel as the digits of few BIGINTs
+  (``packing``, where the engine pays per aggregate: ``Bounding.packed``), and a join to
+  the codes on the rank gives the keys back after the choice.
 - With the keys (``Bounding.in_rows``: an engine that computes the codes' CTE again at each
   reference): the pairs are formed per (unit, keys), joined to the codes by the keys, and
   each column of the first pair, keys included, is taken by its own ``ArgMinNull``.
@@ -24,7 +25,14 @@ from dpsql.plan import Bounding, PrivacyPlan
 from dpsql.rewrite.frame import FIRST, GROUP_RANK, GROUP_RANKS, PAIRS, UNIT, keys, over
 from dpsql.rewrite.frame import output_columns as columns_of
 from dpsql.rewrite.packing import packed
-from dpsql.rewrite.pairs import coded, groups_of, ordered_pairs, pairs_of, with_codes, with_keys
+from dpsql.rewrite.pairs import (
+    groups_of,
+    ordered_pairs,
+    pairs_by_rank,
+    pairs_of,
+    with_codes,
+    with_keys,
+)
 
 
 def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
@@ -40,9 +48,7 @@ def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
     carried = [exp.column(GROUP_RANK), *(c for c in names if c.name not in key_names)]
     chosen = _first_by_packed_min(plan, carried, bounds if bounding.packed else {})
     kept = with_codes(with_keys(chosen, names, key_names), plan, rows, read_from, groups)
-    by_rank = pairs_of(coded(plan, read_from, (GROUP_RANK,)), [exp.column(GROUP_RANK)],
-                       partials)
-    return kept.with_(PAIRS, as_=by_rank, copy=False)
+    return kept.with_(PAIRS, as_=pairs_by_rank(plan, read_from, partials), copy=False)
 
 
 def _first_by_min(plan: PrivacyPlan, columns: list[exp.Column]) -> exp.Select:

@@ -4,9 +4,10 @@ The pairs are ordered by ``digest.unit_order`` (``pairs.pair_ordered``) and rank
 their unit by ``ROW_NUMBER``; ranks 1 to g are kept. Every pair is ordered (no search for
 the units over the limit), so the running time does not depend on how many exceed it.
 
-- By rank (DuckDB): the rows join their group's codes and the pairs are aggregated per
-  (unit, rank); the window orders them by the one BIGINT ``order · 2³² + rank``, and a join
-  to the codes on the rank gives the keys back after the choice.
+- By rank (DuckDB): the pairs are aggregated per (unit, keys) and joined once to their
+  group's codes (``pairs.pairs_by_rank``); the window orders them by the one BIGINT
+  ``order · 2³² + rank``, and a join to the codes on the rank gives the keys back after
+  the choice.
 - In the rows (``Bounding.in_rows``: an engine that computes the codes' CTE again at each
   reference): the pairs are formed per (unit, keys) and each hashes its own code; the
   window orders them by (order, keys), and the public domain filters the pairs, as no
@@ -22,10 +23,10 @@ from dpsql.plan import Bounding, PrivacyPlan
 from dpsql.rewrite.frame import GROUP_RANK, PAIRS, RANK, keys, output_columns
 from dpsql.rewrite.pairs import (
     code_columns,
-    coded,
     first_by_window,
     groups_of,
     ordered_pairs,
+    pairs_by_rank,
     pairs_of,
     unit_ordered,
     with_codes,
@@ -55,6 +56,4 @@ def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
     chosen = first_by_window(ordered, [first], carried,
                              exp.Between(this=exp.column(RANK), low=number(1), high=number(g)))
     kept = with_codes(with_keys(chosen, names, key_names), plan, rows, read_from, groups)
-    by_rank = pairs_of(coded(plan, read_from, (GROUP_RANK,)), [exp.column(GROUP_RANK)],
-                       partials)
-    return kept.with_(PAIRS, as_=by_rank, copy=False)
+    return kept.with_(PAIRS, as_=pairs_by_rank(plan, read_from, partials), copy=False)

@@ -3,8 +3,10 @@
 A *pair* is one unit's rows in one group, aggregated to its bounded partials. The groups
 are *coded* before a unit's pairs are ordered: ``CODES`` holds one row per group — its
 rank among the keys, its ``key_code`` and the salt's constants of ``digest.unit_order`` —
-so that a row or a pair carries two integers (unit, rank) instead of the keys, and the
-aggregate over every row hashes no text (docs/benchmarks.md). A unit's pairs are ordered
+so that a pair, or a row of the strategies that order rows, carries two integers (unit,
+rank) instead of the keys. The pairs are aggregated per (unit, keys) and only they join
+the codes (``pairs_by_rank``); the strategies without pairs join each row to them
+(``coded``; docs/benchmarks.md). A unit's pairs are ordered
 by one BIGINT, ``order · 2³² + rank`` (``pair_ordered``); its first g by that order are
 kept. Nothing here reads the data's values to decide: the order is a keyed hash of
 (unit, group) with the query's fresh salt.
@@ -107,18 +109,42 @@ def coded(plan: PrivacyPlan, read_from: exp.Expression, taken: tuple[str, ...]) 
                   copy=False))
 
 
+def pairs_by_rank(plan: PrivacyPlan, read_from: exp.Expression,
+                  partials: list[exp.Expression]) -> exp.Select:
+    """The ``partials`` of each unit in each group of the rows ``read_from`` reads, per
+    (unit, group's rank), with the group's code and the salt's constants to order them:
+    aggregated per (unit, keys) first, then the pairs — fewer than the rows — joined to
+    their group's codes on the keys, once. A pair's partials are computed from all its
+    rows, so aggregating before the join gives the pairs of the rows joined first
+    (``coded``); the inner join drops the pairs whose group has no code (outside a public
+    domain), as it drops their rows (docs/benchmarks.md)."""
+    by = [exp.column(UNIT), *keys(plan)]
+    by_keys = (exp.select(*(c.copy() for c in by), *(p.copy() for p in partials))
+               .from_(read_from.copy(), copy=False)
+               .group_by(*by, copy=False))
+    names = [p.alias_or_name for p in partials]
+    return (exp.select(exp.column(UNIT, table="__dp_p"),
+                       *(exp.column(c, table="__dp_c") for c in (GROUP_RANK, CODE,
+                                                                 *SALT_CONSTANTS)),
+                       *(exp.column(name, table="__dp_p") for name in names))
+            .from_(by_keys.subquery("__dp_p", copy=False), copy=False)
+            .join(table_as(CODES, "__dp_c"), on=same_keys(plan.key_names, "__dp_p", "__dp_c"),
+                  copy=False))
+
+
 def ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Expression]:
-    """The pairs joined to their group's codes — by the group's rank where the pairs carry
-    it (``by_rank``), else by the keys — with ``unit_order``'s steps, and the BIGINT that
-    orders a unit's pairs: ``order · 2³² + rank``."""
-    same_group = exp.EQ(this=exp.column(GROUP_RANK, table="__dp_p"),
-                        expression=exp.column(GROUP_RANK, table="__dp_c")) if by_rank \
-        else same_keys(plan.key_names, "__dp_p", "__dp_c")
-    taken = (CODE, *SALT_CONSTANTS) if by_rank else (CODE, *SALT_CONSTANTS, GROUP_RANK)
+    """The pairs with their group's rank, code and the salt's constants — as
+    ``pairs_by_rank`` gives them (``by_rank``), or joined to the codes by the keys — with
+    ``unit_order``'s steps, and the BIGINT that orders a unit's pairs: ``order · 2³² +
+    rank``."""
+    if by_rank:
+        return pair_ordered(exp.select("*").from_(table_as(PAIRS, "__dp_p"), copy=False))
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
-                       *(exp.column(c, table="__dp_c") for c in taken))
+                       *(exp.column(c, table="__dp_c")
+                         for c in (CODE, *SALT_CONSTANTS, GROUP_RANK)))
             .from_(table_as(PAIRS, "__dp_p"), copy=False)
-            .join(table_as(CODES, "__dp_c"), on=same_group, copy=False))
+            .join(table_as(CODES, "__dp_c"), on=same_keys(plan.key_names, "__dp_p", "__dp_c"),
+                  copy=False))
     return pair_ordered(rows)
 
 

@@ -33,25 +33,35 @@ FROM (
       ) AS __dp_d
     ), __dp_pairs AS (
       SELECT
-        __dp_unit,
-        __dp_grank,
-        LEAST(GREATEST(COUNT(*), 0), 3) * 1048576 AS __dp_s0,
-        CAST(LEAST(
-          GREATEST(
-            CASE
-              WHEN COUNT(__dp_v0) <= 3
-              THEN COALESCE(SUM(__dp_v0), 0)
-              ELSE CAST(ROUND(CAST(COALESCE(SUM(__dp_v0), 0) AS DOUBLE) * 3 / COUNT(__dp_v0)) AS BIGINT)
-            END,
-            0
-          ),
-          4026531840
-        ) AS BIGINT) AS __dp_s1,
-        COUNT(*) AS __dp_rows
+        __dp_p.__dp_unit,
+        __dp_c.__dp_grank,
+        __dp_c.__dp_code,
+        __dp_c.__dp_k0,
+        __dp_c.__dp_k1,
+        __dp_c.__dp_k2,
+        __dp_c.__dp_k3,
+        __dp_c.__dp_k4,
+        __dp_c.__dp_k5,
+        __dp_p.__dp_s0,
+        __dp_p.__dp_s1,
+        __dp_p.__dp_rows
       FROM (
         SELECT
-          __dp_r.*,
-          __dp_c.__dp_grank
+          __dp_unit,
+          k,
+          LEAST(GREATEST(COUNT(*), 0), 3) * 1048576 AS __dp_s0,
+          CAST(LEAST(
+            GREATEST(
+              CASE
+                WHEN COUNT(__dp_v0) <= 3
+                THEN COALESCE(SUM(__dp_v0), 0)
+                ELSE CAST(ROUND(CAST(COALESCE(SUM(__dp_v0), 0) AS DOUBLE) * 3 / COUNT(__dp_v0)) AS BIGINT)
+              END,
+              0
+            ),
+            4026531840
+          ) AS BIGINT) AS __dp_s1,
+          COUNT(*) AS __dp_rows
         FROM (
           SELECT
             pid AS __dp_unit,
@@ -65,12 +75,12 @@ FROM (
           WHERE
             NOT pid IS NULL
         ) AS __dp_r
-        JOIN __dp_codes AS __dp_c
-          ON __dp_r.k IS NOT DISTINCT FROM __dp_c.k
-      ) AS __dp_r
-      GROUP BY
-        __dp_unit,
-        __dp_grank
+        GROUP BY
+          __dp_unit,
+          k
+      ) AS __dp_p
+      JOIN __dp_codes AS __dp_c
+        ON __dp_p.k IS NOT DISTINCT FROM __dp_c.k
     )
     SELECT
       __dp_z.__dp_unit,
@@ -123,17 +133,8 @@ FROM (
                   ) % 2147483647 AS __dp_x
                 FROM (
                   SELECT
-                    __dp_p.*,
-                    __dp_c.__dp_code,
-                    __dp_c.__dp_k0,
-                    __dp_c.__dp_k1,
-                    __dp_c.__dp_k2,
-                    __dp_c.__dp_k3,
-                    __dp_c.__dp_k4,
-                    __dp_c.__dp_k5
+                    *
                   FROM __dp_pairs AS __dp_p
-                  JOIN __dp_codes AS __dp_c
-                    ON __dp_p.__dp_grank = __dp_c.__dp_grank
                 ) AS __dp_s0
               ) AS __dp_s1
             ) AS __dp_s2
