@@ -167,7 +167,9 @@ def column_parts(aggregates: tuple[Aggregate, ...], names: tuple[str, ...]) -> d
     and the count of people that partition selection alone reads weighs 1, as a column
     would. The weights w_i are rational; with W the least common multiple of their
     numerators, parts_i = W/w_i is a whole number and 1/parts_i ∝ w_i, so statistic i takes
-    w_i / Σ w of ε (``chooser.one_share``).
+    w_i / Σ w of ε (``chooser.one_share``); they are divided by their greatest common divisor,
+    so that a query of one column, or of columns that each read their own statistics, keeps
+    parts = 1 (its noise as before the split by column).
 
     >>> avg = Aggregate(name="a", kind="avg", sql="AVG(x)", stats=("c", "s"))
     >>> count = Aggregate(name="n", kind="count", sql="COUNT(*)", stats=("r",))
@@ -175,7 +177,7 @@ def column_parts(aggregates: tuple[Aggregate, ...], names: tuple[str, ...]) -> d
     {'r': 1, 'c': 2, 's': 2, 'u': 1}
     >>> var = Aggregate(name="v", kind="var", sql="VAR(x)", stats=("c", "s", "q"))
     >>> column_parts((avg, var), ("c", "s", "q"))
-    {'c': 6, 's': 6, 'q': 15}
+    {'c': 2, 's': 2, 'q': 5}
     >>> column_parts((replace(count, stats=("c",)), avg), ("c", "s"))
     {'c': 1, 's': 1}
     """
@@ -188,7 +190,9 @@ def column_parts(aggregates: tuple[Aggregate, ...], names: tuple[str, ...]) -> d
             weights[name] += Fraction(1, len(own))
     weights = {name: w or Fraction(1) for name, w in weights.items()}
     whole = math.lcm(*(w.numerator for w in weights.values()))
-    return {name: whole * w.denominator // w.numerator for name, w in weights.items()}
+    parts = {name: whole * w.denominator // w.numerator for name, w in weights.items()}
+    common = math.gcd(*parts.values())  # equal parts are equal shares: the smallest whole ones
+    return {name: p // common for name, p in parts.items()}
 
 
 @functools.lru_cache(maxsize=256)
