@@ -13,9 +13,9 @@ statistic ≤ its value on D'" have likelihood ratio exactly e^{ε/2 + ε/4 + ε
 The events read the three noisy statistics (``NoisyGroups.stats``: the whole output of the
 mechanism; the released columns are post-processing of them). Each side's bounded aggregates
 are computed once by the real rewrite and engine, and the trials draw the real release's
-noise (``release.noised``) with a seed each, so 10,000 trials per side take well under a minute of CPU where
-whole queries would take minutes: the split is in the noise, which is what is audited here
-(the rewrite's bounding is audited in test_audit_aggregates.py).
+noise (``release.noised``) with a seed each, so 10,000 trials per side take well under a
+minute of CPU where whole queries would take many: the split is in the noise, which is what
+is audited here (the rewrite's bounding is audited in test_audit_aggregates.py).
 
 The negative control keeps the norms the shares were calibrated for and draws each
 statistic's noise without its weight (scale / parts): AVG's two statistics then have
