@@ -43,7 +43,7 @@ SELECT region, VAR_POP(age) AS v FROM visits GROUP BY region;
 SELECT specialty, STDDEV(cost) FROM visits GROUP BY specialty;
 # result: [('allergy and immunology', 415.835), ('anesthesiology', 71.1262), ('cardiology', 438.689), ('cardiothoracic surgery', 255.152), ('colorectal surgery', 647.996), ('dermatology', 426.304), ('emergency medicine', 216.185), ('endocrinology', 421.224), ('gastroenterology', 156.141), ('general practice', 179.862), ('general surgery', 341.209), ('geriatrics', 188.222), ('gynecology', 220.493), ('hematology', 317.47), ('hepatology', 318.644), ('hyperbaric medicine', 464.496), ('infectious disease', 226.248), ('internal medicine', 178.724), ('medical genetics', 32.1066), ('neonatology', 0.0), ('nephrology', 308.751), ('neurology', 129.624), ('neurosurgery', 79.341), ('nuclear medicine', 810.132), ('obstetrics', 151.823), ('occupational medicine', 149.362), ('oncology', 178.083), ('ophthalmology', 147.224), ('orthopedics', 212.257), ('otolaryngology', 159.629), ('palliative care', 591.907), ('pediatric oncology', 399.224), ('pediatrics', 256.281), ('physical therapy', 402.441), ('plastic surgery', 36.3806), ('podiatry', 8.88835), ('psychiatry', 224.17), ('psychology', 109.492), ('pulmonology', 191.378), ('radiology', 467.78), ('rheumatology', 376.122), ('sleep medicine', 47.7343), ('sports medicine', 91.4772), ('toxicology', 0.0), ('transplant surgery', 94.1774), ('tropical medicine', 38.5656), ('urology', 537.712), ('vascular surgery', 40.001)]
 # bounding: first_pairs_by_window (g=3)
-# plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=gaussian_threshold | specialty | STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
+# plan: laplace stats/unit=9 groups/unit=3 rows/group=4 selection=truncated_geometric | specialty | STDDEV(cost) in [0, 2000] L1=6e+06 L2=3.4641e+06
 
 # title: VAR_POP with a total row cap
 SELECT region, VAR_POP(cost) FROM claims GROUP BY region;
@@ -97,7 +97,7 @@ SELECT STDDEV(cost) / AVG(cost) AS cv FROM visits;
 SELECT region, COUNT(*) AS n FROM visits GROUP BY region HAVING VAR_POP(age) > 100;
 # result: [('east north central', 171), ('mid atlantic', 133), ('mountain', 101), ('new england', 68), ('pacific', 265), ('south atlantic', 158), ('west north central', 89), ('west south central', 71)]
 # bounding: first_pairs_by_window (g=3)
-# plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also VAR_POP(age)
+# plan: laplace stats/unit=12 groups/unit=3 rows/group=4 selection=public | region | n=COUNT(*) L1=12 L2=6.9282 | also VAR_POP(age)
 
 # title: ORDER BY a standard deviation
 SELECT region, STDDEV(cost) AS s FROM visits GROUP BY region ORDER BY s DESC LIMIT 3;

@@ -55,7 +55,7 @@ SELECT REGR_AVGX(cost, age) AS ax, REGR_AVGY(cost, age) AS ay FROM visits;
 SELECT REGR_SXX(cost, age) AS sxx, REGR_SYY(cost, age) AS syy, REGR_SXY(cost, age) AS sxy FROM visits;
 # result: [(494346.0, 75567200.0, 61150.4)]
 # bounding: all_pairs
-# plan: laplace stats/unit=6 groups/unit=1 rows/group=4 selection=public | sxx=REGR_SXX(cost, age) L1=5000 L2=5000 | syy=REGR_SYY(cost, age) L1=2e+06 L2=2e+06 | sxy=REGR_SXY(cost, age) L1=200000 L2=200000
+# plan: gaussian stats/unit=6 groups/unit=1 rows/group=4 selection=public | sxx=REGR_SXX(cost, age) L1=5000 L2=5000 | syy=REGR_SYY(cost, age) L1=2e+06 L2=2e+06 | sxy=REGR_SXY(cost, age) L1=200000 L2=200000
 
 # title: CORR and the regression share their statistics
 SELECT CORR(cost, age) AS r, CORR(age, cost) AS r2, REGR_SLOPE(cost, age) AS b, REGR_INTERCEPT(cost, age) AS a FROM visits;

@@ -73,7 +73,7 @@ SELECT MEDIAN(age) FROM people;
 SELECT region, MEDIAN(cost) - AVG(cost) AS skew FROM visits GROUP BY region HAVING COUNT(*) > 10 ORDER BY skew;
 # result: [('mid atlantic', -119.574), ('new england', -115.127), ('east north central', -104.606), ('west north central', -102.583), ('pacific', -79.9568), ('west south central', -74.4131), ('south atlantic', -69.7422), ('mountain', -69.5528)]
 # bounding: first_pairs_by_window (g=3)
-# plan: gaussian stats/unit=12 groups/unit=3 rows/group=4 selection=public | region | skew | also MEDIAN(cost), AVG(cost), COUNT(*)
+# plan: laplace stats/unit=12 groups/unit=3 rows/group=4 selection=public | region | skew | also MEDIAN(cost), AVG(cost), COUNT(*)
 
 # title: MEDIAN without bounds
 SELECT MEDIAN(race) FROM pums;

@@ -104,8 +104,9 @@ def test_the_plan_charges_what_its_mechanisms_use():
 
 
 def test_explain_states_the_shared_noise():
-    """Three statistics instead of four: every std falls by 3/4 at equal total ε, and the
-    SUM's is √(std_S² + 50²·std_N²) with the centred sum's bound c·(100 − 0)/2."""
+    """Three statistics instead of four, each column one share of ε either way (split by
+    column): COUNT's std is the same, and the SUM's is √(std_S² + 50²·std_N²) with the
+    centred sum's bound c·(100 − 0)/2, √2·50 against the direct sum's 100."""
     def columns(con):
         return {c["name"]: c for c in con.explain(QUERY, epsilon=1.0).to_dict()["columns"]}
 
@@ -114,8 +115,9 @@ def test_explain_states_the_shared_noise():
     assert centred["linf_sensitivity"] == 4 * 50
     assert shared["s"]["noise_std"] == pytest.approx(
         math.hypot(centred["noise_std"], 50 * count["noise_std"]), rel=1e-12)
-    assert shared["n"]["noise_std"] == pytest.approx(apart["n"]["noise_std"] * 3 / 4, rel=1e-3)
-    assert shared["s"]["noise_std"] < apart["s"]["noise_std"] * 3 / 4 / 1.4
+    assert shared["n"]["noise_std"] == pytest.approx(apart["n"]["noise_std"], rel=1e-3)
+    assert shared["s"]["noise_std"] == pytest.approx(apart["s"]["noise_std"] / math.sqrt(2),
+                                                     rel=1e-3)
 
 
 def test_the_intervals_cover_the_bounded_values():

@@ -149,8 +149,50 @@ def measure_sensitivity(draft: Draft, ctx: Context) -> Draft:
     if draft.contribution.caps_total:
         stats = tuple(replace(s, quantum=COUNT_QUANTUM) if s.kind in ("rows", "count") else s
                       for s in stats)
-    statistics = tuple(sensitivity_of(s, draft.contribution) for s in stats)
+    parts = column_parts(draft.aggregates, tuple(s.name for s in stats))
+    statistics = tuple(replace(sensitivity_of(s, draft.contribution), parts=parts[s.name])
+                       for s in stats)
     return replace(draft, stats=stats, sensitivities=statistics)
+
+
+def column_parts(aggregates: tuple[Aggregate, ...], names: tuple[str, ...]) -> dict[str, int]:
+    """How many parts of a whole share of ε each statistic takes (``Sensitivity.parts``):
+    ε is split by released column, not by statistic (docs/mechanisms.md §12).
+
+    Each noisy column (aggregate) weighs 1, split equally over the statistics it reads (AVG:
+    1/2 to its count and its centred sum; VAR: 1/3 each), except those another column
+    releases on its own: a SUM(x) or AVG(x) beside COUNT(*) with x declared NOT NULL reads
+    the rows statistic that COUNT(*) already has a whole share for, and spends its share on
+    its centred sum. A statistic that several columns read weighs the sum of its portions,
+    and the count of people that partition selection alone reads weighs 1, as a column
+    would. The weights w_i are rational; with W the least common multiple of their
+    numerators, parts_i = W/w_i is a whole number and 1/parts_i ∝ w_i, so statistic i takes
+    w_i / Σ w of ε (``chooser.one_share``); they are divided by their greatest common divisor,
+    so that a query of one column, or of columns that each read their own statistics, keeps
+    parts = 1 (its noise as before the split by column).
+
+    >>> avg = Aggregate(name="a", kind="avg", sql="AVG(x)", stats=("c", "s"))
+    >>> count = Aggregate(name="n", kind="count", sql="COUNT(*)", stats=("r",))
+    >>> column_parts((count, avg), ("r", "c", "s", "u"))
+    {'r': 1, 'c': 2, 's': 2, 'u': 1}
+    >>> var = Aggregate(name="v", kind="var", sql="VAR(x)", stats=("c", "s", "q"))
+    >>> column_parts((avg, var), ("c", "s", "q"))
+    {'c': 2, 's': 2, 'q': 5}
+    >>> column_parts((replace(count, stats=("c",)), avg), ("c", "s"))
+    {'c': 1, 's': 1}
+    """
+    weights = dict.fromkeys(names, Fraction(0))
+    noisy = [a for a in aggregates if a.quantile is None and a.stats]
+    alone = {a.stats[0] for a in noisy if len(a.stats) == 1}
+    for agg in noisy:
+        own = [n for n in agg.stats if n not in alone] or list(agg.stats)
+        for name in own:
+            weights[name] += Fraction(1, len(own))
+    weights = {name: w or Fraction(1) for name, w in weights.items()}
+    whole = math.lcm(*(w.numerator for w in weights.values()))
+    parts = {name: whole * w.denominator // w.numerator for name, w in weights.items()}
+    common = math.gcd(*parts.values())  # equal parts are equal shares: the smallest whole ones
+    return {name: p // common for name, p in parts.items()}
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,8 +1,9 @@
 """Choose Laplace or Gaussian noise for a whole query, and calibrate it.
 
-Every statistic is normalised to one share: m = ⌈l1⌉ per-cell bounds (:func:`one_share`; noise
-scale = m × bound × unit scale), so one unit's influence on the query is L1 = Σ l1/m and
-L2 = √(Σ (l2/m)²) (REFERENCES.md, "Sensitivity"), and each statistic takes one share of ε.
+Every statistic is normalised to its share: m = ⌈l1⌉ × parts per-cell bounds (:func:`one_share`;
+noise scale = m × bound × unit scale), so one unit's influence on the query is L1 = Σ l1/m and
+L2 = √(Σ (l2/m)²) (REFERENCES.md, "Sensitivity"), and each statistic takes a share of ε
+proportional to 1/parts (``parts`` = 1 for all: equal shares).
 Laplace: t = L1/ε, pure ε-DP — discrete Laplace on integers loses exactly |Δ|/t per cell.
 Gaussian: σ from :func:`discrete_gaussian_sigma`, proved for the multivariate *discrete*
 Gaussian.  Gaussian is chosen iff its std is smaller (δ = 0 forces Laplace), the rule of
@@ -48,7 +49,9 @@ class Sensitivity:
     ``bound``: max change of one cell by one unit; ``l1``/``l2``: max over units of the
     L1/L2 norm of (changes / bound) over this statistic's cells; ``integer``: values and bound
     are integers (integer noise, no grid); ``cells``: max number of its cells one unit can
-    change, needed for real-valued statistics when that exceeds l1 or l2².
+    change, needed for real-valued statistics when that exceeds l1 or l2²; ``parts``: the
+    statistic takes 1/parts of a whole share of ε (a whole number, so its noise stays a whole
+    number of per-cell bounds: :func:`one_share`).
     """
 
     name: str
@@ -57,8 +60,12 @@ class Sensitivity:
     l2: float
     integer: bool = False
     cells: float | None = None
+    parts: int = 1
 
     def __post_init__(self) -> None:
+        if not isinstance(self.parts, int) or self.parts < 1:
+            raise InternalError(f"statistic {self.name}: parts={self.parts!r} must be a whole "
+                                "number ≥ 1")
         for field in ("bound", "l1", "l2"):
             value = getattr(self, field)
             if not math.isfinite(value) or value <= 0:
@@ -114,28 +121,33 @@ class NoisePlan:
 
 
 def one_share(stat: Sensitivity) -> Sensitivity:
-    """``stat`` measured in m = ⌈l1⌉ per-cell bounds, so that its L1 is at most 1.
+    """``stat`` measured in m = ⌈l1⌉ × parts per-cell bounds, so that its L1 is at most 1/parts.
 
     The chooser calibrates every statistic so measured (``choose_noise``): the unit scale is
-    set by the sum of the L1s, so each statistic takes one share of ε, as in SmartNoise,
-    PipelineDP and Tumult. In per-cell bounds a statistic's L1 is its q (§1 of
-    docs/mechanisms.md), and q differs between statistics: a person moves the count of
-    people by 1 in min(g, r) groups, a count of rows by c in min(g, r/c). With g = r = c = 10
-    and one COUNT(*) by a private key, the count of people for selection took 10/11 of ε
-    and the COUNT's noise had 5× the std of an equal split. When every statistic has the
-    same whole q the noise is the same either way. Privacy holds as for any bound: m
-    per-cell bounds bound a cell's change, and the norms of the changes shrink by m
-    (rounded up, so never understated).
+    set by the sum of the L1s, so statistic i takes (1/parts_i) / Σ_j (1/parts_j) of ε. With
+    every parts = 1 each statistic takes one share, as in SmartNoise and PipelineDP; the
+    analysis gives each released *column* one share and splits it over the statistics the
+    column reads (``analysis.sensitivity.column_parts``), as Tumult gives each aggregate its
+    own. In per-cell bounds a statistic's L1 is its q (§1 of docs/mechanisms.md), and q
+    differs between statistics: a person moves the count of people by 1 in min(g, r)
+    groups, a count of rows by c in min(g, r/c). With g = r = c = 10 and one COUNT(*) by a
+    private key, measured in per-cell bounds the count of people for selection took 10/11 of
+    ε and the COUNT's noise had 5× the std of an equal split. Privacy holds as for any
+    bound: m per-cell bounds bound a cell's change, and the norms of the changes shrink by m
+    (rounded up, so never understated); m is a whole number, so an integer statistic's
+    bound stays an integer (§4's discrete calibration).
 
     >>> one_share(Sensitivity("u", 1.0, 4.0, 2.0, True))
-    Sensitivity(name='u', bound=4.0, l1=1.0, l2=0.5, integer=True, cells=None)
+    Sensitivity(name='u', bound=4.0, l1=1.0, l2=0.5, integer=True, cells=None, parts=1)
+    >>> one_share(Sensitivity("s", 3.0, 1.0, 1.0, True, parts=2)).l1
+    0.5
     """
-    m = max(1, math.ceil(stat.l1))
+    m = max(1, math.ceil(stat.l1)) * stat.parts
     if m == 1:
         return stat
     return replace(stat, bound=float_at_least(Fraction(stat.bound) * m),
                    l1=float_at_least(Fraction(stat.l1) / m),
-                   l2=float_at_least(Fraction(stat.l2) / m))
+                   l2=float_at_least(Fraction(stat.l2) / m), parts=1)
 
 
 def _cell_scale(stat: Sensitivity, unit_scale: float) -> float:
