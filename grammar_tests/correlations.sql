@@ -101,7 +101,7 @@ SELECT REGR_SLOPE(cost, 1) FROM visits;
 SELECT AVG(age) AS a, CORR(age, cost) AS r, VAR_POP(cost) AS v FROM visits;
 # result: [(48.1856, 0.010005, 71559.8)]
 # bounding: all_pairs
-# plan: gaussian stats/unit=11 groups/unit=1 rows/group=4 selection=public | a=AVG(age) in [0, 100] L1=200 L2=200 | r=CORR(age, cost) L1=200000 L2=200000 | v=VAR_POP(cost) in [0, 2000] L1=2e+06 L2=2e+06
+# plan: laplace stats/unit=11 groups/unit=1 rows/group=4 selection=public | a=AVG(age) in [0, 100] L1=200 L2=200 | r=CORR(age, cost) L1=200000 L2=200000 | v=VAR_POP(cost) in [0, 2000] L1=2e+06 L2=2e+06
 
 # title: CORR of columns declared NOT NULL shares AVG's and VAR's statistics
 SELECT AVG(age) AS a, CORR(age, cost) AS r, VAR_POP(cost) AS v FROM checkups;
