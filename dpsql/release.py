@@ -274,6 +274,25 @@ def check_outer_binds(composed: ComposedQuery, engine: NoisyEngine) -> None:
                         for name, table in tables.items())) from None
 
 
+def check_post_process_binds(plan: PrivacyPlan, engine: NoisyEngine) -> None:
+    """A query's own post-processing binds over its noisy statistics as typed (refused before
+    anything is charged otherwise): ``ROUND(APPROX_QUANTILES(x, 4), 1)`` rounds an array,
+    which only DuckDB's binder knows to refuse. Run over no groups (``empty_release``), so it
+    reads no data. Only a release with an array (a quantile's) can fail to bind so, and only
+    the binder's refusal is the query's: a key typed for Spark (``TIME(6)``) is the probe's."""
+    if not plan.quantiles:
+        return
+    try:
+        empty_release(plan, engine)
+    except duckdb.ParserException:
+        return
+    except duckdb.BinderException as error:
+        raise UnsupportedQueryError(
+            f"the query's expressions around its aggregates do not run over their released "
+            f"values: {str(error).splitlines()[0]}; compute them on the aggregates' types "
+            "(APPROX_QUANTILES releases an array: read its elements with [i])") from None
+
+
 def empty_release(plan: PrivacyPlan, engine: NoisyEngine) -> pa.Table:
     """The table a part releases, with no rows: its keys of the types the catalog gives their
     columns (NULL's when a key is computed), its aggregates as the release computes them."""

@@ -47,7 +47,7 @@ from dpsql.exact import as_fraction
 from dpsql.grouping import compile_statement
 from dpsql.mechanisms import Sampler, Sensitivity
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyEngine, check_outer_binds, release
+from dpsql.release import NoisyEngine, check_outer_binds, check_post_process_binds, release
 from tests.fuzz.tables import (
     BOUNDS,
     NOT_NULL,
@@ -173,6 +173,8 @@ class Engine:
                                          public_values=self.backend.public_values)
             if isinstance(compiled, ComposedQuery):  # as the connection compiles
                 check_outer_binds(compiled, NOISY)
+            elif isinstance(compiled, CompiledQuery):
+                check_post_process_binds(compiled.plan, NOISY)
             return compiled
         except dpsql.InternalError:
             raise
