@@ -188,3 +188,8 @@ SELECT APPROX_QUANTILES(cost, 2, contribution_bounds_per_group => (0, 300)) FROM
 # dialect: bigquery
 SELECT region, COUNT(*), region[OFFSET(0)] FROM visits GROUP BY region;
 # error: UnsupportedQueryError: APPROX_QUANTILES(x, n)[OFFSET(i)]
+
+# title: a scalar function of APPROX_QUANTILES' array is refused before the charge
+# note: found by the fuzzer; read an element first: ROUND(APPROX_QUANTILES(age, 4)[2], 1)
+SELECT ROUND(APPROX_QUANTILES(age, 4), 1) AS q FROM visits;
+# error: UnsupportedQueryError: APPROX_QUANTILES releases an array: read its elements with [i]
