@@ -259,50 +259,79 @@ def release(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
 
 
 def check_outer_binds(composed: ComposedQuery, engine: NoisyEngine) -> None:
-    """The query around the parts binds over their released tables as typed (refused before
+    """The query around the parts runs over their released tables as typed (refused before
     anything is charged otherwise): ``compile_composed`` binds it over columns of no type,
     which takes ``a.k + 1`` of a text key ``k`` for a query that runs. Each part's table is
-    its post-processing over no groups (``empty_release``), so it reads no data."""
-    tables = {f"{PART}{i}": empty_release(p.plan, engine) for i, p in enumerate(composed.parts)}
-    try:
-        engine.run(f"SELECT * FROM ({composed.outer}) LIMIT 0", tables)
-    except duckdb.Error as error:
-        raise UnsupportedQueryError(
-            f"the query around the releases does not run over their columns: "
-            f"{str(error).splitlines()[0]}; the parts release "
-            + "; ".join(f"{name}: {', '.join(f'{f.name} {f.type}' for f in table.schema)}"
-                        for name, table in tables.items())) from None
+    its post-processing over made-up groups (``sample_release``), so it reads no data."""
+    for groups in SAMPLE_GROUPS:
+        tables: dict[str, pa.Table] = {}
+        try:
+            for i, part in enumerate(composed.parts):
+                tables[f"{PART}{i}"] = sample_release(part.plan, engine, groups)
+            engine.run(f"SELECT * FROM ({composed.outer})" + (" LIMIT 0" if not groups else ""),
+                       tables)
+        except duckdb.Error as error:
+            if groups and not _fails_on_types(error):
+                continue
+            raise UnsupportedQueryError(
+                f"the query around the releases does not run over their columns: "
+                f"{str(error).splitlines()[0]}; the parts release " + "; ".join(
+                    f"{name}: {', '.join(f'{f.name} {f.type}' for f in table.schema)}"
+                    for name, table in tables.items())) from None
 
 
 def check_post_process_binds(plan: PrivacyPlan, engine: NoisyEngine) -> None:
-    """A query's own post-processing binds over its noisy statistics as typed (refused before
+    """A query's own post-processing runs over its noisy statistics as typed (refused before
     anything is charged otherwise): ``ROUND(APPROX_QUANTILES(x, 4), 1)`` rounds an array,
-    which only DuckDB's binder knows to refuse. Run over no groups (``empty_release``), so it
-    reads no data. Only a release with an array (a quantile's) can fail to bind so, and only
-    the binder's refusal is the query's: a key typed for Spark (``TIME(6)``) is the probe's."""
+    which only DuckDB's binder knows to refuse. Run over made-up groups
+    (``sample_release``), so it reads no data. Only a release with an array (a quantile's)
+    can fail so, and only DuckDB's refusal of its types is the query's: a key typed for Spark
+    (``TIME(6)``) is the probe's, and a made-up value's failure is not the data's."""
     if not plan.quantiles:
         return
-    try:
-        empty_release(plan, engine)
-    except duckdb.ParserException:
-        return
-    except duckdb.BinderException as error:
-        raise UnsupportedQueryError(
-            f"the query's expressions around its aggregates do not run over their released "
-            f"values: {str(error).splitlines()[0]}; compute them on the aggregates' types "
-            "(APPROX_QUANTILES releases an array: read its elements with [i])") from None
+    for groups in SAMPLE_GROUPS:
+        try:
+            sample_release(plan, engine, groups)
+        except duckdb.ParserException:
+            return
+        except duckdb.Error as error:
+            if groups and not _fails_on_types(error):
+                continue
+            raise UnsupportedQueryError(
+                f"the query's expressions around its aggregates do not run over their "
+                f"released values: {str(error).splitlines()[0]}; compute them on the "
+                "aggregates' types (APPROX_QUANTILES releases an array: read its elements "
+                "with [i])") from None
 
 
-def empty_release(plan: PrivacyPlan, engine: NoisyEngine) -> pa.Table:
-    """The table a part releases, with no rows: its keys of the types the catalog gives their
-    columns (NULL's when a key is computed), its aggregates as the release computes them."""
+SAMPLE_GROUPS = (0, 1)
+"""The made-up groups a release is checked over: none, for DuckDB's binder; then one, as
+DuckDB casts a column only when it holds a value (``COUNT(*) UNION ALL APPROX_QUANTILES(x,
+1)`` binds the count as an array, then fails to cast the first count)."""
+
+
+def _fails_on_types(error: duckdb.Error) -> bool:
+    """DuckDB refused a cast between the types themselves, whatever the value."""
+    return isinstance(error, duckdb.ConversionException) and \
+        "Unimplemented type for cast" in str(error)
+
+
+def sample_release(plan: PrivacyPlan, engine: NoisyEngine, groups: int) -> pa.Table:
+    """The table a part releases over ``groups`` made-up groups (0 or 1), reading no data:
+    its keys NULL of the types the catalog gives their columns (untyped when a key is
+    computed), its statistics and quantiles 1, its aggregates as the release computes them."""
     keys = ", ".join((f"CAST(NULL AS {plan.column_types[k.column]})"
                       if k.column in plan.column_types else "NULL") + f' AS "{k.name}"'
                      for k in plan.keys)
-    empty = engine.run(f"SELECT {keys} LIMIT 0", {}) if keys else pa.table({})
-    groups = NoisyGroups(keys=empty, stats={s.name: np.zeros(0) for s in plan.stats},
-                         quantiles={a.name: np.zeros(0) for a in plan.quantiles})
-    return engine.post_process(plan, groups)[0]
+    table = engine.run(f"SELECT {keys or 'NULL AS one'} LIMIT {groups}", {})
+    table = table if keys else table.drop_columns(["one"])
+    ones = np.ones(groups)
+    quantiles = {a.name: ones for a in plan.quantiles} | {
+        interval_name(a.name, side): ones for a in plan.quantiles
+        for side in ("lower", "upper")}
+    noisy = NoisyGroups(keys=table, stats={s.name: ones for s in plan.stats},
+                        quantiles=quantiles)
+    return engine.post_process(plan, noisy)[0]
 
 
 def noised(plan: PrivacyPlan, exact: pa.Table, sampler: Sampler | None) -> NoisyGroups:

@@ -84,6 +84,16 @@ def test_a_query_around_releases_that_cannot_bind_is_refused_before_the_charge(e
     assert check_query(engine, small(ONE_ROW), NO_LIMITS, sql) == "refused: UnsupportedQueryError"
 
 
+def test_a_count_and_an_array_in_one_column_of_a_union_are_refused_before_the_charge(engine):
+    """DuckDB binds ``COUNT(*) UNION ALL APPROX_QUANTILES(x, 1)`` as an array column and
+    fails to cast the count only when a row holds one, so the check over no groups passed and
+    the statement was charged, then failed on every table. It is now also run over one
+    made-up group of each part."""
+    sql = ("SELECT COUNT(*) AS v0 FROM t UNION ALL (WITH c AS (SELECT * FROM r) "
+           "SELECT APPROX_QUANTILES(x, 1) AS v0 FROM c)")
+    assert check_query(engine, small(ONE_ROW), NO_LIMITS, sql) == "refused: UnsupportedQueryError"
+
+
 @pytest.fixture(scope="module")
 def engines(spark) -> tuple[Engine, Engine]:
     from dpsql.backends.spark import SparkBackend

@@ -270,3 +270,18 @@ def test_an_array_parameter_binds_as_an_array_on_either_side(served):
     with served.connect(served.new_user()) as con:
         assert ("pums",) in con.execute(sql, [["r", "v"]]).fetchall()
         assert ("pums",) in ClientCursor(con).execute(sql, [["r", "v"]]).fetchall()
+
+
+def test_a_quantile_array_reaches_python_as_a_list_in_either_format(served):
+    """APPROX_QUANTILES' answer is sent as float8[] (OID 1022), as PostgreSQL sends an
+    array: psycopg reads it as a list of floats from text and from binary; a text array's
+    awkward elements are quoted and come back whole."""
+    with served.connect(served.new_user(epsilon=4)) as con:
+        for cursor in (con.cursor(), con.cursor(binary=True)):
+            cur = cursor.execute("SELECT APPROX_QUANTILES(age, 4) AS q FROM pums")
+            q = cur.fetchone()[0]
+            assert cur.description[0].type_code == 1022
+            assert len(q) == 5 and all(isinstance(v, float) for v in q) and q == sorted(q)
+            cur = cursor.execute("SELECT ARRAY['a b', NULL, 'x\"y', '', 'null'] AS t")
+            assert cur.description[0].type_code == 1009
+            assert cur.fetchone()[0] == ["a b", None, 'x"y', "", "null"]

@@ -5,6 +5,11 @@
 ['int8', 'float8', 'text', 'bool', 'date']
 >>> pg_type(pa.float64()).text(0.1), pg_type(pa.float64()).text(2.0), pg_type(pa.bool_()).text(1)
 (b'0.1', b'2', b't')
+>>> quantiles = pg_type(pa.list_(pa.float64()))
+>>> quantiles.name, quantiles.oid, quantiles.text([0.5, 2.0, None])
+('float8[]', 1022, b'{0.5,2,NULL}')
+>>> pg_type(pa.list_(pa.string())).text(["a b", "", "x"])
+b'{"a b","",x}'
 >>> decode_parameter(b"42", INT8, 0), decode_parameter(b"2024-02-29", DATE, 0)
 (42, datetime.date(2024, 2, 29))
 >>> decode_parameter(b"2024-03-01 +00", UNKNOWN, 0)  # pgJDBC's setDate
@@ -137,9 +142,52 @@ TYPES = {
 }
 
 
+ARRAY_OIDS = {"bool": 1000, "bytea": 1001, "int2": 1005, "int4": 1007, "text": 1009,
+              "int8": 1016, "float4": 1021, "float8": 1022, "date": 1182, "time": 1183,
+              "timestamp": 1115, "timestamptz": 1185, "numeric": 1231}
+"""PostgreSQL's OIDs of the one-dimensional arrays of :data:`TYPES` (``pg_type.typarray``)."""
+
+PLAIN_ELEMENT = re.compile(r'[^{}",\\\s]+')
+
+
+def _array_type(element: PgType) -> PgType:
+    """The array of ``element``, as PostgreSQL writes it (array_out, array_send in
+    src/backend/utils/adt/arrayfuncs.c): text ``{1,2,NULL}`` with an element quoted when it is
+    empty, reads as NULL or holds a brace, quote, comma, backslash or space; binary the
+    dimension count, a has-NULL flag, the element OID, length and lower bound 1, then each
+    element's length (-1: NULL) and bytes."""
+
+    def text(values: list) -> bytes:
+        return b"{" + b",".join(_array_item(element, v) for v in values) + b"}"
+
+    def binary(values: list) -> bytes:
+        if not values:
+            return struct.pack("!iii", 0, 0, element.oid)
+        items = [element.encode(v, True) for v in values]
+        return struct.pack("!iiiii", 1, any(i is None for i in items), element.oid,
+                           len(items), 1) + b"".join(
+            struct.pack("!i", -1) if i is None else struct.pack("!i", len(i)) + i
+            for i in items)
+
+    return PgType(element.name + "[]", ARRAY_OIDS[element.name], -1, text, binary)
+
+
+def _array_item(element: PgType, value: Any) -> bytes:
+    if value is None:
+        return b"NULL"
+    body = element.text(value).decode("utf-8")
+    if PLAIN_ELEMENT.fullmatch(body) and body.upper() != "NULL":
+        return body.encode("utf-8")
+    return ('"' + re.sub(r'(["\\])', r"\\\1", body) + '"').encode("utf-8")
+
+
 def pg_type(arrow: pa.DataType) -> PgType:
-    """The PostgreSQL type a column of this Arrow type is sent as (text for the exotic)."""
+    """The PostgreSQL type a column of this Arrow type is sent as (text for the exotic); a
+    list of one of those is its one-dimensional array (APPROX_QUANTILES' ``float8[]``)."""
     types = pa.types
+    if types.is_list(arrow) or types.is_large_list(arrow) or types.is_fixed_size_list(arrow):
+        element = pg_type(arrow.value_type)
+        return _array_type(element) if element.name in ARRAY_OIDS else TYPES["text"]
     checks: tuple[tuple[Callable[[pa.DataType], bool], str], ...] = (
         (types.is_boolean, "bool"), (types.is_int8, "int2"), (types.is_int16, "int2"),
         (types.is_uint8, "int2"), (types.is_int32, "int4"), (types.is_uint16, "int4"),
