@@ -299,7 +299,7 @@ def estimate_limits(con: Asker, table: str, *, epsilon: float, delta: float,
         rows = con.sql(suggest.contribution_sql(info, "max_rows_per_unit"),
                        epsilon=epsilon, delta=delta).fetchall()
         values = {c: con.sql(autobounds.histogram_sql(info, c), epsilon=epsilon,
-                             delta=delta).fetchall() for c in sorted({c for c, _ in served})}
+                             delta=delta).fetchall() for c in sorted({c for c, _ in served if c})}
     except BaseException:
         con.catalog.add(info)
         raise

@@ -104,7 +104,8 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     does, and the exponential mechanism's 95 % error, m·ln(20·1024)/ε_q ranks per group
     (``RANK_ERROR``), out of the K(m) kept; its column's bounds are
     ``autobounds.bounds_for_quantile`` unless the query also sums or averages it.
-    With no column the statistic is a count: bias T − K(m), noise ``noise_per_row``·m.
+    With no column, and for each ("", "count") served (a COUNT, or a SUM of a column with
+    declared bounds), the statistic is a count: bias T − K(m), noise ``noise_per_row``·m.
     Errors are per group (bias over ``groups``), relative to the statistic's full size and
     added over statistics; the least is taken, the smaller m on ties, and each column
     keeps the clamp of its first statistic. Candidates: 1, the released edges e and 3e/4
@@ -118,6 +119,8 @@ def limit_for_error(rows: Iterable[tuple[float, float]],
     (48, {'cost': (0.0, 256.0)})
     >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("cost", "avg")])
     (4, {'cost': (0.0, 512.0)})
+    >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("", "count"), ("cost", "avg")])
+    (48, {'cost': (0.0, 256.0)})
     """
     released = [(int(edge), float(n)) for edge, n in rows
                 if edge is not None and n is not None and float(n) > 0]
@@ -157,10 +160,14 @@ def _error_at(m: int, people: list[tuple[int, float, float]], columns: dict[str,
     dropped = total - kept if people else 0.0
     whole = max(total, kept)
     error, bounds = 0.0, {}
+    count = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / (whole / groups) ** 2
     if not statistics:
-        error = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / (whole / groups) ** 2
+        error = count
     quantiles: dict[str, list[float]] = {}
     for name, use in statistics:
+        if use == "count":
+            error += count
+            continue
         if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
             quantiles.setdefault(name, []).append(use)
             ranks = groups * m * RANK_ERROR * noise_per_row / kept

@@ -147,6 +147,26 @@ def test_averages_and_quantiles_get_a_smaller_limit_than_sums_and_counts():
         8, {"x": (64.0, 128.0)})
 
 
+def test_a_count_beside_an_average_keeps_the_rows_it_would_lose():
+    """The limit serves every statistic of the query: beside AVG(x), a COUNT(*) or a SUM of
+    a column with declared bounds loses the heavy people's rows as a count does, so the
+    limit stays where the count alone puts it rather than where the average alone does
+    (bench_utility's COUNT, SUM(age), AVG(cost) lost a third of its count to the average's
+    limit)."""
+    people = [(1, 2000.0), (8, 1000.0), (64, 100.0)]
+    values = {"x": [(128.0, 3100.0)]}
+    noise = noise_per_unit(0.1, 1)
+    both = [("", "count"), ("x", "avg")]
+    assert limit_for_error(people, values, noise_per_row=noise, served=both)[0] == 48
+    table = visits({1: 600, 3: 900, 20: 30})
+    table = table.append_column("x", pa.array([float(p % 50) for p in table["pid"].to_pylist()]))
+    con = connection(table, bounds={"x": "auto"})
+    with pytest.raises(dpsql.BoundsNeeded) as needed:
+        con.explain("SELECT COUNT(*) AS n, AVG(x) AS a FROM v")
+    assert set(needed.value.served) == {("v", "", "count"), ("v", "x", "avg")}
+    assert needed.value.columns == (("v", "x"),)
+
+
 def test_the_limit_minimises_the_error_it_models():
     """Exact, for a count: 100 people with 1 row and n people in the bin of 3 or 4 rows (half
     each), noise s per row of limit. Limit 1 drops 2.5 rows of each of the n, limit 3 half

@@ -47,23 +47,33 @@ def _level(node: exp.Expression, value: exp.Expression | None) -> Fraction:
     return q
 
 
-def auto_columns(ast: exp.Expression, auto: Mapping[str, str]
+def auto_columns(ast: exp.Expression, auto: Mapping[str, str], counted: tuple[str, ...] = ()
                  ) -> tuple[tuple[str, str, str | float], ...]:
     """(table, column, use) for each column of ``auto`` (column → table: the columns whose
     bounds dpsql estimates) that the query's aggregates other than COUNT read: ``use`` is
     "avg" under AVG, the level q under a quantile (0 and 1 for APPROX_QUANTILES, which spans
-    them all), and "sum" under anything else. The estimates are chosen for what they serve
+    them all), and "sum" under anything else. Each table of ``counted`` (those whose rows
+    limit is estimated) also gets (table, "", "count") when an aggregate reads none of
+    ``auto``: a COUNT, or a SUM of a column with declared bounds, loses the rows a limit
+    drops as a count does. The estimates are chosen for what they serve
     (``dpsql.owner.estimate_first``).
 
     >>> import sqlglot
     >>> sql = "SELECT SUM(x), AVG(y) + AVG(x), MEDIAN(z), QUANTILE_CONT(z, 0.9), COUNT(w) FROM t"
     >>> auto_columns(sqlglot.parse_one(sql, read="duckdb"), dict.fromkeys("xyzw", "t"))
     (('t', 'x', 'avg'), ('t', 'x', 'sum'), ('t', 'y', 'avg'), ('t', 'z', 0.5), ('t', 'z', 0.9))
+    >>> auto_columns(sqlglot.parse_one("SELECT COUNT(*), AVG(x), SUM(a) FROM t"), {"x": "t"},
+    ...              counted=("t",))
+    (('t', '', 'count'), ('t', 'x', 'avg'))
     """
     served: set[tuple[str, str, str | float]] = set()
     for node in ast.find_all(exp.AggFunc):
-        if isinstance(node.parent, exp.WithinGroup) or isinstance(node, exp.Count):
-            continue  # read at the WithinGroup; a count needs no bounds
+        if isinstance(node.parent, exp.WithinGroup):
+            continue  # read at the WithinGroup
+        if isinstance(node, exp.Count) or not any(
+                c.name.lower() in auto for c in node.find_all(exp.Column)):
+            served.update((table, "", "count") for table in counted)
+            continue  # a count, or a column with declared bounds: no bounds to estimate
         uses: list[str | float] = ["avg" if isinstance(node, exp.Avg) else "sum"]
         if is_quantile_array(node):
             uses = [0.0, 1.0]

@@ -110,12 +110,13 @@ def check_auto_limits(draft: Draft, ctx: Context) -> Draft:
     if pending:
         said = ", ".join(f"{table}.{limit}" for table, limit in pending)
         served = auto_columns(draft.ast, {c: i.name for i in tables if i.auto_limits
-                                          for c in i.auto_bounds})
+                                          for c in i.auto_bounds},
+                              counted=tuple(i.name for i in tables if i.auto_limits))
         raise BoundsNeeded(
             f"the query needs {said}, declared \"auto\": a query spends a quarter of its "
             "epsilon (and half its delta) estimating it the first time "
             "(Connection.estimate_limits), or declare the limit",
-            tuple(sorted({(t, c) for t, c, _ in served})), draft.epsilon, draft.delta,
+            tuple(sorted({(t, c) for t, c, _ in served if c})), draft.epsilon, draft.delta,
             limits=pending, served=served, groups=public_groups(draft.ast, tables))
     return draft
 
