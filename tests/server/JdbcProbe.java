@@ -25,6 +25,14 @@ public class JdbcProbe {
                     while (rs.next()) System.out.println("prepared " + rs.getLong(1));
                 }
             }
+            try (Statement st = con.createStatement();
+                 ResultSet rs = st.executeQuery(
+                         "SELECT ARRAY[CAST(0.5 AS DOUBLE PRECISION), 2.0, NULL] AS q")) {
+                rs.next();
+                Double[] values = (Double[]) rs.getArray(1).getArray();
+                System.out.println("array " + rs.getMetaData().getColumnTypeName(1) + " "
+                                   + java.util.Arrays.toString(values));
+            }
             refused(con, "SELECT * FROM pums", "refused");
             refused(con, "SELECT COUNT(*) AS n FROM pums WHERE age > 70", "budget");
             DatabaseMetaData meta = con.getMetaData();
