@@ -285,15 +285,13 @@ def check_post_process_binds(plan: PrivacyPlan, engine: NoisyEngine) -> None:
     anything is charged otherwise): ``ROUND(APPROX_QUANTILES(x, 4), 1)`` rounds an array,
     which only DuckDB's binder knows to refuse. Run over made-up groups
     (``sample_release``), so it reads no data. Only a release with an array (a quantile's)
-    can fail so, and only DuckDB's refusal of its types is the query's: a key typed for Spark
-    (``TIME(6)``) is the probe's, and a made-up value's failure is not the data's."""
+    can fail so, and only DuckDB's refusal of its types is the query's: a made-up value's
+    failure is not the data's."""
     if not plan.quantiles:
         return
     for groups in SAMPLE_GROUPS:
         try:
             sample_release(plan, engine, groups)
-        except duckdb.ParserException:
-            return
         except duckdb.Error as error:
             if groups and not _fails_on_types(error):
                 continue
@@ -302,6 +300,22 @@ def check_post_process_binds(plan: PrivacyPlan, engine: NoisyEngine) -> None:
                 f"released values: {str(error).splitlines()[0]}; compute them on the "
                 "aggregates' types (APPROX_QUANTILES releases an array: read its elements "
                 "with [i])") from None
+
+
+def _typed_null(sql_type: str | None, engine: NoisyEngine) -> str:
+    """A NULL of ``sql_type`` where DuckDB parses that type, else an untyped NULL.
+
+    >>> engine = NoisyEngine()
+    >>> _typed_null("TIME", engine), _typed_null("STRUCT<A:INT>", engine)
+    ('CAST(NULL AS TIME)', 'NULL')
+    """
+    if sql_type is None:
+        return "NULL"
+    try:
+        engine.run(f"SELECT CAST(NULL AS {sql_type}) LIMIT 0", {})
+    except duckdb.Error:
+        return "NULL"
+    return f"CAST(NULL AS {sql_type})"
 
 
 SAMPLE_GROUPS = (0, 1)
@@ -319,9 +333,9 @@ def _fails_on_types(error: duckdb.Error) -> bool:
 def sample_release(plan: PrivacyPlan, engine: NoisyEngine, groups: int) -> pa.Table:
     """The table a part releases over ``groups`` made-up groups (0 or 1), reading no data:
     its keys NULL of the types the catalog gives their columns (untyped when a key is
-    computed), its statistics and quantiles 1, its aggregates as the release computes them."""
-    keys = ", ".join((f"CAST(NULL AS {plan.column_types[k.column]})"
-                      if k.column in plan.column_types else "NULL") + f' AS "{k.name}"'
+    computed, or its type is one DuckDB does not spell: a Spark ``struct<a:int>``), its
+    statistics and quantiles 1, its aggregates as the release computes them."""
+    keys = ", ".join(_typed_null(plan.column_types.get(k.column), engine) + f' AS "{k.name}"'
                      for k in plan.keys)
     table = engine.run(f"SELECT {keys or 'NULL AS one'} LIMIT {groups}", {})
     table = table if keys else table.drop_columns(["one"])

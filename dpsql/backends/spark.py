@@ -66,12 +66,18 @@ def catalog_type(spark_type: str) -> str:
 
     >>> catalog_type("int"), catalog_type("decimal(10,2)"), catalog_type("varchar(5)")
     ('INTEGER', 'DECIMAL(10,2)', 'VARCHAR(5)')
-    >>> catalog_type("array<int>")
-    'ARRAY<INT>'
+
+    A ``time(p)`` is a TIME (Spark 4.1 gives its fractional digits, which DuckDB's TIME
+    does not take).
+
+    >>> catalog_type("array<int>"), catalog_type("time(6)")
+    ('ARRAY<INT>', 'TIME')
     """
     name = spark_type.lower()
     if name.startswith(("varchar", "char")):
         return "VARCHAR" + name[name.find("("):] if "(" in name else "VARCHAR"
+    if name.startswith("time("):
+        return "TIME"
     return SCALAR_TYPES.get(name, spark_type.upper())
 
 
