@@ -48,7 +48,7 @@ from dpsql.catalog import (
     text_widths,
 )
 from dpsql.compile import CompiledQuery, fresh_salt, seeded_salt
-from dpsql.composed import Composed, ComposedQuery
+from dpsql.composed import Composed
 from dpsql.dialect import DIALECTS
 from dpsql.errors import (
     BoundsNeeded,
@@ -69,7 +69,7 @@ from dpsql.grouping import compile_statement, run_bounded
 from dpsql.listing import Listing
 from dpsql.mechanisms import Sampler
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyEngine, check_outer_binds, check_post_process_binds, release
+from dpsql.release import NoisyEngine, check_binds, release
 from dpsql.result import Result
 from dpsql.statements import Statements
 
@@ -310,10 +310,7 @@ class Connection:
                     remaining=remaining, engine=self.backend.traits)
             except DeltaNeeded as need:
                 raise DeltaNeeded(f"{need}{without_delta(self.budget.total)}") from None
-            if isinstance(compiled, ComposedQuery):
-                check_outer_binds(compiled, self._noisy)
-            elif isinstance(compiled, CompiledQuery):
-                check_post_process_binds(compiled.plan, self._noisy)
+            check_binds(compiled, self._noisy)
             self._compiled[key] = compiled
         return self._compiled[key]
 

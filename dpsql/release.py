@@ -258,6 +258,19 @@ def release(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
     return released(compiled, noised(compiled.plan, exact, sampler), sampler, engine=engine)
 
 
+def check_binds(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
+                engine: NoisyEngine) -> None:
+    """What runs over the released values binds to their types, checked before anything is
+    charged: the query around several releases (``check_outer_binds``), or each release's
+    own post-processing (``check_post_process_binds``; one per grouping set)."""
+    if isinstance(compiled, ComposedQuery):
+        check_outer_binds(compiled, engine)
+        return
+    parts = compiled.parts if isinstance(compiled, GroupedQuery) else (compiled,)
+    for part in parts:
+        check_post_process_binds(part.plan, engine)
+
+
 def check_outer_binds(composed: ComposedQuery, engine: NoisyEngine) -> None:
     """The query around the parts runs over their released tables as typed (refused before
     anything is charged otherwise): ``compile_composed`` binds it over columns of no type,

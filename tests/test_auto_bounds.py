@@ -105,12 +105,12 @@ def test_a_heavy_tail_is_continued_at_its_last_fall_never_slower_than_a_quarter(
     whose hidden bins hold 46, 14, 1, 1 people) keeps its last fall, 856 → 206, where the
     half-normal from the mode put 18 and 2; a last fall slower than ¼ (a Pareto index under
     2, whose mass would not shrink) is continued at ¼ per doubling."""
-    heavy = {2.0**k: n for k, n in zip(range(8, 13), (4872, 4217, 2468, 856, 206))}
+    heavy = {2.0**k: n for k, n in zip(range(8, 13), (4872, 4217, 2468, 856, 206), strict=True)}
     assert [round(n) for n in _tail(heavy).values()] == [50, 12, 3, 1]
     slow = _tail({2.0**8: 1000, 2.0**10: 100, 2.0**11: 90})
     assert slow[2.0**12] == pytest.approx(90 / 4) and slow[2.0**13] == pytest.approx(90 / 16)
     costs = [(2.0**k, n) for k, n in zip(range(4, 13), (233, 889, 2275, 3889, 4578, 4016,
-                                                          2585, 1073, 245))]
+                                                          2585, 1073, 245), strict=True)]
     assert bounds_for_error(costs, noise_per_unit=3.0, groups=8)[1] == 2.0**13
 
 

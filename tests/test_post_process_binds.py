@@ -43,3 +43,15 @@ def test_a_failure_of_a_made_up_value_refuses_nothing(con):
     single = "SELECT CAST(COUNT(*) - 2 AS UINTEGER) AS a, APPROX_QUANTILES(age, 1) AS m " \
              "FROM pums"
     assert len(con.sql(single, epsilon=1.0).fetchall()) == 1
+
+
+def test_arithmetic_on_an_array_of_quantiles_in_a_rollup_is_refused_before_the_charge(con):
+    """Each grouping set's post-processing is checked as a single query's is (found by the
+    fuzzer: ``APPROX_QUANTILES(x, 1) * 2 + 1`` under ROLLUP was charged, then failed)."""
+    with pytest.raises(dpsql.UnsupportedQueryError, match=r"APPROX_QUANTILES releases an array"):
+        con.sql("SELECT sex, APPROX_QUANTILES(age, 1) * 2 + 1 AS q FROM pums "
+                "GROUP BY ROLLUP (sex)", epsilon=0.5)
+    assert con.budget.spent.epsilon == 0
+    rows = con.sql("SELECT sex, APPROX_QUANTILES(age, 1)[2] * 2 + 1 AS q FROM pums "
+                   "GROUP BY ROLLUP (sex)", epsilon=1.0).fetchall()
+    assert rows and rows[-1][0] is None

@@ -42,12 +42,12 @@ import dpsql
 from dpsql.analysis.sensitivity import quantile_weight_limits
 from dpsql.catalog import Catalog, TableInfo, text_widths
 from dpsql.compile import CompiledQuery
-from dpsql.composed import Composed, ComposedQuery
+from dpsql.composed import Composed
 from dpsql.exact import as_fraction
 from dpsql.grouping import compile_statement
 from dpsql.mechanisms import Sampler, Sensitivity
 from dpsql.plan import PrivacyPlan
-from dpsql.release import NoisyEngine, check_outer_binds, check_post_process_binds, release
+from dpsql.release import NoisyEngine, check_binds, release
 from tests.fuzz.tables import (
     BOUNDS,
     NOT_NULL,
@@ -171,10 +171,7 @@ class Engine:
             compiled = compile_statement(sql, self.catalog(limits), default_epsilon=EPSILON,
                                          default_delta=DELTA,
                                          public_values=self.backend.public_values)
-            if isinstance(compiled, ComposedQuery):  # as the connection compiles
-                check_outer_binds(compiled, NOISY)
-            elif isinstance(compiled, CompiledQuery):
-                check_post_process_binds(compiled.plan, NOISY)
+            check_binds(compiled, NOISY)  # as the connection compiles
             return compiled
         except dpsql.InternalError:
             raise
