@@ -35,8 +35,8 @@ from sqlglot import exp
 
 import dpsql
 from dpsql.compile import CompiledQuery
-from dpsql.evaluate import truth
 from dpsql.composed import Composed
+from dpsql.evaluate import truth
 
 HERE = Path(__file__).parent
 

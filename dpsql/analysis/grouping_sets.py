@@ -165,8 +165,10 @@ def set_query(select: exp.Select, grouping_set: GroupingSet) -> exp.Select:
     """``select`` grouped by ``grouping_set`` alone: its GROUP BY lists the set's columns,
     and, outside aggregates, a rolled-up key reads NULL and ``GROUPING(...)`` its mask.
 
-    Every SELECT item keeps the name it has in the query as written (an unnamed item that
-    changes is given that name as an alias), so all sets' rows have the same columns.
+    Every SELECT item keeps the name it has in the query as written (an unnamed item other
+    than a column is given that name as an alias: the analysis of a set may rewrite it, as
+    ``COUNT('')`` becomes ``COUNT(n)`` where ``'' AS n`` is a key), so all sets' rows have
+    the same columns.
     """
     query = select.copy()
     query.set("group", exp.Group(expressions=[exp.column(k) for k in grouping_set.grouped])
@@ -182,10 +184,10 @@ def _named(item: exp.Expression, grouping_set: GroupingSet) -> exp.Expression:
     if isinstance(item, exp.Alias):
         item.set("this", _substituted(item.this, grouping_set))
         return item
-    name = item.name if isinstance(item, exp.Column) else fragment(item)
     changed = _substituted(item.copy(), grouping_set)
-    if changed == item:
+    if isinstance(item, exp.Column) and changed == item:
         return item
+    name = item.name if isinstance(item, exp.Column) else fragment(item)
     return exp.alias_(changed, name, quoted=not name.isidentifier())
 
 
