@@ -11,7 +11,7 @@ SPARK_CONF = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "2",  # tiny test tables: 200 shuffle tasks would be waste
-    "spark.driver.memory": "1g",
+    "spark.driver.memory": "2g",  # the fuzzer's widest plans, after the other Spark tests
 }
 
 
