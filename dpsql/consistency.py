@@ -19,6 +19,11 @@ r \\ T of y_r) / v_r (C_T centres along the keys of T), and each cell of s has t
 Σ_{T ⊆ s} Π_{k ∈ T}(1 − 1/d_k) Π_{k ∈ s \\ T} 1/d_k Π_{k ∉ s} d_k / λ_T, the same for all
 cells of s (docs/mechanisms.md §14). Every array is the size of a released set or smaller.
 
+The other design noises only the finest set, at the statement's whole ε, and sums its cells
+into every coarser set (``summed``): its fine cells get less noise, a coarse cell over m of
+them m times a fine cell's variance. ``derives_better`` chooses between the two by their
+expected errors, from the plans (public domain sizes and noise scales) only.
+
 >>> import numpy as np
 >>> fine = Level(("a",), np.array([10.0, 20.0]), 1.0)
 >>> total = Level((), np.array(33.0), 1.0)
@@ -125,6 +130,79 @@ def _as_level(cells: np.ndarray, level: Level, order: list[str]) -> np.ndarray:
     present = [k for k in order if k in level.keys]
     squeezed = cells.reshape([cells.shape[order.index(k)] for k in present])
     return np.transpose(squeezed, [present.index(k) for k in level.keys])
+
+
+def finest_set(plans: Sequence[PrivacyPlan]) -> int | None:
+    """The set every other set can be summed from, when the whole statement can be derived
+    from it: every set is over public keys and noised (``public_sets`` holds them all), one
+    set's keys hold every other's, every aggregate is a count, sum or average of the same
+    statistics in every set, and every set's noise is of one kind (so a sum of the finest
+    set's noises is read with that kind's intervals). Read from the plans only."""
+    if len(public_sets(plans)) != len(plans):
+        return None
+    first = plans[0]
+    names = set(linear_statistics(first))
+    for plan in plans:
+        if any(a.kind not in LINEAR_KINDS for a in plan.aggregates) or \
+                names != {s.name for s in plan.sensitivities} or \
+                set(linear_statistics(plan)) != names or plan.noise.kind != first.noise.kind or \
+                any(plan.stat(n) != first.stat(n) for n in names):
+            return None
+    return next((i for i, plan in enumerate(plans)
+                 if all(set(p.key_names) <= set(plan.key_names) for p in plans)), None)
+
+
+def derives_better(plans: Sequence[PrivacyPlan], whole: PrivacyPlan) -> bool:
+    """Whether summing the cells of the finest set measured at the whole ε (its plan ``whole``)
+    has a lower expected error than least squares over every set measured at its share
+    (``plans``): per statistic and set, each design's variance of a cell over that of the set
+    measured alone, summed over sets and statistics (each level counts alike, whatever its
+    number of cells). Ties keep least squares; so does a noise too fine to have a variance."""
+    sizes = {k.name: len(k.domain) for plan in plans for k in plan.keys}
+    fitted = derived = 0.0
+    for name in linear_statistics(whole):
+        alone = [plan.noise_for(name).std ** 2 for plan in plans]
+        fine = whole.noise_for(name).std ** 2
+        if min(alone) <= 0 or fine <= 0:
+            return False
+        levels = [Level(tuple(p.key_names), np.zeros([len(k.domain) for k in p.keys]), v)
+                  for p, v in zip(plans, alone, strict=True)]
+        fitted += sum(v / a for (_, v), a in zip(least_squares(levels, sizes), alone,
+                                                 strict=True))
+        derived += sum(fine * _outside(frozenset(p.key_names), _only(sizes, whole)) / a
+                       for p, a in zip(plans, alone, strict=True))
+    return derived < fitted
+
+
+def _only(sizes: dict[str, int], plan: PrivacyPlan) -> dict[str, int]:
+    return {k: d for k, d in sizes.items() if k in plan.key_names}
+
+
+def summed(plans: Sequence[PrivacyPlan], finest: int, stats: dict[str, np.ndarray]
+           ) -> tuple[list[dict[str, np.ndarray]], list[dict[str, np.ndarray]]]:
+    """Every set's statistics summed from ``stats``, the noisy cells of set ``finest`` (its
+    plan ``plans[finest]``, measured at the whole ε; rows in the product of its keys' domains),
+    and per set, for each statistic, its std over the noise std of the set's own plan: a cell
+    summing m fine cells has √m times a fine cell's std. Post-processing: nothing else is read."""
+    whole = plans[finest]
+    order = list(whole.key_names)
+    shape = [len(k.domain) for k in whole.keys]
+    out: list[dict[str, np.ndarray]] = []
+    scales: list[dict[str, np.ndarray]] = []
+    for plan in plans:
+        dropped = tuple(i for i, k in enumerate(order) if k not in plan.key_names)
+        kept = [k for k in order if k in plan.key_names]
+        cells = math.prod(shape[i] for i in dropped)
+        values, ratios = {}, {}
+        for name in linear_statistics(whole):
+            total = stats[name].reshape(shape).sum(axis=dropped)
+            values[name] = np.transpose(total, [kept.index(k) for k in plan.key_names]
+                                        ).reshape(-1)
+            ratio = whole.noise_for(name).std * math.sqrt(cells) / plan.noise_for(name).std
+            ratios[name] = np.full(values[name].size, ratio)
+        out.append(values)
+        scales.append(ratios)
+    return out, scales
 
 
 def public_sets(plans: Sequence[PrivacyPlan]) -> tuple[int, ...]:

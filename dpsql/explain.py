@@ -138,7 +138,10 @@ class Explanation:
                           for part in parts for spend in part["spend"]],
                 "rewritten_sql": composed.bounded_sql(pretty=True), key: parts}
         del data[label]
-        if not isinstance(composed, ComposedQuery):
+        if not isinstance(composed, ComposedQuery) and composed.finest is not None:
+            data["consistent_totals"] = [str(s) for s in composed.sets]
+            data["summed_from"] = parts[0][label]
+        elif not isinstance(composed, ComposedQuery):
             fitted = public_sets([p.plan for p in composed.parts]) \
                 if composed.consistent_totals else ()
             data["consistent_totals"] = [parts[i][label] for i in fitted]
@@ -168,8 +171,7 @@ class Explanation:
             return "\n".join([f"ε={d['epsilon']:g} δ={d['delta']:g}  noise={d['mechanism']['kind']}"
                               f"  statistics/unit={d['statistics_per_unit']}  {head} "
                               + ", ".join(p[label] for p in d[key])
-                              + (f"  fitted to add up: {', '.join(d['consistent_totals'])}"
-                                 if d.get("consistent_totals") else ""),
+                              + _totals(d),
                               *(f"{label} {p[label]}: " + str(Explanation(p)) for p in d[key]),
                               *([f"post-processing: {d['post_processing']}"]
                                 if "parts" in d else [])])
@@ -251,3 +253,13 @@ def _percent(p: float) -> str:
 
 def _number(value: float | None) -> str:
     return "" if value is None else f"{value:.4g}"
+
+
+def _totals(data: dict[str, Any]) -> str:
+    """How a statement's grouping sets were made to add up, for its first line."""
+    if "summed_from" in data:
+        return (f"  summed from {data['summed_from']} to add up: "
+                + ", ".join(data["consistent_totals"]))
+    if data.get("consistent_totals"):
+        return f"  fitted to add up: {', '.join(data['consistent_totals'])}"
+    return ""

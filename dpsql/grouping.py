@@ -9,13 +9,23 @@ the statement is (Σεᵢ, Σδᵢ)-DP ≤ (ε, δ)-DP, whatever each set's boun
 (docs/mechanisms.md §14). The ledger is charged once, for the whole statement, with every
 part's mechanisms; the answer is one table, the sets' rows one after another.
 
+When every set's keys are public, one set holds every other's keys and every aggregate is a
+count, sum or average, the statement may instead measure only that finest set, at the whole
+ε and δ, and release every other set as sums of its noisy cells (post-processing of one
+mechanism): chosen, from the plans alone, where its expected error is below that of the
+sets measured at their shares and fitted by least squares (``consistency.derives_better``).
+
 >>> from dpsql.catalog import Catalog, TableInfo
 >>> cat = Catalog()
->>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "VARCHAR"}, privacy_unit="pid",
-...                               public_keys={"k": ["x", "y"]}))
+>>> _ = cat.add(TableInfo.private("t", columns={"pid": "INT", "k": "VARCHAR", "v": "INT"},
+...                               privacy_unit="pid", public_keys={"k": ["x", "y"]}))
 >>> q = compile_statement("SELECT k, COUNT(*) AS n FROM t GROUP BY ROLLUP (k)", cat, epsilon=1)
->>> [str(s) for s in q.sets], [p.cost.epsilon for p in q.parts], q.cost.epsilon
-(['(k)', '()'], [0.5, 0.5], 1.0)
+>>> [str(s) for s in q.sets], q.labels, [p.cost.epsilon for p in q.parts], q.cost.epsilon
+(['(k)', '()'], ('(k)',), [1.0], 1.0)
+>>> q = compile_statement("SELECT k, COUNT(DISTINCT v) AS n FROM t GROUP BY ROLLUP (k)", cat,
+...                       epsilon=1)
+>>> q.labels, [p.cost.epsilon for p in q.parts]
+(('(k)', '()'), [0.5, 0.5])
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from dpsql.analysis.options import consistent_totals
 from dpsql.catalog import Catalog
 from dpsql.compile import CompiledQuery, compile_query
 from dpsql.composed import Composed, compile_composed, compiled_parts, composition
+from dpsql.consistency import derives_better, finest_set
 from dpsql.engines import DUCKDB, EngineTraits
 from dpsql.errors import UnsupportedQueryError
 from dpsql.exact import share_at_most
@@ -52,15 +63,36 @@ class GroupedQuery(Composed):
     consistent_totals: bool = True
     """Whether the release fits the sets over public keys so that they add up
     (``dpsql.consistency``; the option ``consistent_totals`` of the query's clause)."""
+    derived: tuple[CompiledQuery | None, ...] = ()
+    """Empty when every set is measured (``parts``, one per set). Otherwise one entry per
+    set: None for the finest set, the only one measured (``parts[0]``, at the whole ε), and
+    for every other set that set compiled at an equal share for its columns alone, never run
+    nor charged: its cells are sums of the finest set's noisy cells (``consistency.summed``)."""
+
+    @property
+    def finest(self) -> int | None:
+        """The measured set the others are summed from, or None if every set is measured."""
+        return self.derived.index(None) if self.derived else None
+
+    @property
+    def set_parts(self) -> tuple[CompiledQuery, ...]:
+        """One compiled query per set, in order: what each set's release is shaped by."""
+        if not self.derived:
+            return self.parts
+        return tuple(self.parts[0] if d is None else d for d in self.derived)
 
     @property
     def labels(self) -> tuple[str, ...]:
+        if self.finest is not None:
+            return (str(self.sets[self.finest]),)
         return tuple(map(str, self.sets))
 
     @property
     def epsilon_shares(self) -> tuple[float, ...]:
-        share = share_at_most(exact_share(self.cost.epsilon, len(self.sets)))
-        return (share,) * len(self.sets)
+        """An equal share per measured set: the statement's ε to the finest set when only it
+        is measured, else ε/k to each of the k sets."""
+        measured = len(self.labels)
+        return (share_at_most(exact_share(self.cost.epsilon, measured)),) * measured
 
     @property
     def plan(self) -> PrivacyPlan:
@@ -70,6 +102,8 @@ class GroupedQuery(Composed):
     def __str__(self) -> str:
         sets = ", ".join(map(str, self.sets))
         fitted = "" if self.consistent_totals else ", each set as measured"
+        if self.finest is not None:
+            fitted = f", every set summed from {self.sets[self.finest]}"
         return "\n".join([f"grouping sets {sets}: cost {self.cost}{fitted}",
                           *(f"set {s}:\n{p.plan}" for s, p in self.labelled)])
 
@@ -134,7 +168,16 @@ def compile_statement(sql: str, catalog: Catalog, *, epsilon: float | None = Non
                                         remaining=(eps, dlt)), engine)
 
     parts = compiled_parts(compile_one, [share] * len(sets), total[1], [None] * len(sets))
+    derived: tuple[CompiledQuery | None, ...] = ()
+    finest = finest_set([p.plan for p in parts]) if consistent is not False else None
+    if finest is not None:
+        whole = compiled_parts(lambda _, eps, dlt: compile_one(finest, eps, dlt), [total[0]],
+                               total[1], [None])
+        if whole[0].plan.noise.kind == parts[finest].plan.noise.kind and \
+                derives_better([p.plan for p in parts], whole[0].plan):
+            derived = tuple(None if i == finest else p for i, p in enumerate(parts))
+            parts = whole
     spends_delta = any(p.cost.delta > 0 for p in parts)
     return GroupedQuery(sql=sql, sets=sets, parts=parts,
                         cost=Cost(epsilon=total[0], delta=total[1] if spends_delta else 0.0),
-                        consistent_totals=consistent is not False)
+                        consistent_totals=consistent is not False, derived=derived)

@@ -33,7 +33,7 @@ from dpsql.analysis.composition import PART
 from dpsql.analysis.reports import CONFIDENCE_LEVEL, interval_columns
 from dpsql.arrays import from_numpy, to_numpy
 from dpsql.composed import ComposedQuery
-from dpsql.consistency import consistent
+from dpsql.consistency import consistent, summed
 from dpsql.errors import UnsupportedQueryError
 from dpsql.estimators import NoisyGroups, aggregate_values, estimator, interval_name
 from dpsql.expr.totality import guard_division
@@ -266,7 +266,7 @@ def check_binds(compiled: CompiledQuery | GroupedQuery | ComposedQuery,
     if isinstance(compiled, ComposedQuery):
         check_outer_binds(compiled, engine)
         return
-    parts = compiled.parts if isinstance(compiled, GroupedQuery) else (compiled,)
+    parts = compiled.set_parts if isinstance(compiled, GroupedQuery) else (compiled,)
     for part in parts:
         check_post_process_binds(part.plan, engine)
 
@@ -387,15 +387,48 @@ def release_grouped(grouped: GroupedQuery, exact: tuple[pa.Table, ...],
 
     With ``consistent_totals`` (the default), the counts and sums of the sets whose keys
     are all public are fitted by least squares before HAVING (``dpsql.consistency``), so
-    their cells add up; post-processing of the noisy values, so free."""
+    their cells add up; or, where the plan chose it, only the finest set was measured and
+    every set's cells are sums of its noisy cells. Post-processing of the noisy values, so
+    free."""
+    if grouped.finest is not None:
+        return _grouped_result(grouped, _summed(grouped, exact[0], sampler), sampler,
+                               engine=engine)
     noisy = [noised(part.plan, table, sampler)
              for part, table in zip(grouped.parts, exact, strict=True)]
     if sampler is not None and grouped.consistent_totals:
         stats, scales = consistent([p.plan for p in grouped.parts], [g.stats for g in noisy])
         noisy = [dataclasses.replace(g, stats=st, scales=sc)
                  for g, st, sc in zip(noisy, stats, scales, strict=True)]
+    return _grouped_result(grouped, noisy, sampler, engine=engine)
+
+
+def _summed(grouped: GroupedQuery, exact: pa.Table, sampler: Sampler | None
+            ) -> list[NoisyGroups]:
+    """Every set's groups from the finest set's noisy cells (``consistency.summed``): each
+    set's rows are the product of its keys' domains, in declaration order."""
+    plans = [part.plan for part in grouped.set_parts]
+    fine = noised(plans[grouped.finest], exact, sampler)
+    stats, scales = summed(plans, grouped.finest, fine.stats)
+    return [NoisyGroups(keys=_domain(plan, fine.keys.schema), stats=st, scales=sc)
+            for plan, st, sc in zip(plans, stats, scales, strict=True)]
+
+
+def _domain(plan: PrivacyPlan, schema: pa.Schema) -> pa.Table:
+    """Every combination of ``plan``'s public keys, in declaration order, typed by ``schema``
+    (one row of no column for the empty set)."""
+    combos = list(itertools.product(*(k.domain for k in plan.keys)))
+    columns = {n: pa.array([c[i] for c in combos], type=schema.field(n).type)
+               for i, n in enumerate(plan.key_names)}
+    return pa.table({**columns, ROW_ID: np.arange(len(combos))}).select(plan.key_names)
+
+
+def _grouped_result(grouped: GroupedQuery, noisy: list[NoisyGroups], sampler: Sampler | None,
+                    *, engine: NoisyEngine) -> Result:
     parts = tuple(released(part, groups, sampler, engine=engine)
-                  for part, groups in zip(grouped.parts, noisy, strict=True))
+                  for part, groups in zip(grouped.set_parts, noisy, strict=True))
+    if grouped.finest is not None:
+        parts = tuple(r if i == grouped.finest else dataclasses.replace(r, cost=Cost(0.0, 0.0))
+                      for i, r in enumerate(parts))
     return dataclasses.replace(
         parts[0], table=concatenated([r.table for r in parts]), parts=parts, query=grouped,
         cost=grouped.cost if sampler is not None else Cost(0.0, 0.0))

@@ -106,13 +106,16 @@ def _number(x: float) -> str:
 
 def summarize(info: dict) -> str:
     """One deterministic line: noise, limits, selection, then each output column. With
-    grouping sets: ``sets=k stats/unit=n``, then each set's own line after ``||``; with several
+    grouping sets: ``sets=k stats/unit=n`` (``sets=k summed from (a, b)`` when only the finest
+    set is measured), then each measured set's own line after ``||``; with several
     releases, ``parts=k stats/unit=n`` and each part's line after ``||``."""
     if "parts" in info:
         return " || ".join([f"parts={len(info['parts'])} stats/unit={info['statistics_per_unit']}",
                             *(f"{part['part']} {summarize(part)}" for part in info["parts"])])
     if "grouping_sets" in info:
-        return " || ".join([f"sets={len(info['grouping_sets'])} "
+        summed = f" summed from {info['summed_from']}" if "summed_from" in info else ""
+        sets = info["consistent_totals"] if summed else info["grouping_sets"]
+        return " || ".join([f"sets={len(sets)}{summed} "
                             f"stats/unit={info['statistics_per_unit']}",
                             *(f"{part['set']} {summarize(part)}"
                               for part in info["grouping_sets"])])

@@ -159,8 +159,8 @@ SELECT sex, married, COUNT(*) AS n, GROUPING(sex, married) AS rolled_up FROM pum
 # title: HAVING filters each grouping set's rows
 SELECT sex, AVG(age) AS age, GROUPING(sex) AS total FROM pums GROUP BY ROLLUP (sex) HAVING COUNT(*) > 800;
 # result: [(0, 43.9772, 0), (None, 44.859, 1)]
-# bounding: first_pair (g=1, packed) || all_pairs
-# plan: sets=2 stats/unit=6 || (sex) laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | sex | age=AVG(age) in [0, 100] L1=100 L2=100 | total | also COUNT(*) || () laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | sex | age=AVG(age) in [0, 100] L1=100 L2=100 | total | also COUNT(*)
+# bounding: first_pair (g=1, packed)
+# plan: sets=2 summed from (sex) stats/unit=3 || (sex) laplace stats/unit=3 groups/unit=1 rows/group=2 selection=public | sex | age=AVG(age) in [0, 100] L1=100 L2=100 | total | also COUNT(*)
 
 # title: a key crossed with a ROLLUP
 SELECT sex, married, COUNT(*) AS n FROM pums GROUP BY sex, ROLLUP (married);
@@ -177,11 +177,14 @@ SELECT region, COUNT(*) AS n FROM visits GROUP BY region WITH ROLLUP;
 # title: SUM by ROLLUP over a public key
 SELECT sex, SUM(income) AS income FROM pums GROUP BY ROLLUP (sex);
 # result: [(0, 40110400.0), (1, 17847300.0), (None, 57957700.0)]
-# bounding: first_pair (g=1, packed) || all_pairs
-# plan: sets=2 stats/unit=2 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06 || () laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06
+# bounding: first_pair (g=1, packed)
+# plan: sets=2 summed from (sex) stats/unit=1 || (sex) laplace stats/unit=1 groups/unit=1 rows/group=2 selection=public | sex | income=SUM(income) in [0, 500000] L1=1e+06 L2=1e+06
 
 # note: The counts and sums of the sets over public keys are fitted by least squares so that
-# note: they add up (docs/mechanisms.md §14); the exact answers below are each set's own.
+# note: they add up (docs/mechanisms.md §14), or, where that has the lower expected error, only
+# note: the finest set is measured, at the whole epsilon, and every other set is a sum of its
+# note: noisy cells (`sets=k summed from (set)` in the plan line, as in the two cases above);
+# note: the exact answers below are each set's own.
 
 # title: consistent_totals = FALSE releases each set as it was measured
 SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = FALSE) region, COUNT(*) AS n FROM visits GROUP BY ROLLUP (region);

@@ -3,7 +3,8 @@
 
 The closed form is checked against a dense weighted least-squares fit; end to end, the
 released cells add up, have a lower error than each set answered on its own over repeated
-runs, and their intervals (from the fitted variance) cover the true values.
+runs, and their intervals (from the fitted variance) cover the true values — in both designs
+(``design``): every set measured and fitted, or only the finest set measured and summed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
+import dpsql.grouping as grouping_module
 from dpsql.consistency import Level, least_squares
 from dpsql.errors import UnsupportedQueryError
 from dpsql.estimators import AVG_COUNT_FLOOR
@@ -86,12 +88,24 @@ def people(n: int = 600) -> pa.Table:
                      "b": rng.choice(B, n), "v": rng.integers(0, 11, n)})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def con() -> dpsql.Connection:
+    """A fresh connection per test: its plan cache must not carry one design into the next."""
     con = dpsql.connect(budget=dpsql.Budget(epsilon=1e9, delta=0.5))
     con.register("t", people(), privacy_unit="pid", bounds={"v": (0, 10)},
                  public_keys={"a": A, "b": B})
     return con
+
+
+@pytest.fixture(params=["fitted", "summed"])
+def design(request, monkeypatch, con) -> str:
+    """Least squares over every set measured at its share, or the finest set measured alone
+    and summed (what dpsql chooses for this 3 × 2 ROLLUP, ``consistency.derives_better``)."""
+    if request.param == "fitted":
+        monkeypatch.setattr(grouping_module, "derives_better", lambda plans, whole: False)
+    summed = con.compile(ROLLUP.format(clause=""), epsilon=0.5).finest is not None
+    assert summed == (request.param == "summed")
+    return request.param
 
 
 def levels_of(result: dpsql.Result) -> dict[tuple, tuple[float, float, float]]:
@@ -105,7 +119,7 @@ def truth() -> dict[tuple, tuple[float, float]]:
     return out | {(None, None): (len(frame), frame.v.sum())}
 
 
-def test_cells_add_up_and_avg_is_sum_over_count(con) -> None:
+def test_cells_add_up_and_avg_is_sum_over_count(con, design) -> None:
     cells = levels_of(con.sql(ROLLUP.format(clause=""), epsilon=0.5, seed=11))
     for column in (0, 1):
         for a in A:
@@ -118,7 +132,7 @@ def test_cells_add_up_and_avg_is_sum_over_count(con) -> None:
             assert m == pytest.approx(min(max(s / n, 0), 10))
 
 
-def test_the_option_turns_it_off(con) -> None:
+def test_the_option_turns_it_off(con, design) -> None:
     off = "WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = FALSE)"
     on = "WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = TRUE)"
     plain = levels_of(con.sql(ROLLUP.format(clause=off), epsilon=0.5, seed=11))
@@ -131,7 +145,8 @@ def test_the_option_turns_it_off(con) -> None:
         "consistent_totals"] == []
     shown = con.explain(ROLLUP.format(clause=""), epsilon=0.5)
     assert shown.to_dict()["consistent_totals"] == ["(a, b)", "(a)", "()"]
-    assert "fitted to add up: (a, b), (a), ()" in str(shown)
+    how = "fitted" if design == "fitted" else "summed from (a, b)"
+    assert f"{how} to add up: (a, b), (a), ()" in str(shown)
 
 
 @pytest.mark.parametrize(("sql", "message"), [
@@ -175,11 +190,12 @@ def errors(con, clause: str) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.slow
-def test_the_fitted_cells_have_lower_error_than_each_set_alone(con) -> None:
+def test_the_fitted_cells_have_lower_error_than_each_set_alone(con, design) -> None:
     """Paired seeds: the same noise, fitted or not. The fit is the best linear unbiased
     estimate, so every level's RMSE, of COUNT and of SUM, drops: in theory to 0.79, 0.72
     and 0.82 of each set's own for (a, b), (a) and () (equal noise, 3 × 2 cells), so the
-    mean squared error over the 10 cells to about 0.6 of it."""
+    mean squared error over the 10 cells to about 0.6 of it. Summed from (a, b) at the whole
+    ε, to 1/3, 0.47 and 0.82 (a cell's std is √m/3 of its set's own at ε/3)."""
     alone = errors(con, "WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = FALSE)")
     fitted = errors(con, "")
     for level in alone:
@@ -191,7 +207,7 @@ def test_the_fitted_cells_have_lower_error_than_each_set_alone(con) -> None:
 
 
 @pytest.mark.slow
-def test_intervals_come_from_the_fitted_variance_and_cover(con) -> None:
+def test_intervals_come_from_the_fitted_variance_and_cover(con, design) -> None:
     """The fitted cells' 90% intervals are narrower than each set's own and cover the true
     value at least as often as they claim (within three standard errors)."""
     exact = truth()
@@ -213,7 +229,7 @@ def test_intervals_come_from_the_fitted_variance_and_cover(con) -> None:
     assert covered / total >= 0.9 - 3 * np.sqrt(0.9 * 0.1 / total)
 
 
-def test_a_huge_epsilon_gives_the_exact_answer(con) -> None:
+def test_a_huge_epsilon_gives_the_exact_answer(con, design) -> None:
     exact = truth()
     cells = levels_of(con.sql(ROLLUP.format(clause=""), epsilon=1e6, seed=1))
     assert all(cells[key][:2] == pytest.approx(value) for key, value in exact.items())

@@ -10,12 +10,14 @@ from __future__ import annotations
 import dataclasses
 from fractions import Fraction
 
+import pyarrow as pa
 import pytest
 import sqlglot
 
 import dpsql
 from dpsql.accounting.values import Cost
 from dpsql.analysis.grouping_sets import grouping_sets, set_query
+from dpsql.datasets import pums_path
 from dpsql.engines import ENGINES
 from dpsql.errors import InternalError, PrivacyError, UnsupportedQueryError
 from dpsql.exact import float_at_most
@@ -204,7 +206,101 @@ def test_the_options_clause_gives_the_statements_epsilon(con) -> None:
     sql = ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (epsilon = 1, delta = 1e-6, "
            "privacy_unit_column = pid) sex, COUNT(*) AS n FROM pums GROUP BY ROLLUP (sex)")
     q = con.compile(sql, dialect="bigquery")
-    assert q.cost.epsilon == 1.0 and [p.cost.epsilon for p in q.parts] == [0.5, 0.5]
+    assert q.cost.epsilon == 1.0 and [p.cost.epsilon for p in q.parts] == [1.0]  # (sex) only
+    off = sql.replace("privacy_unit_column", "consistent_totals = FALSE, privacy_unit_column")
+    assert [p.cost.epsilon for p in con.compile(off, dialect="bigquery").parts] == [0.5, 0.5]
+
+
+SUMMED = ("SELECT sex, married, COUNT(*) AS n, SUM(income) AS s, AVG(age) AS a "
+          "FROM public_pums GROUP BY {group_by}")
+
+
+@pytest.fixture(scope="module")
+def public_pums(con) -> dpsql.Connection:
+    """pums with both keys public: every set's cells are known, so sets may be summed."""
+    con.register("public_pums", str(pums_path("PUMS_dup")), privacy_unit="pid",
+                 public_keys={"sex": [0, 1], "married": [0, 1]},
+                 bounds={"income": (0, 500_000), "age": (0, 100)})
+    return con
+
+
+@pytest.mark.parametrize("group_by", ["ROLLUP (sex, married)", "CUBE (sex, married)",
+                                      "sex, ROLLUP (married)"])
+def test_small_public_domains_measure_the_finest_set_alone_at_the_whole_epsilon(
+        public_pums, group_by: str) -> None:
+    """The finest set is the query grouped by it alone at the statement's ε and δ: the same
+    plan, noise and bounded query, its events the statement's only ones; no other set runs."""
+    q = public_pums.compile(SUMMED.format(group_by=group_by), epsilon=0.7, delta=1e-6)
+    assert q.finest == 0 and q.labels == ("(sex, married)",) and len(q.parts) == 1
+    single = public_pums.compile(SUMMED.format(group_by="sex, married"), epsilon=0.7,
+                                 delta=1e-6)
+    assert str(q.parts[0].plan).splitlines()[1:] == str(single.plan).splitlines()[1:]
+    assert q.parts[0].plan.noise == single.plan.noise
+    assert q.parts[0].bounded_sql() == single.bounded_sql()
+    assert q.events == single.events and q.cost.epsilon == 0.7
+    assert q.bounded_sql().count("-- grouping set") == 1
+    assert q.statistics_per_unit == single.plan.statistics_per_unit
+
+
+def test_the_summed_sets_add_up_exactly_and_their_intervals_widen_with_the_cells(
+        public_pums) -> None:
+    result = public_pums.sql(SUMMED.format(group_by="CUBE (sex, married)"), epsilon=1,
+                             seed=4)
+    rows = {(r[0], r[1]): r[2:] for r in result.fetchall()}
+    for column in (0, 1):
+        for sex in (0, 1):
+            assert rows[sex, 0][column] + rows[sex, 1][column] == pytest.approx(
+                rows[sex, None][column], rel=1e-12)
+        assert sum(rows[s, None][column] for s in (0, 1)) == pytest.approx(
+            rows[None, None][column], rel=1e-12)
+        assert sum(rows[None, m][column] for m in (0, 1)) == pytest.approx(
+            rows[None, None][column], rel=1e-12)
+    ci = {(r["sex"], r["married"]): r["n_upper"] - r["n_lower"]
+          for r in result.ci(0.9).to_pylist()}
+    # a summed cell's std is √m times a fine cell's; its interval is its own set's noise
+    # shape at that std (a discrete Laplace's quantiles are not exactly proportional to it)
+    assert ci[0, None] == pytest.approx(ci[0, 0] * 2 ** 0.5, rel=0.02)
+    assert ci[None, None] == pytest.approx(ci[0, 0] * 2, rel=0.02)
+    assert result.cost == Cost(1.0, 0.0)
+    assert "summed from (sex, married) to add up: (sex, married), (sex), (married), ()" in \
+        str(result.explain())
+
+
+@pytest.mark.parametrize(("sql", "why"), [
+    ("SELECT region, specialty, COUNT(*) FROM visits GROUP BY ROLLUP (region, specialty)",
+     "specialty is a private key: its groups are selected"),
+    ("SELECT region, COUNT(*) FROM visits GROUP BY ROLLUP (region)",
+     "3 groups per person: the total would sum 3 of a person's cells"),
+    ("SELECT sex, married, COUNT(*) FROM public_pums GROUP BY GROUPING SETS ((sex), (married))",
+     "no set holds every key"),
+    ("SELECT sex, COUNT(DISTINCT married) FROM public_pums GROUP BY ROLLUP (sex)",
+     "a count of distinct values is no sum of cells"),
+    ("SELECT sex, MEDIAN(age) FROM public_pums GROUP BY ROLLUP (sex)", "nor a quantile"),
+    ("SELECT WITH DIFFERENTIAL_PRIVACY OPTIONS (consistent_totals = FALSE) sex, COUNT(*) "
+     "FROM public_pums GROUP BY ROLLUP (sex)", "each set as measured"),
+])
+def test_every_set_is_measured_where_summing_cannot_serve_or_serves_worse(
+        public_pums, sql: str, why: str) -> None:
+    q = public_pums.compile(sql, epsilon=1, delta=1e-6)
+    assert q.finest is None and len(q.parts) == len(q.sets), why
+
+
+def test_a_wide_domain_is_fitted_not_summed() -> None:
+    """A total summed from d fine cells has d times their variance. Relative to each set
+    alone at ε/2, least squares gives ROLLUP (a)'s two sets 2d/(d + 1) together, summing
+    1/4 + d/4: summing wins up to d = 5 (1.50 against 1.67), the fit from d = 7 (1.75 against
+    2.00). ROLLUP (a, b) over 20 × 10 cells is fitted too."""
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10))
+    domains = {"a": [f"a{i}" for i in range(20)], "b": [f"b{i}" for i in range(10)],
+               "c": [f"c{i}" for i in range(5)], "e": [f"e{i}" for i in range(7)]}
+    con.register("t", pa.table({"pid": [1], **{k: [v[0]] for k, v in domains.items()}}),
+                 privacy_unit="pid", public_keys=domains)
+
+    def finest(group_by: str) -> int | None:
+        return con.compile(f"SELECT COUNT(*) FROM t GROUP BY {group_by}", epsilon=1).finest
+
+    assert finest("ROLLUP (a, b)") is None and finest("ROLLUP (a)") is None
+    assert finest("ROLLUP (c)") == 0 and finest("ROLLUP (e)") is None
 
 
 def test_spark_gets_each_sets_query_from_the_same_builders(con) -> None:

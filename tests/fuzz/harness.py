@@ -319,8 +319,12 @@ def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, 
 
 
 def outcome(compiled: CompiledQuery | Composed) -> str:
-    """``accepted``, or ``accepted: grouping sets`` / ``accepted: parts``."""
-    return "accepted" if isinstance(compiled, CompiledQuery) else f"accepted: {compiled.kind}s"
+    """``accepted``, or ``accepted: grouping sets`` (``..., summed`` when only the finest
+    set is measured) / ``accepted: parts``."""
+    if isinstance(compiled, CompiledQuery):
+        return "accepted"
+    summed = ", summed" if getattr(compiled, "finest", None) is not None else ""
+    return f"accepted: {compiled.kind}s{summed}"
 
 
 def parts(compiled: CompiledQuery | Composed) -> tuple[CompiledQuery, ...]:
