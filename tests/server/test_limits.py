@@ -20,6 +20,7 @@ from dpsql.accounting.values import Budget
 from dpsql.frontends import cli
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import make_verifier
+from dpsql.frontends.server.channel import Channel, Closed
 from dpsql.frontends.server.limits import PROBE_PROCESS, SERVER_BASE, SESSION_OVERHEAD
 from tests.server import wire
 from tests.server.conftest import PASSWORD, start, write_catalog
@@ -120,6 +121,18 @@ def test_the_login_deadline_covers_tls_negotiation_and_handshake(tmp_path):
             assert time.monotonic() - began < 2.0 + 0.8
     finally:
         secure.server.close()
+
+
+def test_last_words_on_a_socket_already_closed_are_moot() -> None:
+    """A failed TLS handshake closes the socket; a server stopping then says goodbye on it.
+    That must end as the client having gone (Closed, which the goodbye ignores), not as an
+    OSError escaping the client's thread (seen in CI's warnings)."""
+    ours, theirs = socket.socketpair()
+    channel = Channel(ours, deadline=time.monotonic() + 5)
+    ours.close()
+    with pytest.raises(Closed):
+        channel.send_last(b"bye")
+    theirs.close()
 
 
 def answered_within(socks: list[socket.socket], seconds: float) -> list[socket.socket]:

@@ -52,7 +52,10 @@ class Channel:
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise Closed("the login deadline passed")
-        self.sock.settimeout(left)
+        try:
+            self.sock.settimeout(left)
+        except OSError as error:  # a socket a failed TLS handshake closed
+            raise Closed(str(error)) from None
 
     def logged_in(self) -> None:
         """No deadline from now on: a logged-in client may stay idle."""
