@@ -70,7 +70,7 @@ def test_pairs_weigh_the_global_histogram_as_the_bounded_query_does(raw):
 def test_the_spark_form_of_pairs_gives_duckdbs_answers(raw, spark, query):
     # bench_matrix --spark --pairs runs each PAIRS written in Spark SQL by sqlglot: the
     # same lower bound only if it computes the same partials.
-    spark.createDataFrame(raw.sql("SELECT pid, grp, v FROM t").fetch_arrow_table()) \
+    spark.createDataFrame(raw.sql("SELECT pid, grp, v FROM t").to_arrow_table()) \
         .createOrReplaceTempView("pairs_t")
     on_spark = [tuple(row) for row in spark.sql(pairs_sql(query, ROWS, "pairs_t", "spark"))
                 .collect()]
