@@ -157,7 +157,8 @@ def derives_better(plans: Sequence[PrivacyPlan], whole: PrivacyPlan) -> bool:
     has a lower expected error than least squares over every set measured at its share
     (``plans``): per statistic and set, each design's variance of a cell over that of the set
     measured alone, summed over sets and statistics (each level counts alike, whatever its
-    number of cells). Ties keep least squares; so does a noise too fine to have a variance."""
+    number of cells). Ties keep least squares; so does a noise too fine to have a variance.
+    Every set's keys are among the finest set's, so ``sizes`` are the finest set's domains."""
     sizes = {k.name: len(k.domain) for plan in plans for k in plan.keys}
     fitted = derived = 0.0
     for name in linear_statistics(whole):
@@ -169,13 +170,9 @@ def derives_better(plans: Sequence[PrivacyPlan], whole: PrivacyPlan) -> bool:
                   for p, v in zip(plans, alone, strict=True)]
         fitted += sum(v / a for (_, v), a in zip(least_squares(levels, sizes), alone,
                                                  strict=True))
-        derived += sum(fine * _outside(frozenset(p.key_names), _only(sizes, whole)) / a
+        derived += sum(fine * _outside(frozenset(p.key_names), sizes) / a
                        for p, a in zip(plans, alone, strict=True))
     return derived < fitted
-
-
-def _only(sizes: dict[str, int], plan: PrivacyPlan) -> dict[str, int]:
-    return {k: d for k, d in sizes.items() if k in plan.key_names}
 
 
 def summed(plans: Sequence[PrivacyPlan], finest: int, stats: dict[str, np.ndarray]

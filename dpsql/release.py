@@ -49,12 +49,12 @@ if TYPE_CHECKING:
 def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
     """All public key combinations, in declaration order; absent groups get zeros."""
     names = plan.key_names
-    combos = list(itertools.product(*(k.domain for k in plan.keys)))
-    rows = exact.select(names).to_pylist()
-    found = {tuple(row[n] for n in names): i for i, row in enumerate(rows)}
-    index = np.array([found.get(c, -1) for c in combos], dtype=np.int64)
-    columns = {n: pa.array([c[i] for c in combos], type=exact.schema.field(n).type)
-               for i, n in enumerate(names)}
+    keys = public_domain(plan, exact.schema)
+    found = {tuple(row[n] for n in names): i
+             for i, row in enumerate(exact.select(names).to_pylist())}
+    index = np.array([found.get(tuple(row[n] for n in names), -1) for row in keys.to_pylist()],
+                     dtype=np.int64)
+    columns = {n: keys.column(n) for n in names}
     for name in exact.column_names:
         if name in columns:
             continue
@@ -66,6 +66,15 @@ def with_public_domain(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
         filled = np.where(index >= 0, values[np.maximum(index, 0)] if len(values) else 0, 0)
         columns[name] = from_numpy(filled.astype(values.dtype if len(values) else np.float64))
     return pa.table(columns)
+
+
+def public_domain(plan: PrivacyPlan, schema: pa.Schema) -> pa.Table:
+    """Every combination of ``plan``'s public keys, in declaration order, typed by ``schema``
+    (one row of no column for the empty set)."""
+    combos = list(itertools.product(*(k.domain for k in plan.keys)))
+    columns = {n: pa.array([c[i] for c in combos], type=schema.field(n).type)
+               for i, n in enumerate(plan.key_names)}
+    return pa.table({**columns, ROW_ID: np.arange(len(combos))}).select(plan.key_names)
 
 
 def release_groups(plan: PrivacyPlan, exact: pa.Table) -> pa.Table:
@@ -409,17 +418,8 @@ def _summed(grouped: GroupedQuery, exact: pa.Table, sampler: Sampler | None
     plans = [part.plan for part in grouped.set_parts]
     fine = noised(plans[grouped.finest], exact, sampler)
     stats, scales = summed(plans, grouped.finest, fine.stats)
-    return [NoisyGroups(keys=_domain(plan, fine.keys.schema), stats=st, scales=sc)
+    return [NoisyGroups(keys=public_domain(plan, fine.keys.schema), stats=st, scales=sc)
             for plan, st, sc in zip(plans, stats, scales, strict=True)]
-
-
-def _domain(plan: PrivacyPlan, schema: pa.Schema) -> pa.Table:
-    """Every combination of ``plan``'s public keys, in declaration order, typed by ``schema``
-    (one row of no column for the empty set)."""
-    combos = list(itertools.product(*(k.domain for k in plan.keys)))
-    columns = {n: pa.array([c[i] for c in combos], type=schema.field(n).type)
-               for i, n in enumerate(plan.key_names)}
-    return pa.table({**columns, ROW_ID: np.arange(len(combos))}).select(plan.key_names)
 
 
 def _grouped_result(grouped: GroupedQuery, noisy: list[NoisyGroups], sampler: Sampler | None,
