@@ -1,4 +1,4 @@
-"""Error of grouping sets per level: fitted to add up, each set alone, or the finest set only.
+"""Error of grouping sets per level: dpsql's default, each set alone, or the finest set only.
 
 Run on purpose (not part of the default test run)::
 
@@ -9,10 +9,11 @@ quantities that add up), with public keys a, b (and c) and a value v in [0, 10].
 statement asks COUNT(v) and SUM(v) at ε = 1 (δ = 0). Three answers, with the same seeds:
 
 - ``alone``: ``consistent_totals = FALSE``, each set its own noisy answer at ε/k;
-- ``fitted``: the default, the same noisy answers fitted by least squares
-  (``dpsql.consistency``; docs/mechanisms.md §14);
-- ``finest``: the finest set alone at the whole ε, every coarser cell the sum of its cells
-  (the other design the literature offers; it is not what dpsql releases).
+- ``dpsql``: the default, the design dpsql chooses by expected error: the same noisy answers
+  fitted by least squares, or the finest set alone summed (``dpsql.consistency``;
+  docs/mechanisms.md §14);
+- ``finest``: the finest set alone at the whole ε, every coarser cell the sum of its cells,
+  computed here whatever dpsql chooses.
 
 Printed as a Markdown table: per statement and level, the RMSE of each against the exact
 answer over trials × cells (docs/mechanisms.md §14 has the table).
@@ -90,7 +91,7 @@ def run(name: str, trials: int, people_per_cell: int) -> list[dict]:
     squared: dict[tuple[str, str], list[list[float]]] = {}
     for seed in range(trials):
         released = {how: con.sql(sql.format(clause), epsilon=1, delta=0, seed=seed).arrow()
-                    .to_pylist() for how, clause in (("alone", OFF), ("fitted", ""))}
+                    .to_pylist() for how, clause in (("alone", OFF), ("dpsql", ""))}
         released["finest"] = finest(con, keys, seed)
         for how, rows in released.items():
             for row in rows:
@@ -102,7 +103,7 @@ def run(name: str, trials: int, people_per_cell: int) -> list[dict]:
         if ("alone", level) not in squared:
             continue
         entry = {"statement": name, "level": level}
-        for how in ("alone", "fitted", "finest"):
+        for how in ("alone", "dpsql", "finest"):
             count, total = np.sqrt(np.mean(squared[how, level], axis=0))
             entry[f"{how} COUNT"], entry[f"{how} SUM"] = count, total
         table.append(entry)
@@ -114,8 +115,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--people-per-cell", type=int, default=50)
     args = parser.parse_args()
-    columns = ["statement", "level", "alone COUNT", "fitted COUNT", "finest COUNT",
-               "alone SUM", "fitted SUM", "finest SUM"]
+    columns = ["statement", "level", "alone COUNT", "dpsql COUNT", "finest COUNT",
+               "alone SUM", "dpsql SUM", "finest SUM"]
     print("| " + " | ".join(columns) + " |")
     print("|" + "---|" * len(columns))
     for name in STATEMENTS:
