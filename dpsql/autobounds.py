@@ -87,21 +87,31 @@ def histogram_sql(info: TableInfo, column: str, where: exp.Expression | None = N
     >>> print(histogram_sql(info, "x")[:96])
     SELECT x_bin, COUNT(*) AS n FROM (SELECT pid, CASE WHEN x IS NULL THEN NULL WHEN x >= 0 THEN...
     """
-    value = exp.column(column)
     name = free_name(info, f"{column}_bin")
-    positive = _ladder(value, [(exp.LT, 2.0**k, 2.0**k) for k in [-20, *POWERS]], TOP)
-    negative = _ladder(value, [(exp.GT, -(2.0**k), -(2.0**k)) for k in [-20, *POWERS]], -TOP)
-    binned = exp.Case(ifs=[
-        exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null()),
-        exp.If(this=exp.GTE(this=value.copy(), expression=exp.Literal.number(0)),
-               true=positive)], default=negative)
     unit = [exp.column(info.privacy_unit)] if info.privacy_unit else []
-    inner = exp.select(*unit, exp.alias_(binned, name)).from_(exp.to_identifier(info.name))
+    inner = exp.select(*unit, exp.alias_(value_bin(exp.column(column)), name)).from_(
+        exp.to_identifier(info.name))
     if where is not None:  # the rows a query keeps (``bounding_report``)
         inner = inner.where(where.copy())
     query = (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
              .from_(inner.subquery("binned")).group_by(exp.column(name)))
     return query.sql("duckdb")
+
+
+def value_bin(value: exp.Expression) -> exp.Case:
+    """The label of the bin ``value`` falls in (see the module): its outer edge, NULL for
+    NULL."""
+    positive = _ladder(value, [(exp.LT, 2.0**k, 2.0**k) for k in [-20, *POWERS]], TOP)
+    negative = _ladder(value, [(exp.GT, -(2.0**k), -(2.0**k)) for k in [-20, *POWERS]], -TOP)
+    return exp.Case(ifs=[
+        exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null()),
+        exp.If(this=exp.GTE(this=value.copy(), expression=exp.Literal.number(0)),
+               true=positive)], default=negative)
+
+
+def label_literal(label: float) -> exp.Expression:
+    """A bin's label as the SQL literal ``value_bin`` writes it."""
+    return _number(label)
 
 
 def _ladder(value: exp.Expression, steps: list[tuple[type, float, float]],
@@ -253,15 +263,16 @@ def _interval(label: float) -> tuple[float, float]:
     return (0.0 if label <= 2.0 ** -20 else label / 2), label
 
 
-def noise_per_unit(epsilon: float, rows_per_unit: int) -> float:
+def noise_per_unit(epsilon: float, rows_per_unit: int,
+                   statistics: float = NOISE_STATISTICS) -> float:
     """The std of a clamped sum's Laplace noise per unit of bound: √2·m/ε_s, with m rows
-    per person and ε_s the query's ε over ``NOISE_STATISTICS`` statistics (a model of the
-    query the bounds serve; the query is calibrated exactly when it runs).
+    per person and ε_s the query's ε over ``statistics`` shares (a model of the query the
+    bounds serve; the query is calibrated exactly when it runs).
 
-    >>> round(noise_per_unit(0.75, 1), 3)
-    3.771
+    >>> round(noise_per_unit(0.75, 1), 3), round(noise_per_unit(0.75, 1, 3), 3)
+    (3.771, 5.657)
     """
-    return math.sqrt(2) * rows_per_unit * NOISE_STATISTICS / epsilon
+    return math.sqrt(2) * rows_per_unit * statistics / epsilon
 
 
 def _side(counts: dict[float, float], noise: float, groups: int, weight: float

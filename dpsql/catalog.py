@@ -343,6 +343,10 @@ class TableInfo:
     """Limits declared ``"auto"`` (``AUTO_LIMITS``) that are not estimated yet."""
     not_null: frozenset[str] = frozenset()
     """Columns declared to hold no NULL (``not_null_columns``): COUNT(x) of one is COUNT(*)."""
+    rows_for: Mapping[str, int] = field(default_factory=dict)
+    """Columns whose aggregates keep fewer rows per unit and group than the table's limit
+    (column → rows): chosen with the column's bounds when ``max_rows_per_unit="auto"`` is
+    estimated (``owner.estimate_limits``). Not declared; a joined or derived source has none."""
 
     @classmethod
     def private(cls, name: str, *, columns: Mapping[str, str], privacy_unit: str | None = None,

@@ -92,15 +92,16 @@ class BoundsNeeded(UnsupportedQueryError):
     estimates serve, for choosing them for the answer (``dpsql.owner.estimate_first``):
     ``served``, (table, column, "sum" or "avg") for each way the query's aggregates use a
     column whose bounds are estimated with a limit; ``groups``, how many groups its public
-    keys make (1 without).
+    keys make (1 without); ``shares``, how many noisy columns its ε is split over.
     """
 
     def __init__(self, message: str, columns: tuple[tuple[str, str], ...], epsilon: float,
                  delta: float, limits: tuple[tuple[str, str], ...] = (), *,
-                 served: tuple[tuple[str, str, str], ...] = (), groups: int = 1):
+                 served: tuple[tuple[str, str, str], ...] = (), groups: int = 1,
+                 shares: int = 1):
         super().__init__(message)
         self.columns, self.epsilon, self.delta = columns, epsilon, delta
-        self.limits, self.served, self.groups = limits, served, groups
+        self.limits, self.served, self.groups, self.shares = limits, served, groups, shares
 
 
 class CatalogError(ProgrammingError):

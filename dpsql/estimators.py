@@ -343,8 +343,10 @@ def _sensitivity(plan: PrivacyPlan, name: str) -> dict[str, float]:
 
 
 def statistic_entry(plan: PrivacyPlan, name: str) -> dict[str, Any]:
-    """One noisy statistic: its kind and sensitivities in output units, its noise std."""
+    """One noisy statistic: its kind and sensitivities in output units, its noise std, and
+    the rows per unit and group it keeps when they are its own (``StatSpec.rows``)."""
     spec = plan.stat(name)
+    own = {} if spec.rows is None else {"rows_per_unit_and_group": spec.rows}
     return {"name": name, "kind": spec.kind, "expression": None if spec.expr is None
             else spec.expr.sql(dialect="duckdb"), **_sensitivity(plan, name),
-            "noise_std": plan.noise_for(name).std}
+            "noise_std": plan.noise_for(name).std, **own}

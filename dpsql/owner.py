@@ -183,15 +183,16 @@ def estimate_first(con: Asker, need: BoundsNeeded) -> tuple[tuple[float, float],
     The whole query's cost is checked against the budget first, so a query that could
     not be paid in full spends nothing on its bounds.
     """
+    limited = {table for table, _ in need.limits}
+    cells = {(t, c) for t, c, use in need.served if t in limited and use in ("sum", "avg")}
     each_e, each_d, rest_e, rest_d = autobounds.split(
-        need.epsilon, need.delta, len(need.columns) + len(need.limits))
+        need.epsilon, need.delta, len(need.columns) + len(need.limits) + len(cells))
     con.budget.check(need.epsilon, need.delta)
     tally = _Tally(con)
-    limited = {table for table, _ in need.limits}
     for table, _ in need.limits:
         estimate_limits(tally, table, epsilon=each_e, delta=each_d,
                         served=[(c, use) for t, c, use in need.served if t == table],
-                        query_epsilon=rest_e, groups=need.groups)
+                        query_epsilon=rest_e, groups=need.groups, shares=need.shares)
     for table, column in need.columns:
         if table not in limited:
             estimate_column_bounds(tally, con.catalog.get(table), column, epsilon=each_e,
@@ -276,18 +277,22 @@ def _query_epsilon(epsilon: float, query_epsilon: float | None) -> float:
 
 def estimate_limits(con: Asker, table: str, *, epsilon: float, delta: float,
                     served: Sequence[tuple[str, str | float]] = (),
-                    query_epsilon: float | None = None, groups: int = 1) -> int:
+                    query_epsilon: float | None = None, groups: int = 1,
+                    shares: int = autobounds.NOISE_STATISTICS) -> int:
     """Estimate a ``max_rows_per_unit="auto"`` (the only limit that may be ``"auto"``:
     the others depend on each query's GROUP BY), with the ``"auto"`` bounds of the columns
     the query ``served`` (column, and "sum", "avg" or a quantile's level q): a private
     histogram of people by their rows (``dpsql.suggest``) and one of each column's
-    magnitudes, one row per person (``dpsql.autobounds``), each at (``epsilon``,
-    ``delta``); then the limit and bounds that minimise the expected error of the query's
-    statistics (with no column, a count) over ``groups`` groups at ``query_epsilon``
+    magnitudes, one row per person (``dpsql.autobounds``), then, for each column summed or
+    averaged, people by (rows bin, value bin) over the bins those released
+    (``suggest.cells_sql``), each at (``epsilon``, ``delta``); then the limit and bounds
+    that minimise the expected error of the query's statistics (with no column, a count)
+    over ``groups`` groups at ``query_epsilon`` split over ``shares`` noisy columns
     (``suggest.limit_for_error``; 1 if no bin is released). Private queries, charged like
     any other; the limit and bounds then replace ``"auto"`` in this connection's catalog
-    (with no per-group limit declared, the limit caps rows per group too). Queries that
-    need it call this with a share of their own budget. Returns the limit.
+    (with no per-group limit declared, the limit caps rows per group too), and a column
+    whose aggregates are better served by fewer rows keeps its own (``TableInfo.rows_for``).
+    Queries that need it call this with a share of their own budget. Returns the limit.
     """
     info = con.catalog.get(table)
     if "max_rows_per_unit" not in info.auto_limits:
@@ -300,16 +305,26 @@ def estimate_limits(con: Asker, table: str, *, epsilon: float, delta: float,
                        epsilon=epsilon, delta=delta).fetchall()
         values = {c: con.sql(autobounds.histogram_sql(info, c), epsilon=epsilon,
                              delta=delta).fetchall() for c in sorted({c for c, _ in served if c})}
+        edges = sorted({int(edge) for edge, n in rows if edge is not None})
+        cells = {c: con.sql(suggest.cells_sql(info, c, edges, labels), epsilon=epsilon,
+                            delta=delta).fetchall()
+                 for c in sorted({c for c, use in served if use in ("sum", "avg")})
+                 if edges and (labels := sorted({v for v, _ in values[c] if v is not None}))}
     except BaseException:
         con.catalog.add(info)
         raise
-    limit, bounds = suggest.limit_for_error(
-        rows, values, served=served, groups=groups,
-        noise_per_row=autobounds.noise_per_unit(_query_epsilon(epsilon, query_epsilon), 1))
+    counts = any(use == "count" for _, use in served)
+    limit, bounds, own = suggest.limit_for_error(
+        rows, values, served=served, groups=groups, cells=cells,
+        counted=[c for c in values if counts and c in info.not_null],
+        noise_per_row=autobounds.noise_per_unit(_query_epsilon(epsilon, query_epsilon), 1,
+                                                shares))
     con.catalog.add(dataclasses.replace(
         info, max_rows_per_unit=limit, auto_limits=(), bounds={**info.bounds, **bounds},
-        auto_bounds=tuple(c for c in info.auto_bounds if c not in bounds)))
-    said = "".join(f", {info.name}.{c} in [{lo:g}, {hi:g}]" for c, (lo, hi) in bounds.items())
+        auto_bounds=tuple(c for c in info.auto_bounds if c not in bounds), rows_for=own))
+    said = "".join(f", {info.name}.{c} in [{lo:g}, {hi:g}]"
+                   + (f" over {own[c]} rows per person" if c in own else "")
+                   for c, (lo, hi) in bounds.items())
     warnings.warn(f"{info.name}.max_rows_per_unit estimated as {limit}{said} with "
                   f"epsilon={epsilon:g}, delta={delta:g} each (\"auto\")", PrivacyWarning,
                   stacklevel=3)

@@ -135,6 +135,10 @@ class StatSpec:
 
     A ``distinct`` count's ``values_per_unit`` is set when the expression can take at most
     that many non-NULL values for one unit whatever the data (e.g. the unit itself).
+
+    ``rows`` is the statistic's own limit on a unit's rows per group, below the query's
+    (``kept_rows``): the statistics of an aggregate whose column's automatic rows limit was
+    chosen apart from the rest of the query (``TableInfo.rows_for``, docs/mechanisms.md §11).
     """
 
     name: str
@@ -145,11 +149,21 @@ class StatSpec:
     quantum: float = 1.0
     per_group: bool = False
     values_per_unit: int | None = None
+    rows: int | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
         sql = self.expr.sql() if self.expr is not None else ""
-        return (self.kind, sql, self.lo, self.hi, self.per_group)
+        return (self.kind, sql, self.lo, self.hi, self.per_group, self.rows)
+
+    def kept_rows(self, c: int) -> int:
+        """The rows per unit and group this statistic keeps when the query keeps ``c``.
+
+        >>> own, query = StatSpec("s", "sum", None, rows=3), StatSpec("n", "rows", None)
+        >>> own.kept_rows(24), query.kept_rows(24)
+        (3, 24)
+        """
+        return c if self.rows is None else min(c, self.rows)
 
     @property
     def value_quantum(self) -> float:
@@ -192,11 +206,12 @@ class StatSpec:
 
     def __str__(self) -> str:
         inner = self.expr.sql() if self.expr is not None else "*"
+        own = "" if self.rows is None else f" over {self.rows} rows per unit and group"
         if self.per_group:
             return f"{self.name}={self.kind}({inner}) per group in [{self.lo:g}, {self.hi:g}]"
         if self.kind in ("sum", "centered_sum"):
-            return f"{self.name}={self.kind}({inner} in [{self.lo:g}, {self.hi:g}])"
-        return f"{self.name}={self.kind}({inner})"
+            return f"{self.name}={self.kind}({inner} in [{self.lo:g}, {self.hi:g}]){own}"
+        return f"{self.name}={self.kind}({inner}){own}"
 
 
 MIN_BOUND = 1e-100

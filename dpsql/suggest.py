@@ -56,9 +56,9 @@ COVERAGE = 0.95
 """The share of people whose contribution a suggested limit keeps whole."""
 AVG_ROW_BIAS = 0.5
 """How far an average is assumed to move when a rows limit drops rows, as a share of the
-mean times the share of rows dropped (``limit_for_error``): a prior, since counts cannot
-tell whether people with many rows have other values. Measured: on PUMS_dup (people with
-4 rows earn twice what people with 1 do) 0.23 at a limit of 1, 0.30 at 2; on
+mean times the share of rows dropped (``limit_for_error``), where no released (rows,
+value) cells tell (``row_bias``), and for quantiles: a prior. Measured: on PUMS_dup
+(people with 4 rows earn twice what people with 1 do) 0.23 at a limit of 1, 0.30 at 2; on
 bench_utility's visits 0.02 at 3. A half errs towards keeping rows."""
 RANK_ERROR = math.log(20 * 1024) / math.sqrt(2)
 """A quantile's 95 % error in ranks per row of limit, in units of ``noise_per_row``
@@ -85,57 +85,186 @@ def limit_from_bins(rows: Iterable[tuple[float, float]], *, coverage: float) -> 
 def limit_for_error(rows: Iterable[tuple[float, float]],
                     values: Mapping[str, Iterable[tuple[float, float]]] | None = None, *,
                     noise_per_row: float, groups: int = 1,
-                    served: Iterable[tuple[str, str | float]] | None = None
-                    ) -> tuple[int, dict[str, tuple[float, float]]]:
-    """The rows limit m and the clamps that together minimise the expected squared error of
-    the statistics they serve (Amin, Kulesza, Muñoz Medina & Vassilvitskii, ICML 2019), from
-    the released histogram of people by their rows (``rows``) and, for each column the
-    query reads, its magnitude histogram drawn with one value per person (``values``);
-    ``served`` lists (column, "sum" or "avg"), each column summed by default.
-
-    The people of a bin spread evenly over its range of rows (the top bin: all at its lower
-    end), so m keeps K(m) = Σ n·E[min(rows, m)] of the T rows. A column's counts, scaled by
-    K(m) over the people counted, stand for the kept rows; at each m its clamp is
-    ``autobounds.clamp_for_error`` at noise ``noise_per_row``·m per unit of bound (an
-    average's too: its sum is centred in the bounds, but its count's noise then weighs
-    with the distance from the middle to the mean), and the rows m drops add |μ|·(T − K(m))
-    to a sum's bias (μ the mean magnitude) and ``AVG_ROW_BIAS`` of that to an average's.
-    A quantile (``use`` its level q) loses ranks instead: the rows m drops as an average
-    does, and the exponential mechanism's 95 % error, m·ln(20·1024)/ε_q ranks per group
-    (``RANK_ERROR``), out of the K(m) kept; its column's bounds are
-    ``autobounds.bounds_for_quantile`` unless the query also sums or averages it.
-    With no column, and for each ("", "count") served (a COUNT, or a SUM of a column with
-    declared bounds), the statistic is a count: bias T − K(m), noise ``noise_per_row``·m.
-    Errors are per group (bias over ``groups``), relative to the statistic's full size and
-    added over statistics; the least is taken, the smaller m on ties, and each column
-    keeps the clamp of its first statistic. Candidates: 1, the released edges e and 3e/4
-    between them. With no released bin: m = 1. Post-processing of released bins only.
+                    served: Iterable[tuple[str, str | float]] | None = None,
+                    cells: Mapping[str, Iterable[tuple[float, float, float]]] | None = None,
+                    counted: Iterable[str] = ()
+                    ) -> tuple[int, dict[str, tuple[float, float]], dict[str, int]]:
+    """The rows limit m, the clamps, and the columns' own limits below m that together
+    minimise the expected squared error of the statistics they serve (Amin, Kulesza, Muñoz
+    Medina & Vassilvitskii, ICML 2019; the model in docs/mechanisms.md §11), from the
+    released histogram of people by their rows (``rows``) and, for each column the query
+    reads, its magnitude histogram drawn with one value per person (``values``) and its
+    people by (rows, value) bin (``cells``, ``row_bias``); ``served`` lists (column, "sum",
+    "avg" or a quantile's level), each column summed by default, and ("", "count") for a
+    count; ``counted``, the columns whose average shares a count the query draws anyway.
+    ``noise_per_row`` is a statistic's noise std per row of limit and unit of bound.
+    Candidates: 1, the released edges e and 3e/4 between them, the smaller on ties; with
+    no released bin, m = 1. One m for every statistic is compared with each column the
+    query only sums or averages apart (``_apart``). Post-processing of released bins only.
 
     >>> people = [(1, 500.0), (2, 300.0), (4, 150.0), (64, 50.0)]
     >>> limit_for_error(people, noise_per_row=0.01)[0], limit_for_error(people, noise_per_row=50)[0]
     (64, 4)
     >>> costs = {"cost": [(256.0, 700.0), (512.0, 250.0), (1024.0, 50.0)]}
     >>> limit_for_error(people, costs, noise_per_row=30.0)
-    (48, {'cost': (0.0, 256.0)})
+    (48, {'cost': (0.0, 256.0)}, {})
     >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("cost", "avg")])
-    (4, {'cost': (0.0, 512.0)})
+    (4, {'cost': (0.0, 512.0)}, {})
     >>> limit_for_error(people, costs, noise_per_row=30.0, served=[("", "count"), ("cost", "avg")])
-    (48, {'cost': (0.0, 256.0)})
+    (48, {'cost': (0.0, 512.0)}, {'cost': 4})
     """
     released = [(int(edge), float(n)) for edge, n in rows
                 if edge is not None and n is not None and float(n) > 0]
-    people = [(*_bin_range(edge), n) for edge, n in released]
-    columns = {name: list(hist) for name, hist in (values or {}).items()}
-    statistics = list(served) if served is not None else [(c, "sum") for c in columns]
-    candidates = {1, *(edge for edge, _ in released),
-                  *(3 * edge // 4 for edge, _ in released if 4 <= edge <= EDGES[-1])}
-    choices = {m: _error_at(m, people, columns, statistics, noise_per_row, groups)
-               for m in sorted(candidates)}
-    best = min(choices, key=lambda m: (choices[m][0], m))
-    return best, choices[best][1]
+    model = _Model(people=[(*_bin_range(edge), n) for edge, n in released],
+                   columns={name: list(hist) for name, hist in (values or {}).items()},
+                   cells={name: list(c) for name, c in (cells or {}).items()},
+                   noise_per_row=noise_per_row, groups=groups,
+                   candidates=tuple(sorted({1, *(edge for edge, _ in released), *(
+                       3 * edge // 4 for edge, _ in released if 4 <= edge <= EDGES[-1])})))
+    statistics = list(served) if served is not None else [(c, "sum") for c in model.columns]
+    one = model.best(statistics, math.inf, set(counted))
+    apart = _apart(model, statistics)
+    if apart is None or one.error <= apart[0]:
+        return one.limit, one.bounds, {}
+    return apart[1:]
 
 
-def _kept(lo: int, hi: float, m: int) -> float:
+def _apart(model: _Model, statistics: list[tuple[str, str | float]]
+           ) -> tuple[float, int, dict[str, tuple[float, float]], dict[str, int]] | None:
+    """The design with each column the query only sums or averages apart: the rest (counts,
+    ranked columns) at their best m, each such column at its own best limit up to that m,
+    its average drawing its own count. (Summed error, m, bounds, own limits below m); None
+    with no such column. With nothing else, m is the largest of their limits."""
+    ranked = {name for name, use in statistics if not isinstance(use, str)}
+    apart = sorted({name for name, use in statistics if name and use in ("sum", "avg")}
+                   - ranked)
+    if not apart:
+        return None
+    rest = [(name, use) for name, use in statistics if name not in apart]
+    shared = model.best(rest, math.inf, set()) if rest else None
+    own = {name: model.best([s for s in statistics if s[0] == name],
+                            shared.limit if shared else math.inf, set()) for name in apart}
+    limit = max([shared.limit if shared else 1, *(c.limit for c in own.values())])
+    bounds = dict(shared.bounds) if shared else {}
+    for choice in own.values():
+        bounds.update(choice.bounds)
+    error = sum(c.error for c in own.values()) + (shared.error if shared else 0.0)
+    return error, limit, bounds, {name: c.limit for name, c in own.items() if c.limit < limit}
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """A limit, its modelled error and the clamps chosen with it (``limit_for_error``)."""
+
+    limit: int
+    error: float
+    bounds: dict[str, tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class _Model:
+    """What ``limit_for_error`` knows: people by rows (fewest, most, count per bin), each
+    column's value histogram and (rows, value) cells, the noise per row of limit and unit of
+    bound, the public groups, and the candidate limits.
+
+    A statistic's error at m (``choice``; docs/mechanisms.md §11): a count's, the rows m
+    drops and noise per row; a sum's or average's, its clamp's bias² + noise² (§10) at noise
+    ``noise_per_row``·m·f (f = 1 for a sum, √2 for an average, 1/√2 for one whose count is
+    ``counted``), plus the bias of the dropped rows (``row_bias``, or the prior without
+    cells); a quantile's, its rank error. Relative to the statistic's size, per group."""
+
+    people: list[tuple[int, float, float]]
+    columns: dict[str, list]
+    cells: dict[str, list]
+    noise_per_row: float
+    groups: int
+    candidates: tuple[int, ...]
+
+    def best(self, statistics: list[tuple[str, str | float]], most: float,
+             counted: set[str]) -> _Choice:
+        """The candidate limit up to ``most`` of least error for ``statistics``."""
+        choices = [self.choice(m, statistics, counted) for m in self.candidates if m <= most]
+        return min(choices, key=lambda c: (c.error, c.limit))
+
+    def choice(self, m: int, statistics: list[tuple[str, str | float]],
+               counted: set[str]) -> _Choice:
+        """The error of ``statistics`` at limit m, and the bounds of each column at m.
+        With no person released nothing is dropped."""
+        people, groups, noise = self.people, self.groups, self.noise_per_row
+        total = sum(_kept(lo, hi, 2**62) * n for lo, hi, n in people)
+        kept = sum(_kept(lo, hi, m) * n for lo, hi, n in people) if people else 1.0
+        dropped = total - kept if people else 0.0
+        whole = max(total, kept)
+        error, bounds = 0.0, {}
+        count = ((dropped / groups) ** 2 + (noise * m) ** 2) / (whole / groups) ** 2
+        if not statistics:
+            error = count
+        quantiles: dict[str, list[float]] = {}
+        for name, use in statistics:
+            if use == "count":
+                error += count
+                continue
+            if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
+                quantiles.setdefault(name, []).append(use)
+                ranks = groups * m * RANK_ERROR * noise / kept
+                error += (AVG_ROW_BIAS * dropped / whole) ** 2 + ranks ** 2
+                continue
+            hist = self.columns[name]
+            seen = sum(max(float(n or 0), 0.0) for label, n in hist if label is not None)
+            spread = 1.0 if use == "sum" else math.sqrt(0.5 if name in counted else 2.0)
+            choice = autobounds.clamp_for_error(hist, noise_per_unit=noise * m * spread,
+                                                groups=groups,
+                                                weight=kept / seen if seen else 1.0)
+            bounds.setdefault(name, choice.bounds)
+            if choice.mass > 0:
+                mean = choice.mass / kept
+                shift = row_bias(self.cells.get(name, []), m, choice.bounds, use)
+                if shift is None:
+                    shift = dropped / whole * (AVG_ROW_BIAS if use == "avg" else 1.0)
+                bias = shift * mean * whole
+                error += (choice.error + (bias / groups) ** 2) / (mean * whole / groups) ** 2
+        for name, levels in quantiles.items():
+            bounds.setdefault(name, autobounds.bounds_for_quantile(
+                self.columns[name], min(levels), max(levels)))
+        return _Choice(m, error, bounds)
+
+
+def row_bias(cells: Iterable[tuple[float, float, float]], m: int,
+             bounds: tuple[float, float], use: str) -> float | None:
+    """How far a rows limit m moves a sum or an average, as a share of it, from the
+    released people by (rows bin, value bin) (``cells_sql``): each person of a cell adds
+    the rows m keeps of its bin's (``_kept``) at the cell's value (¾ of its label, clamped
+    to ``bounds``, as ``autobounds`` models a bin); the statistic at m against the same
+    with every row kept. None when no cell holds anyone. Post-processing of released cells.
+
+    People with many rows who have the values of people with few move an average by
+    nothing, and a sum by the rows dropped; if they have larger values, both move more.
+
+    >>> flat = [(1, 256.0, 100.0), (16, 256.0, 100.0)]
+    >>> row_bias(flat, 4, (0.0, 1000.0), "avg"), round(row_bias(flat, 4, (0.0, 1000.0), "sum"), 3)
+    (0.0, -0.63)
+    >>> round(row_bias([(1, 256.0, 100.0), (16, 1024.0, 100.0)], 4, (0.0, 1000.0), "avg"), 3)
+    -0.1
+    """
+    lo, hi = bounds
+    rows = [(*_bin_range(int(edge)), min(max(0.75 * float(label), lo), hi), max(float(n), 0.0))
+            for edge, label, n in cells if edge is not None and label is not None]
+    people = sum(n for *_, n in rows)
+    if people <= 0:
+        return None
+
+    def at(limit: float) -> tuple[float, float]:
+        return (sum(_kept(first, last, limit) * n * v for first, last, v, n in rows),
+                sum(_kept(first, last, limit) * n for first, last, _, n in rows))
+
+    (full, all_rows), (part, kept) = at(2**62), at(m)
+    if use == "sum":
+        return (part - full) / full if full else 0.0
+    mean = full / all_rows
+    return (part / kept - mean) / mean if mean else 0.0
+
+
+def _kept(lo: int, hi: float, m: float) -> float:
     """The mean of min(x, m) over x = lo … hi (the rows a limit m keeps of a person of a
     bin, its people spread evenly over the bin; the open top bin: all at lo).
 
@@ -147,45 +276,6 @@ def _kept(lo: int, hi: float, m: int) -> float:
     if m >= hi or m <= lo:
         return (lo + hi) / 2 if m >= hi else m
     return ((lo + m) * (m - lo + 1) / 2 + (hi - m) * m) / (hi - lo + 1)
-
-
-def _error_at(m: int, people: list[tuple[int, float, float]], columns: dict[str, list],
-              statistics: list[tuple[str, str | float]], noise_per_row: float, groups: int
-              ) -> tuple[float, dict[str, tuple[float, float]]]:
-    """``limit_for_error``'s error at limit m (people as (fewest rows, most rows, count)
-    per bin), and the bounds of each column at m. With no person released nothing is
-    dropped."""
-    total = sum(_kept(lo, hi, 2**62) * n for lo, hi, n in people)
-    kept = sum(_kept(lo, hi, m) * n for lo, hi, n in people) if people else 1.0
-    dropped = total - kept if people else 0.0
-    whole = max(total, kept)
-    error, bounds = 0.0, {}
-    count = ((dropped / groups) ** 2 + (noise_per_row * m) ** 2) / (whole / groups) ** 2
-    if not statistics:
-        error = count
-    quantiles: dict[str, list[float]] = {}
-    for name, use in statistics:
-        if use == "count":
-            error += count
-            continue
-        if not isinstance(use, str):  # a quantile: its error in ranks, out of K(m)
-            quantiles.setdefault(name, []).append(use)
-            ranks = groups * m * RANK_ERROR * noise_per_row / kept
-            error += (AVG_ROW_BIAS * dropped / whole) ** 2 + ranks ** 2
-            continue
-        hist = columns[name]
-        seen = sum(max(float(n or 0), 0.0) for label, n in hist if label is not None)
-        choice = autobounds.clamp_for_error(hist, noise_per_unit=noise_per_row * m,
-                                            groups=groups, weight=kept / seen if seen else 1.0)
-        bounds.setdefault(name, choice.bounds)
-        if choice.mass > 0:
-            mean = choice.mass / kept
-            bias = mean * dropped * (AVG_ROW_BIAS if use == "avg" else 1.0)
-            error += (choice.error + (bias / groups) ** 2) / (mean * whole / groups) ** 2
-    for name, levels in quantiles.items():
-        bounds.setdefault(name, autobounds.bounds_for_quantile(columns[name], min(levels),
-                                                               max(levels)))
-    return error, bounds
 
 
 def share_above(rows: Iterable[tuple[float, float]], limit: int) -> tuple[float, float] | None:
@@ -329,19 +419,102 @@ def contribution_sql(info: TableInfo, limit: str, keys: list[str] = (),
         measure = exp.Count(this=exp.Star())
     name, value_name = free_name(info, "m_bin"), free_name(info, "m")
     unit = exp.column(info.privacy_unit)
-    value = exp.column(value_name)
-    binned = exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(),
-                                               expression=exp.Literal.number(edge)),
-                                  true=exp.Literal.number(edge)) for edge in EDGES],
-                      default=exp.Literal.number(2 * EDGES[-1]))
     inner = (exp.select(unit.copy(), *(exp.column(c) for c in per), exp.alias_(measure, value_name))
              .from_(exp.to_identifier(info.name))
              .group_by(unit.copy(), *(exp.column(c) for c in per)))
     if where is not None:
         inner = inner.where(where.copy())
-    middle = exp.select(unit.copy(), exp.alias_(binned, name)).from_(inner.subquery("per_unit"))
+    middle = exp.select(unit.copy(), exp.alias_(rows_bin(exp.column(value_name)), name)).from_(
+        inner.subquery("per_unit"))
     return (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
             .from_(middle.subquery("binned")).group_by(exp.column(name)).sql("duckdb"))
+
+
+def rows_bin(value: exp.Expression) -> exp.Case:
+    """The ``EDGES`` bin a contribution falls in: the smallest edge at or above it."""
+    return exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(), expression=exp.Literal.number(e)),
+                                true=exp.Literal.number(e)) for e in EDGES],
+                    default=exp.Literal.number(2 * EDGES[-1]))
+
+
+def cells_sql(info: TableInfo, column: str, edges: Iterable[int],
+              labels: Iterable[float]) -> str:
+    """People by (rows bin, value bin) of ``column`` (``row_bias``): each person's rows
+    binned as ``contribution_sql`` bins them, beside the ``autobounds`` bin of each of
+    their values; the query's default limits keep one (rows bin, value bin) pair per person,
+    so each is in one cell. The cells are public keys (UNNEST lists), so every one is
+    released, with noise, and none is selected away: the released rows ``edges`` (more rows
+    count in the largest) and value ``labels``, each value in the first released bin at or
+    above its own, and ``autobounds.TOP`` above them all: the tail partition selection hid,
+    where people with many rows may differ. Empty bins between the released ones would only
+    add noise.
+
+    >>> info = TableInfo.private("v", columns={"pid": "INT", "x": "DOUBLE"}, privacy_unit="pid")
+    >>> sql = cells_sql(info, "x", [1, 4], [-2.0, 256.0])
+    >>> print(sql.split(" AS x_bin")[0].split("THEN NULL ")[1])
+    WHEN t.x <= -1.0 THEN -2.0 WHEN t.x < 256.0 THEN 256.0 ELSE 1e+100 END
+    >>> print(sql.split(" AS m_bin")[0].split("x_bin, ")[1])
+    CASE WHEN p.m <= 1 THEN 1 ELSE 4 END
+    """
+    edges, labels = sorted(edges), sorted(labels)
+    taken = {info.name.lower(), *info.columns}
+    table, per_unit, rows_alias, values_alias, cells = (
+        _fresh(taken, a) for a in ("t", "p", "r", "v", "s"))
+    unit, count = info.privacy_unit, free_name(info, "m")
+    row_name, value_name = free_name(info, "m_bin"), free_name(info, f"{column}_bin")
+    per_person = (exp.select(exp.column(unit), exp.alias_(exp.Count(this=exp.Star()), count))
+                  .from_(exp.to_identifier(info.name)).group_by(exp.column(unit)))
+    rows = (exp.select(exp.column(unit, table=table),
+                       exp.alias_(_value_onto(exp.column(column, table=table), labels),
+                                  value_name),
+                       exp.alias_(_rows_onto(exp.column(count, table=per_unit), edges),
+                                  row_name))
+            .from_(exp.alias_(exp.to_table(info.name), table, table=True))
+            .join(per_person.subquery(per_unit),
+                  on=exp.EQ(this=exp.column(unit, table=table),
+                            expression=exp.column(unit, table=per_unit))))
+    edge_list = ", ".join(str(int(e)) for e in edges)
+    label_list = ", ".join(autobounds.label_literal(v).sql("duckdb")
+                           for v in dict.fromkeys([*labels, autobounds.TOP]))
+    q = '"{}"'.format
+    return (f"SELECT {rows_alias}.e AS {q(row_name)}, {values_alias}.l AS {q(value_name)}, "
+            f"COUNT(*) AS n FROM ({rows.sql('duckdb')}) AS {cells} CROSS JOIN "
+            f"UNNEST([{edge_list}]) AS {rows_alias}(e) CROSS JOIN UNNEST([{label_list}]) AS "
+            f"{values_alias}(l) WHERE {cells}.{q(row_name)} = {rows_alias}.e AND "
+            f"{cells}.{q(value_name)} = {values_alias}.l "
+            f"GROUP BY {rows_alias}.e, {values_alias}.l")
+
+
+def _value_onto(value: exp.Expression, labels: list[float]) -> exp.Case:
+    """The first of ``labels`` (ascending) at or above the ``autobounds`` bin of
+    ``value``, else ``autobounds.TOP``; NULL for NULL. A bin labelled L > 0 holds values
+    below L, one labelled −L values up to −L/2."""
+    def below(label: float) -> exp.Expression:
+        edge = autobounds.label_literal(label if label > 0 else label / 2)
+        return exp.LT(this=value.copy(), expression=edge) if label > 0 else \
+            exp.LTE(this=value.copy(), expression=edge)
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()),
+                                true=exp.Null()),
+                         *(exp.If(this=below(v), true=autobounds.label_literal(v))
+                           for v in labels)],
+                    default=autobounds.label_literal(autobounds.TOP))
+
+
+def _rows_onto(rows: exp.Expression, edges: list[int]) -> exp.Expression:
+    """The first of ``edges`` (ascending) at or above ``rows``, else the last."""
+    if len(edges) == 1:
+        return exp.Literal.number(edges[0])
+    return exp.Case(ifs=[exp.If(this=exp.LTE(this=rows.copy(), expression=exp.Literal.number(e)),
+                                true=exp.Literal.number(e)) for e in edges[:-1]],
+                    default=exp.Literal.number(edges[-1]))
+
+
+def _fresh(taken: set[str], name: str) -> str:
+    """``name``, with underscores added until it is not in ``taken`` (which it joins)."""
+    while name in taken:
+        name += "_"
+    taken.add(name)
+    return name
 
 
 def numeric_columns(info: TableInfo, group_by: str | None) -> list[str]:

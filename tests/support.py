@@ -1,8 +1,8 @@
 """Helpers shared by the tests (a test module never imports another test module).
 
 - hostile data and the neighbour check of the rewrite: ``hostile_table``
-  (``with_null_keys``), ``make_plan``, ``run_bounded``, ``assert_within_plan`` (and the
-  queries and limits they are run over);
+  (``with_null_keys``), ``make_plan``, ``run_bounded``, ``assert_within_plan`` and
+  ``assert_neighbours_within_plan`` (and the queries and limits they are run over);
 - ``neighbours``: a histogram and the same minus one unit, for the exponential mechanism;
 - ``rr_delta``: the exact δ(ε) of k-fold randomised response, the worst ε-DP history.
 """
@@ -102,6 +102,15 @@ def assert_within_plan(plan, full: dict, rest: dict, unit) -> None:
         assert per_stat_l1[statistic.name] <= statistic.l1 + 1e-9
         assert math.sqrt(per_stat_l2[statistic.name]) <= statistic.l2 + 1e-9
     assert touched <= plan.statistics_per_unit
+
+
+def assert_neighbours_within_plan(plan, table: pa.Table) -> None:
+    """``assert_within_plan`` for D = ``table`` against D − u, for every unit u of it (the
+    bounded query run with one salt)."""
+    full = run_bounded(table, plan, salt="fixed")
+    for unit in sorted({u for u in table.column("pid").to_pylist() if u is not None}):
+        mask = pa.compute.fill_null(pa.compute.not_equal(table.column("pid"), unit), True)
+        assert_within_plan(plan, full, run_bounded(table.filter(mask), plan, salt="fixed"), unit)
 
 
 def neighbours(rng: np.random.Generator, buckets: int, weight: int):

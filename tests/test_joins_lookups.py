@@ -14,7 +14,13 @@ import pytest
 import dpsql
 from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
-from tests.support import BACKEND, COLUMNS, assert_within_plan, hostile_table, run_bounded
+from tests.support import (
+    BACKEND,
+    COLUMNS,
+    assert_neighbours_within_plan,
+    hostile_table,
+    run_bounded,
+)
 
 LOOKUP = pa.table({"k": ["k0", "k1", "k1", "k2", "k5", None],  # k1 twice: no double counting
                    "grp": ["a", "a", "a", "b", "b", "c"], "w": [1.0, 2.0, 2.0, 3.0, 4.0, 5.0]})
@@ -67,13 +73,7 @@ def test_same_bounded_aggregates_as_the_form_it_stands_for(written, meant):
 
 @pytest.mark.parametrize("sql", [written for written, _ in SAME])
 def test_removing_any_unit_moves_cells_within_the_plan(sql):
-    plan = plan_of(sql)
-    table = hostile_table(seed=4)
-    full = run_bounded(table, plan, salt="fixed")
-    for unit in sorted({u for u in table.column("pid").to_pylist() if u is not None}):
-        mask = pa.compute.fill_null(pa.compute.not_equal(table.column("pid"), unit), True)
-        assert_within_plan(plan, full, run_bounded(table.filter(mask), plan, salt="fixed"),
-                           unit)
+    assert_neighbours_within_plan(plan_of(sql), hostile_table(seed=4))
 
 
 def test_lookup_reads_the_public_table_and_its_names_are_reserved():

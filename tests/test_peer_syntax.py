@@ -7,7 +7,6 @@ that it inherits that syntax's privacy proof; the neighbour checks re-prove it o
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 import dpsql
@@ -15,7 +14,7 @@ from dpsql.analysis import analyze
 from dpsql.catalog import Catalog, TableInfo
 from dpsql.compile import CompiledQuery
 from dpsql.dialect import DIALECTS, dialect, parse_one
-from tests.support import COLUMNS, assert_within_plan, hostile_table, run_bounded
+from tests.support import COLUMNS, assert_neighbours_within_plan, hostile_table
 
 
 def catalog(**limits) -> Catalog:
@@ -110,12 +109,7 @@ def test_kappa_sets_the_groups_per_unit():
 def test_removing_any_unit_moves_cells_within_the_plan(sql):
     plan = analyze(sql, catalog(max_groups_per_unit=3, max_rows_per_group=4), epsilon=1.0,
                    delta=1e-6)
-    table = hostile_table(seed=2)
-    full = run_bounded(table, plan, salt="fixed")
-    for unit in sorted({u for u in table.column("pid").to_pylist() if u is not None}):
-        mask = pa.compute.fill_null(pa.compute.not_equal(table.column("pid"), unit), True)
-        assert_within_plan(plan, full, run_bounded(table.filter(mask), plan, salt="fixed"),
-                           unit)
+    assert_neighbours_within_plan(plan, hostile_table(seed=2))
 
 
 # --- refusals before any data is read ------------------------------------------------------
@@ -167,12 +161,7 @@ def test_a_floor_on_unnest_keys_moves_cells_within_the_plan(keys):
                    catalog(max_rows_per_group=3), epsilon=1.0, delta=1e-6)
     assert all(k.domain is None for k in plan.keys) and plan.selection.min_units == 2
     assert "units" in [s.kind for s in plan.stats]
-    table = hostile_table(seed=3)
-    full = run_bounded(table, plan, salt="fixed")
-    for unit in sorted({u for u in table.column("pid").to_pylist() if u is not None}):
-        mask = pa.compute.fill_null(pa.compute.not_equal(table.column("pid"), unit), True)
-        assert_within_plan(plan, full, run_bounded(table.filter(mask), plan, salt="fixed"),
-                           unit)
+    assert_neighbours_within_plan(plan, hostile_table(seed=3))
 
 
 def test_public_groups_accepts_public_keys():

@@ -22,7 +22,7 @@ from tests.support import (
     BACKEND,
     LIMITS,
     QUERIES,
-    assert_within_plan,
+    assert_neighbours_within_plan,
     hostile_table,
     make_plan,
     run_bounded,
@@ -39,14 +39,7 @@ NEIGHBOUR_QUERIES = [
 @pytest.mark.parametrize("limits", LIMITS, ids=lambda d: ",".join(f"{v}" for v in d.values()))
 @pytest.mark.parametrize("sql", NEIGHBOUR_QUERIES)
 def test_removing_any_unit_moves_cells_within_the_plan(sql, limits):
-    plan = make_plan(sql, **limits)
-    table = hostile_table()
-    full = run_bounded(table, plan, salt="fixed")
-    units = {u for u in table.column("pid").to_pylist() if u is not None}
-    for unit in sorted(units):
-        mask = pa.compute.not_equal(table.column("pid"), unit)
-        rest = run_bounded(table.filter(pa.compute.fill_null(mask, True)), plan, salt="fixed")
-        assert_within_plan(plan, full, rest, unit)
+    assert_neighbours_within_plan(make_plan(sql, **limits), hostile_table())
 
 
 def test_hostile_values_never_escape_the_bounds():

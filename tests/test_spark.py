@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from decimal import Decimal
 from pathlib import Path
 
@@ -774,3 +775,25 @@ def test_a_time_of_day_key_is_a_time_on_both_engines(spark):
         assert con.catalog.get("t").columns["tm"] == "TIME"
         answers.append(con.sql(sql, seed=2).fetchall())
     assert answers[0] == answers[1] and len(answers[0]) == 2
+
+
+def test_automatic_limits_and_a_columns_own_rows_are_the_same_on_both_engines(spark):
+    """``max_rows_per_unit="auto"`` with ``bounds="auto"``: the histograms and the (rows,
+    value) cells (``suggest.cells_sql``: a join with the per-person row counts and two
+    UNNEST lists) run on Spark as on DuckDB, so a seeded estimate chooses the same limit,
+    clamp and column limit on both, and the query gives the same answer."""
+    pids = [p for p in range(600) for _ in range(1 if p < 400 else 8)]
+    table = pa.table({"pid": pids, "k": ["a" if p % 2 else "b" for p in pids],
+                      "x": [float(100 + p % 50) for p in pids]})
+    chosen, answers = [], []
+    for options in ({}, {"backend": "spark", "spark": spark}):
+        con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-5), seed=3, **options)
+        con.register("v", table, privacy_unit="pid", public_keys={"k": ["a", "b"]},
+                     bounds={"x": "auto"}, max_rows_per_unit="auto")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", dpsql.PrivacyWarning)
+            answers.append(con.sql("SELECT k, COUNT(*) AS n, AVG(x) AS a FROM v GROUP BY k "
+                                   "ORDER BY k", epsilon=2.0, delta=1e-6).fetchall())
+        info = con.catalog.get("v")
+        chosen.append((info.max_rows_per_unit, info.bounds["x"], info.rows_for))
+    assert chosen[0] == chosen[1] and answers[0] == answers[1]

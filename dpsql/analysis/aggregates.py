@@ -100,6 +100,7 @@ class _PendingSum(NamedTuple):
     arg: exp.Expression
     lo: float
     hi: float
+    rows: int | None
 
 
 class _Collector:
@@ -115,9 +116,11 @@ class _Collector:
         self.aggregates: dict[str, Aggregate] = {}
         self.sums: dict[str, _PendingSum] = {}  # by the SUM's SQL
         self.reported: set[str] = set()  # aggregates whose report reads their interval
+        self.rows: int | None = None  # the own rows of the aggregate being read (``own_rows``)
 
     def stat(self, kind: str, expr: exp.Expression | None = None, *, per_group: bool = False,
              values_per_unit: int | None = None, **bounds: float) -> str:
+        rows = self.rows if kind in ("count", "sum", "centered_sum") and not per_group else None
         if kind == "count" and not per_group and self._never_null(expr):
             kind, expr = "rows", None  # COUNT(x) of a column declared NOT NULL is COUNT(*)
         valued = kind in ("sum", "centered_sum")
@@ -129,7 +132,8 @@ class _Collector:
         if kind == "centered_sum":
             quantum /= 2
         spec = StatSpec(name=f"__dp_s{len(self.stats)}", kind=kind, expr=expr, quantum=quantum,
-                        per_group=per_group, values_per_unit=values_per_unit, **bounds)
+                        per_group=per_group, values_per_unit=values_per_unit, rows=rows,
+                        **bounds)
         return self.stats.setdefault(spec.key, spec).name
 
     def finish(self) -> tuple[Aggregate, ...]:
@@ -143,12 +147,13 @@ class _Collector:
         std u·c·√(centre² + half-range²) = u·c·√((lo² + hi²)/2) is never above the direct
         sum's u·c·max(|lo|, |hi|) (docs/mechanisms.md §12).
         """
-        for sql, (arg, lo, hi) in self.sums.items():
-            agg = self.aggregates[sql]
+        for sql, (arg, lo, hi, rows) in self.sums.items():
+            agg, self.rows = self.aggregates[sql], rows
             count = self._count_of(arg)
             stats = (count.name, self.stat("centered_sum", arg, lo=lo, hi=hi)) if count \
                 else (self.stat("sum", arg, lo=lo, hi=hi),)
             self.aggregates[sql] = replace(agg, stats=stats)
+        self.rows = None
         return tuple({a.name: replace(a, reported=a.name in self.reported)
                       for a in self.aggregates.values()}.values())
 
@@ -173,10 +178,18 @@ class _Collector:
         return next(a for a in self.aggregates.values() if a.name == name)
 
     def _count_of(self, arg: exp.Expression) -> StatSpec | None:
-        """The statistic counting ``arg``'s non-NULL rows, if the query already draws it."""
+        """The statistic counting ``arg``'s non-NULL rows, over the same rows, if the query
+        already draws it."""
         if self._never_null(arg):
-            return self.stats.get(("rows", "", 0.0, 0.0, False))
-        return self.stats.get(("count", arg.sql(), 0.0, 0.0, False))
+            return self.stats.get(("rows", "", 0.0, 0.0, False, self.rows))
+        return self.stats.get(("count", arg.sql(), 0.0, 0.0, False, self.rows))
+
+    def _own_rows(self, node: exp.Expression) -> int | None:
+        """The fewest rows per unit and group that a column the aggregate reads keeps of its
+        own (``TableInfo.rows_for``), or None: its statistics then keep the query's."""
+        own = self.draft.table.rows_for
+        limits = [own[c.name.lower()] for c in node.find_all(exp.Column) if c.name.lower() in own]
+        return min(limits, default=None)
 
     def _never_null(self, expr: exp.Expression | None) -> bool:
         """A bare column of the table that its owner declared NOT NULL (``TableInfo.not_null``;
@@ -197,7 +210,11 @@ class _Collector:
             if isinstance(node, (exp.WithinGroup, *QUANTILES)):
                 self.aggregates[sql] = self._quantile(node, name, sql)
                 return self.aggregates[sql].name
-            kind, stats, interval = self._classify(node)
+            self.rows = self._own_rows(node)
+            try:
+                kind, stats, interval = self._classify(node)
+            finally:
+                self.rows = None
             if isinstance(stats, _PendingSum):  # its statistics are chosen by ``finish``
                 self.sums[sql], stats = stats, ()
             self.aggregates[sql] = Aggregate(
@@ -284,7 +301,7 @@ class _Collector:
             if isinstance(node, exp.Sum) and group:
                 return "sum", (self.stat("sum", arg, per_group=True, lo=lo, hi=hi),), (lo, hi)
             if isinstance(node, exp.Sum):
-                return "sum", _PendingSum(arg, lo, hi), (lo, hi)
+                return "sum", _PendingSum(arg, lo, hi, self.rows), (lo, hi)
             # Per-group bounds: the mean of each unit's mean over the units with a value.
             count = self.stat("count", arg, per_group=True, lo=0, hi=1) if group else \
                 self.stat("count", arg)

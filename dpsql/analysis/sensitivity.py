@@ -127,13 +127,16 @@ def sensitivity_of(spec: StatSpec, limits: Contribution) -> Sensitivity:
     cell by at most c, in at most g groups; ``max_rows_per_unit`` is not enforced on distinct
     values, so their norms ignore it (L1 = g·c, L2 = c·√g, in units of the bound c). When
     the expression takes at most k values per unit (``values_per_unit``), c becomes min(c, k).
+    A statistic with rows of its own keeps at most that many of the c (``kept_rows``): its
+    bound is theirs, and the total cap r then spreads over more of its cells (r / rows).
     """
     c, g = limits.rows_per_group, limits.groups_per_unit
     if spec.per_group:
         l1, l2 = normalised_norms(g, 1, None)
         return Sensitivity(name=spec.name, bound=float_at_least(Fraction(spec.group_bound)),
                          l1=l1, l2=l2, integer=True, cells=float(g))
-    rows = 1 if spec.kind == "units" else min(c, spec.values_per_unit or c)
+    kept = spec.kept_rows(c)
+    rows = 1 if spec.kind == "units" else min(kept, spec.values_per_unit or kept)
     total = None if spec.kind == "distinct" else limits.max_rows_per_unit
     l1, l2 = normalised_norms(g, rows, total)
     return Sensitivity(name=spec.name, bound=float_at_least(Fraction(rows * spec.row_bound)),

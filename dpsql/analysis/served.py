@@ -91,6 +91,19 @@ def auto_columns(ast: exp.Expression, auto: Mapping[str, str], counted: tuple[st
     return tuple(sorted(served, key=lambda s: (s[0], s[1], str(s[2]))))
 
 
+def noisy_columns(ast: exp.Expression) -> int:
+    """How many aggregates the query releases, each once (at least 1): the shares its ε is
+    split over, by column (docs/mechanisms.md §12), as the estimates model its noise.
+
+    >>> import sqlglot
+    >>> noisy_columns(sqlglot.parse_one("SELECT k, COUNT(*), SUM(x) / COUNT(*), AVG(y) FROM t"))
+    3
+    """
+    calls = {node.sql() for node in ast.find_all(exp.AggFunc)
+             if not isinstance(node.parent, exp.WithinGroup)}
+    return max(1, len(calls | {node.sql() for node in ast.find_all(exp.WithinGroup)}))
+
+
 def public_groups(ast: exp.Expression, tables: list[TableInfo]) -> int:
     """How many groups the query's GROUP BY makes when every key is a column with a list of
     public values (their product), else 1: the groups a total is split over, as the

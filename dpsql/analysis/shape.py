@@ -18,7 +18,7 @@ from sqlglot import exp
 
 from dpsql.analysis.draft import Context, Draft
 from dpsql.analysis.grammar import check_row_expression, check_select_shape, refuse
-from dpsql.analysis.served import auto_columns, public_groups
+from dpsql.analysis.served import auto_columns, noisy_columns, public_groups
 from dpsql.catalog import PublicColumn, TableInfo, key_values
 from dpsql.errors import BoundsNeeded, CatalogError, UnsupportedQueryError
 from dpsql.expr.types import type_class
@@ -117,7 +117,8 @@ def check_auto_limits(draft: Draft, ctx: Context) -> Draft:
             "epsilon (and half its delta) estimating it the first time "
             "(Connection.estimate_limits), or declare the limit",
             tuple(sorted({(t, c) for t, c, _ in served if c})), draft.epsilon, draft.delta,
-            limits=pending, served=served, groups=public_groups(draft.ast, tables))
+            limits=pending, served=served, groups=public_groups(draft.ast, tables),
+            shares=noisy_columns(draft.ast))
     return draft
 
 

@@ -115,9 +115,11 @@ def pairs_in_domain(plan: PrivacyPlan) -> exp.Expression | None:
 
 
 def pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
-    """One unit's contribution to one group, clamped to the per-group bound (in quanta)."""
+    """One unit's contribution to one group, clamped to the per-group bound (in quanta):
+    at most c rows, or the statistic's own fewer (``StatSpec.kept_rows``)."""
     if spec.per_group:
         return group_partial(spec, values)
+    c = spec.kept_rows(c)
     if spec.kind == "rows":
         # Every pair has a row: at c = 1 its clamped count is 1, and the pairs' aggregate
         # then has no count to keep (docs/benchmarks.md).
@@ -131,8 +133,8 @@ def pair_partial(spec: StatSpec, c: int, values: RowValues) -> exp.Expression:
 
 def partial_bound(spec: StatSpec, c: int) -> int:
     """The largest |partial| ``pair_partial`` gives: the statistic's per-group bound, or
-    the bound of c rows (each clamp above is within it)."""
-    return spec.group_bound if spec.per_group else c * spec.row_bound
+    the bound of the rows it keeps of c (each clamp above is within it)."""
+    return spec.group_bound if spec.per_group else spec.kept_rows(c) * spec.row_bound
 
 
 def cap_total(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:

@@ -65,8 +65,9 @@ def build(plan: PrivacyPlan, bounding: Bounding) -> exp.Select:
         exp.Between(this=exp.column(RANK), low=number(1), high=number(g)), copy=False)
     key_names = set(plan.key_names)
     c = plan.contribution.rows_per_group
-    partials = [exp.alias_(in_quanta(limit(exp.column(spec.name), 0, c), spec), spec.name)
-                for spec in counted]  # pair_partial's clamp of the pair's count
+    # pair_partial's clamp of the pair's count
+    partials = [exp.alias_(in_quanta(limit(exp.column(spec.name), 0, spec.kept_rows(c)), spec),
+                           spec.name) for spec in counted]
     pairs = exp.select(GROUP_RANK, *partials).from_(KEPT, copy=False).where(
         exp.column(OPENS), copy=False)
     spine = per_group(plan, with_keys(pairs, [*keys(plan), *output_columns(pairs)[1:]],

@@ -1,11 +1,12 @@
 """Audit of a rows limit and bounds estimated together (``max_rows_per_unit="auto"`` with
 ``bounds="auto"``): the whole path on neighbouring databases.
 
-Such a query is three releases: a histogram of people by their number of rows and one of
-the column's magnitudes drawn with one row per person (an eighth of ε and a quarter of δ
-each, their bins released by partition selection), then the query with the rest, its limit
+Such a query is four releases: a histogram of people by their number of rows and one of
+the column's magnitudes drawn with one row per person (a twelfth of ε and a sixth of δ
+each, their bins released by partition selection), people by (rows bin, value bin) over the
+released bins (a twelfth of ε, public keys: no δ), then the query with the rest, its limit
 and clamp chosen together from the released bins (``suggest.limit_for_error``, a
-post-processing of the first two). By sequential composition the whole is (ε, δ)-DP.
+post-processing of the first three). By sequential composition the whole is (ε, δ)-DP.
 
 D': 40 one-row people with income 1.5; D adds a target with 64 rows of income 10⁹.
 ``SELECT SUM(income)`` at ε = 1, δ = 10⁻²: the 40-person bins are released almost always
@@ -72,7 +73,7 @@ def test_a_limit_and_bounds_read_from_the_data_are_caught(monkeypatch):
     def exact(table: pa.Table):
         rows = max(table.column("pid").value_counts().field("counts").to_pylist())
         top = max(table.column("income").to_pylist())
-        return lambda *_, **__: (rows, {"income": (0.0, 2.0 ** int(top).bit_length())})
+        return lambda *_, **__: (rows, {"income": (0.0, 2.0 ** int(top).bit_length())}, {})
 
     def run(table: pa.Table, seed: int) -> bool:
         monkeypatch.setattr(suggest, "limit_for_error", exact(table))
