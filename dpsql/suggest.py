@@ -439,46 +439,41 @@ def rows_bin(value: exp.Expression) -> exp.Case:
 
 def cells_sql(info: TableInfo, column: str, edges: Iterable[int],
               labels: Iterable[float]) -> str:
-    """People by (rows bin, value bin) of ``column`` (``row_bias``): each person's rows
-    binned as ``contribution_sql`` bins them, beside the ``autobounds`` bin of each of
-    their values; the query's default limits keep one (rows bin, value bin) pair per person,
-    so each is in one cell. The cells are public keys (UNNEST lists), so every one is
-    released, with noise, and none is selected away: the released rows ``edges`` (more rows
-    count in the largest) and value ``labels``, each value in the first released bin at or
-    above its own, and ``autobounds.TOP`` above them all: the tail partition selection hid,
-    where people with many rows may differ. Empty bins between the released ones would only
-    add noise.
+    """People by (rows bin, value bin) of ``column`` (``row_bias``): one row per person,
+    their rows binned as ``contribution_sql`` bins them beside the ``autobounds`` bin of
+    their mean value, so each person is in one cell, and a person's many rows do not make
+    their rare values likelier to be the one drawn. The cells are public keys (UNNEST
+    lists), so every one is released, with noise, and none is selected away: the released
+    rows ``edges`` (more rows count in the largest) and value ``labels``, each mean in the
+    first released bin at or above its own, and ``autobounds.TOP`` above them all: the tail
+    partition selection hid, where people with many rows may differ. Empty bins between the
+    released ones would only add noise.
 
     >>> info = TableInfo.private("v", columns={"pid": "INT", "x": "DOUBLE"}, privacy_unit="pid")
     >>> sql = cells_sql(info, "x", [1, 4], [-2.0, 256.0])
     >>> print(sql.split(" AS x_bin")[0].split("THEN NULL ")[1])
-    WHEN t.x <= -1.0 THEN -2.0 WHEN t.x < 256.0 THEN 256.0 ELSE 1e+100 END
-    >>> print(sql.split(" AS m_bin")[0].split("x_bin, ")[1])
-    CASE WHEN p.m <= 1 THEN 1 ELSE 4 END
+    WHEN x_ <= -1.0 THEN -2.0 WHEN x_ < 256.0 THEN 256.0 ELSE 1e+100 END
+    >>> print(sql.split(" AS m_bin")[0].split("AS x_bin, ")[1])
+    CASE WHEN m <= 1 THEN 1 ELSE 4 END
     """
     edges, labels = sorted(edges), sorted(labels)
     taken = {info.name.lower(), *info.columns}
-    table, per_unit, rows_alias, values_alias, cells = (
-        _fresh(taken, a) for a in ("t", "p", "r", "v", "s"))
-    unit, count = info.privacy_unit, free_name(info, "m")
+    per_unit, rows_alias, values_alias, cells = (_fresh(taken, a) for a in ("p", "r", "v", "s"))
+    unit, count, mean = info.privacy_unit, free_name(info, "m"), free_name(info, f"{column}_")
     row_name, value_name = free_name(info, "m_bin"), free_name(info, f"{column}_bin")
-    per_person = (exp.select(exp.column(unit), exp.alias_(exp.Count(this=exp.Star()), count))
+    per_person = (exp.select(exp.column(unit), exp.alias_(exp.Count(this=exp.Star()), count),
+                             exp.alias_(exp.Avg(this=exp.column(column)), mean))
                   .from_(exp.to_identifier(info.name)).group_by(exp.column(unit)))
-    rows = (exp.select(exp.column(unit, table=table),
-                       exp.alias_(_value_onto(exp.column(column, table=table), labels),
-                                  value_name),
-                       exp.alias_(_rows_onto(exp.column(count, table=per_unit), edges),
-                                  row_name))
-            .from_(exp.alias_(exp.to_table(info.name), table, table=True))
-            .join(per_person.subquery(per_unit),
-                  on=exp.EQ(this=exp.column(unit, table=table),
-                            expression=exp.column(unit, table=per_unit))))
+    binned = exp.select(exp.column(unit),
+                        exp.alias_(_value_onto(exp.column(mean), labels), value_name),
+                        exp.alias_(_rows_onto(exp.column(count), edges), row_name)).from_(
+        per_person.subquery(per_unit))
     edge_list = ", ".join(str(int(e)) for e in edges)
     label_list = ", ".join(autobounds.label_literal(v).sql("duckdb")
                            for v in dict.fromkeys([*labels, autobounds.TOP]))
     q = '"{}"'.format
     return (f"SELECT {rows_alias}.e AS {q(row_name)}, {values_alias}.l AS {q(value_name)}, "
-            f"COUNT(*) AS n FROM ({rows.sql('duckdb')}) AS {cells} CROSS JOIN "
+            f"COUNT(*) AS n FROM ({binned.sql('duckdb')}) AS {cells} CROSS JOIN "
             f"UNNEST([{edge_list}]) AS {rows_alias}(e) CROSS JOIN UNNEST([{label_list}]) AS "
             f"{values_alias}(l) WHERE {cells}.{q(row_name)} = {rows_alias}.e AND "
             f"{cells}.{q(value_name)} = {values_alias}.l "

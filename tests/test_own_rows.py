@@ -104,8 +104,9 @@ def test_the_estimate_gives_an_average_its_own_rows_beside_a_count():
 
 def test_cells_count_each_person_once_by_rows_and_value():
     """``suggest.cells_sql``: each person in one cell, of their rows bin among the released
-    edges (more rows count in the largest) and of a value's bin among the released labels
-    (a value counts in the first at or above its own bin, and beyond them all in TOP)."""
+    edges (more rows count in the largest) and of their mean value's bin among the released
+    labels (the first at or above its own bin, and beyond them all TOP): person 5's rows of
+    10 and 100 count once, at their mean 40, in the bin of 128."""
     people = {1: [(1, 0.5)], 2: [(1, 10.0)], 3: [(3, 100.0)], 4: [(9, 1e6)],
               5: [(2, 10.0), (1, 100.0)]}
     rows = [(pid, value) for pid, runs in people.items() for n, value in runs
@@ -118,7 +119,7 @@ def test_cells_count_each_person_once_by_rows_and_value():
              con.sql(sql, epsilon=500.0).fetchall()}
     assert sum(cells.values()) == len(people)
     assert cells[(1, 16.0)] == 2 and cells[(4, 1e100)] == 1
-    assert cells[(4, 128.0)] + cells[(4, 16.0)] == 2 and cells[(1, 128.0)] == 0
+    assert cells[(4, 128.0)] == 2 and cells[(4, 16.0)] == cells[(1, 128.0)] == 0
 
 
 def test_the_cells_decide_how_many_rows_an_average_keeps():
