@@ -26,6 +26,7 @@ not fail to bind: a statement accepted but unable to run would be charged for no
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import os
@@ -143,13 +144,15 @@ class Engine:
             view = not self.spark and any(c.view for c in columns)
             self.backend.load(f"{name}_text" if view else name, db.arrow(name))
 
-    def catalog(self, limits: Mapping[str, Mapping[str, int | None]]) -> Catalog:
+    def catalog(self, limits: Mapping[str, Mapping[str, Any]]) -> Catalog:
         catalog = Catalog()
         for name in UNIT_TABLES:
-            catalog.add(TableInfo.private(name, columns=self.types[name], privacy_unit="pid",
-                                          bounds=BOUNDS[name],
-                                          public_keys=PUBLIC_KEYS.get(name),
-                                          not_null=NOT_NULL.get(name, ()), **limits[name]))
+            declared = dict(limits[name])
+            own = declared.pop("rows_for", {})
+            catalog.add(dataclasses.replace(TableInfo.private(
+                name, columns=self.types[name], privacy_unit="pid", bounds=BOUNDS[name],
+                public_keys=PUBLIC_KEYS.get(name), not_null=NOT_NULL.get(name, ()),
+                **declared), rows_for=own))
         catalog.add(TableInfo.private(ROW_LEVEL, columns=self.types[ROW_LEVEL],
                                       row_privacy=True, bounds=BOUNDS[ROW_LEVEL]))
         # A public table's width is measured from its rows; the fuzzed rows differ from
@@ -158,7 +161,7 @@ class Engine:
             self.types["pub"], None, unit=None, default=PUBLIC_WIDTH, table="pub")))
         return catalog
 
-    def plan(self, sql: str, limits: Mapping[str, Mapping[str, int | None]]
+    def plan(self, sql: str, limits: Mapping[str, Mapping[str, Any]]
              ) -> CompiledQuery | Composed | dpsql.Error:
         """The compiled query (plan and bounded query; with grouping sets or several
         releases, one per set or part), or the error that refused it; a statement of several
@@ -290,7 +293,7 @@ def _check_histogram(plan: PrivacyPlan, name: str, full: Cells, rest: Cells, key
     return changed
 
 
-def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, int | None]],
+def check_query(engine: Engine, db: Database, limits: Mapping[str, Mapping[str, Any]],
                 sql: str) -> str:
     """Plan ``sql``; if accepted, run it on ``db`` and every neighbour and check each part,
     the statement as a whole, and its release.
@@ -370,7 +373,7 @@ def check_release(compiled: CompiledQuery | Composed, exact: pa.Table | tuple[pa
 
 
 def check_engines(duck: Engine, spark: Engine, db: Database,
-                  limits: Mapping[str, Mapping[str, int | None]], sql: str) -> str:
+                  limits: Mapping[str, Mapping[str, Any]], sql: str) -> str:
     """Plan ``sql`` on each engine's own catalog: the same plan (or both refuse), and the
     same bounded aggregates on ``db`` with the same salt. Returns the outcome."""
     for engine in (duck, spark):

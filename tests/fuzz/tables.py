@@ -229,15 +229,22 @@ NOT_NULL: Mapping[str, tuple[str, ...]] = {"t": ("x", "h")}
 trusted (COUNT(x) is COUNT(*), and CORR, AVG, VAR and SUM of them share statistics)."""
 LIMITS = {"max_groups_per_unit": (None, 1, 2, 3), "max_rows_per_group": (None, 1, 2, 5),
           "max_rows_per_unit": (None, 1, 3, 8)}
+OWN_ROWS: Mapping[str, tuple[Mapping[str, int], ...]] = {
+    "t": ({}, {"x": 1}, {"x": 2, "h": 1, "m": 3}), "u": ({}, {"y": 1})}
+"""Columns whose aggregates keep rows of their own (``TableInfo.rows_for``, as an estimate
+of ``max_rows_per_unit="auto"`` stores them), under ``"rows_for"`` in a table's limits."""
 
 
-def limits() -> st.SearchStrategy[dict[str, dict[str, int | None]]]:
-    """Declared contribution limits of each unit table (None: dpsql's default)."""
-    one = st.fixed_dictionaries({k: st.sampled_from(v) for k, v in LIMITS.items()})
-    return st.fixed_dictionaries({table: one for table in UNIT_TABLES})
+def limits() -> st.SearchStrategy[dict[str, dict[str, Any]]]:
+    """Declared contribution limits of each unit table (None: dpsql's default), and the
+    columns that keep rows of their own."""
+    def one(table: str) -> st.SearchStrategy[dict[str, Any]]:
+        return st.fixed_dictionaries({**{k: st.sampled_from(v) for k, v in LIMITS.items()},
+                                      "rows_for": st.sampled_from(OWN_ROWS.get(table, ({},)))})
+    return st.fixed_dictionaries({table: one(table) for table in UNIT_TABLES})
 
 
-NO_LIMITS = {table: dict.fromkeys(LIMITS) for table in UNIT_TABLES}
+NO_LIMITS = {table: {**dict.fromkeys(LIMITS), "rows_for": {}} for table in UNIT_TABLES}
 """Every contribution limit left to dpsql's default."""
 USUAL_ROW = {"k": "a", "s": "", "g": 0, "i": 0, "h": 0, "m": Decimal(0), "x": 0.0, "dt": 18_000,
              "ts": 1_546_300_800 * 10**6, "tm": 0, "b": True}
