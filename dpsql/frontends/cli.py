@@ -198,6 +198,9 @@ def _add_serve(sub) -> None:
                        help="sessions at most (default 64; fewer if --memory-cap says so)")
     serve.add_argument("--max-pending", type=int, default=128, metavar="N",
                        help="connections still logging in at most (default 128)")
+    serve.add_argument("--login-timeout", type=float, default=10.0, metavar="SECONDS",
+                       help="a connection not logged in this long after it connects is "
+                            "dropped (default 10)")
     serve.add_argument("--session-disk", metavar="SIZE", default="1GiB",
                        help="temporary files each session's engine may spill to "
                             "(default 1GiB)")
@@ -567,6 +570,7 @@ def _serve(args: argparse.Namespace) -> int:
                                   session_threads=args.session_threads, memory_cap=cap,
                                   max_connections=args.max_connections,
                                   max_pending=args.max_pending,
+                                  login_timeout=args.login_timeout,
                                   session_disk=memory_size(args.session_disk),
                                   statement_timeout=args.statement_timeout,
                                   time_quantum=args.time_quantum, engine=args.engine,
