@@ -87,10 +87,16 @@ def histogram_sql(info: TableInfo, column: str, where: exp.Expression | None = N
     >>> print(histogram_sql(info, "x")[:96])
     SELECT x_bin, COUNT(*) AS n FROM (SELECT pid, CASE WHEN x IS NULL THEN NULL WHEN x >= 0 THEN...
     """
+    value = exp.column(column)
     name = free_name(info, f"{column}_bin")
+    positive = _ladder(value, [(exp.LT, 2.0**k, 2.0**k) for k in [-20, *POWERS]], TOP)
+    negative = _ladder(value, [(exp.GT, -(2.0**k), -(2.0**k)) for k in [-20, *POWERS]], -TOP)
+    binned = exp.Case(ifs=[
+        exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null()),
+        exp.If(this=exp.GTE(this=value.copy(), expression=exp.Literal.number(0)),
+               true=positive)], default=negative)
     unit = [exp.column(info.privacy_unit)] if info.privacy_unit else []
-    inner = exp.select(*unit, exp.alias_(value_bin(exp.column(column)), name)).from_(
-        exp.to_identifier(info.name))
+    inner = exp.select(*unit, exp.alias_(binned, name)).from_(exp.to_identifier(info.name))
     if where is not None:  # the rows a query keeps (``bounding_report``)
         inner = inner.where(where.copy())
     query = (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
@@ -98,19 +104,8 @@ def histogram_sql(info: TableInfo, column: str, where: exp.Expression | None = N
     return query.sql("duckdb")
 
 
-def value_bin(value: exp.Expression) -> exp.Case:
-    """The label of the bin ``value`` falls in (see the module): its outer edge, NULL for
-    NULL."""
-    positive = _ladder(value, [(exp.LT, 2.0**k, 2.0**k) for k in [-20, *POWERS]], TOP)
-    negative = _ladder(value, [(exp.GT, -(2.0**k), -(2.0**k)) for k in [-20, *POWERS]], -TOP)
-    return exp.Case(ifs=[
-        exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null()),
-        exp.If(this=exp.GTE(this=value.copy(), expression=exp.Literal.number(0)),
-               true=positive)], default=negative)
-
-
 def label_literal(label: float) -> exp.Expression:
-    """A bin's label as the SQL literal ``value_bin`` writes it."""
+    """A bin's label as the SQL literal ``histogram_sql`` writes it."""
     return _number(label)
 
 

@@ -419,22 +419,19 @@ def contribution_sql(info: TableInfo, limit: str, keys: list[str] = (),
         measure = exp.Count(this=exp.Star())
     name, value_name = free_name(info, "m_bin"), free_name(info, "m")
     unit = exp.column(info.privacy_unit)
+    value = exp.column(value_name)
+    binned = exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(),
+                                               expression=exp.Literal.number(edge)),
+                                  true=exp.Literal.number(edge)) for edge in EDGES],
+                      default=exp.Literal.number(2 * EDGES[-1]))
     inner = (exp.select(unit.copy(), *(exp.column(c) for c in per), exp.alias_(measure, value_name))
              .from_(exp.to_identifier(info.name))
              .group_by(unit.copy(), *(exp.column(c) for c in per)))
     if where is not None:
         inner = inner.where(where.copy())
-    middle = exp.select(unit.copy(), exp.alias_(rows_bin(exp.column(value_name)), name)).from_(
-        inner.subquery("per_unit"))
+    middle = exp.select(unit.copy(), exp.alias_(binned, name)).from_(inner.subquery("per_unit"))
     return (exp.select(exp.column(name), exp.alias_(exp.Count(this=exp.Star()), "n"))
             .from_(middle.subquery("binned")).group_by(exp.column(name)).sql("duckdb"))
-
-
-def rows_bin(value: exp.Expression) -> exp.Case:
-    """The ``EDGES`` bin a contribution falls in: the smallest edge at or above it."""
-    return exp.Case(ifs=[exp.If(this=exp.LTE(this=value.copy(), expression=exp.Literal.number(e)),
-                                true=exp.Literal.number(e)) for e in EDGES],
-                    default=exp.Literal.number(2 * EDGES[-1]))
 
 
 def cells_sql(info: TableInfo, column: str, edges: Iterable[int],
