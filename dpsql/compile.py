@@ -43,7 +43,7 @@ from dpsql.errors import UnsupportedQueryError
 from dpsql.expr.totality import guard_division
 from dpsql.plan import NOISY_TABLE, ROW_ID, Bounding, PrivacyPlan
 from dpsql.rewrite import BoundedQuery, rewrite
-from dpsql.rewrite.digest import SALT
+from dpsql.rewrite.digest import SALT, salt_parameters
 
 NOT_RELEASED = frozenset({("CompiledQuery", "sql"), ("PrivacyPlan", "sql"),
                           ("BoundedQuery", "engine")})
@@ -99,9 +99,14 @@ class CompiledQuery:
         return hashlib.sha256(data.encode()).hexdigest()
 
     @functools.cached_property
+    def read_parameters(self) -> frozenset[str]:
+        """The names of the query parameters the bounded query reads."""
+        return frozenset(p.name for p in self.bounded.ast.find_all(exp.Placeholder))
+
+    @property
     def salted(self) -> bool:
         """Whether the bounded query reads the salt parameter (it chooses groups by hash)."""
-        return any(p.name == SALT for p in self.bounded.ast.find_all(exp.Placeholder))
+        return SALT in self.read_parameters
 
     def bounded_sql(self, dialect: str | None = None, *, pretty: bool = False) -> str:
         """The bounded query as ``dialect`` SQL (by default its engine's); the salt is the
@@ -123,8 +128,9 @@ class CompiledQuery:
         return table.rename_columns([keys.get(c.lower(), c) for c in table.column_names])
 
     def parameters(self, salt: str) -> dict[str, Any]:
-        """The query parameters to bind when the bounded query runs."""
-        return {SALT: salt} if self.salted else {}
+        """The query parameters to bind when the bounded query runs: the salt, and the
+        keyed constants of ``digest.unit_order`` that the query reads."""
+        return salt_parameters(salt, self.read_parameters)
 
 
 def compile_query(sql: str, catalog: Catalog, *, epsilon: float | None = None,

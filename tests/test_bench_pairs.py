@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import dpsql
+from dpsql.rewrite.digest import salt_parameters
 from tests.benchmarks import limits_data
 from tests.benchmarks.bench_matrix import BOUNDS, PAIRS, pairs_sql
 
@@ -38,8 +39,7 @@ def bounded(raw: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
     con.register("t", schema.empty_table(), privacy_unit="pid", bounds=BOUNDS,
                  max_groups_per_unit=GROUPS, max_rows_per_group=ROWS)
     rewritten = con.explain(sql, epsilon=1.0, delta=1e-6).data["rewritten_sql"]
-    salt = {"__dp_salt": "pairs"} if "$__dp_salt" in rewritten else {}
-    return raw.execute(rewritten, salt).fetchall()
+    return raw.execute(rewritten, salt_parameters("pairs", rewritten)).fetchall()
 
 
 def pairs(raw: duckdb.DuckDBPyConnection, query: str) -> list[tuple]:

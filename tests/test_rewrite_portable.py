@@ -18,7 +18,9 @@ from sqlglot import exp
 
 import dpsql
 from dpsql.backends import DuckDBBackend
-from dpsql.rewrite.digest import SALT, keyed_hash
+from dpsql.compile import fresh_salt, seeded_salt
+from dpsql.engines import DUCKDB
+from dpsql.rewrite.digest import SALT, SALT_CONSTANTS, key_code, keyed_hash, salt_constants
 from grammar_tests.cases import ACCEPTED, compile_case
 from grammar_tests.catalog import connect
 
@@ -35,6 +37,19 @@ def test_the_digest_is_the_md5_of_salt_unit_and_keys_joined_by_bars():
     got = backend.run_sql(f"SELECT {sql} AS h FROM t ORDER BY u", {SALT: "salt"})
     got = got.column("h").to_pylist()
     assert got == [md5("salt|7|a|1970-01-01"), md5("salt|8|1970-01-02")]  # NULL adds nothing
+
+
+def test_the_salt_constants_bound_as_parameters_are_the_keyed_codes_of_their_tags():
+    """``unit_order``'s six constants are computed once in Python and bound beside the salt
+    (``digest.salt_constants``); they are exactly the ``key_code`` that the SQL computed
+    for each pair before: the same numbers for fresh, seeded and non-ASCII salts."""
+    backend = DuckDBBackend()
+    backend.load("t", pa.table({"one": [1]}))
+    codes = ", ".join(f"{key_code((), tag=name[-2:]).sql(DUCKDB.dialect)} AS {name}"
+                      for name in SALT_CONSTANTS)
+    for salt in (fresh_salt(), fresh_salt(), seeded_salt(7), "sé|l ✓", ""):
+        assert backend.run_sql(f"SELECT {codes} FROM t", {SALT: salt}).to_pylist() == \
+            [salt_constants(salt)]
 
 
 @pytest.mark.parametrize(("value", "text"), [

@@ -318,7 +318,7 @@ def test_the_kept_pairs_of_a_quantile_are_computed_once_on_spark(backends):
                       ("SELECT k, COUNT(*) FROM t GROUP BY k", False)):
         plan = hostile_plan(sql, max_groups_per_unit=2, max_rows_per_group=3)
         frame = spark.spark.sql(spark.render(CompiledQuery.of(plan, SPARK).bounded),
-                                args={"__dp_salt": "once"})
+                                args=CompiledQuery.of(plan, SPARK).parameters("once"))
         frame.collect()
         ran = frame._jdf.queryExecution().executedPlan().toString()
         assert ("ReusedExchange" in ran) is once, sql

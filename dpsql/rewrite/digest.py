@@ -34,7 +34,8 @@ CAST(CAST(FLOOR(LEAST(GREATEST(CAST(cost AS DOUBLE), -1000000000000), 1000000000
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Container, Sequence
 
 from sqlglot import exp
 
@@ -113,13 +114,32 @@ def integer_unit(sql_type: str) -> bool:
 
 
 SALT_CONSTANTS = tuple(f"__dp_k{i}" for i in range(6))
-"""Columns of the keyed constants of ``unit_order`` (``key_code`` of the tags k0..k5)."""
+"""The query parameters of ``unit_order``'s keyed constants, bound beside the salt."""
 
 
-def salt_constants() -> list[exp.Expression]:
-    """The six keyed constants of ``unit_order``, aliased as ``SALT_CONSTANTS``."""
-    return [exp.alias_(key_code((), tag=f"k{i}"), name)
-            for i, name in enumerate(SALT_CONSTANTS)]
+def salt_constants(salt: str) -> dict[str, int]:
+    """The six keyed constants of ``unit_order`` for ``salt``, by parameter name: each is
+    ``key_code`` of the tag k0..k5 alone — the first ``CODE_DIGITS`` hex digits of the MD5
+    of ``salt|k0`` and so on — computed here once per query, where the SQL computed them
+    for every pair and carried them through its joins (docs/benchmarks.md). The SQL's
+    own ``key_code`` gives the same numbers in both engines (tests/test_digest.py).
+
+    >>> salt_constants("s")["__dp_k0"] == int(hashlib.md5(b"s|k0").hexdigest()[:7], 16)
+    True
+    """
+    return {name: int(hashlib.md5(f"{salt}|k{i}".encode()).hexdigest()[:CODE_DIGITS], 16)
+            for i, name in enumerate(SALT_CONSTANTS)}
+
+
+def salt_parameters(salt: str, read: Container[str]) -> dict[str, str | int]:
+    """The parameters bound for a query that reads the parameters named in ``read`` (a
+    set of names, or the SQL's text): the salt, and those of ``salt_constants``.
+
+    >>> sorted(salt_parameters("s", "SELECT MD5($__dp_salt) * $__dp_k2"))
+    ['__dp_k2', '__dp_salt']
+    """
+    return {name: value for name, value in {SALT: salt, **salt_constants(salt)}.items()
+            if name in read}
 
 
 def unit_order(unit: str, code: str) -> list[tuple[str, exp.Expression]]:
@@ -127,21 +147,21 @@ def unit_order(unit: str, code: str) -> list[tuple[str, exp.Expression]]:
     expression over the columns before it); the last, ``__dp_h``, is the key.
 
     A keyed pseudo-random function of the unit and the group, in BIGINT arithmetic modulo
-    ``PRIME`` (no product reaches 2⁶², so neither engine can overflow), computed
-    identically by DuckDB and Spark and about twice as fast as an MD5 per pair. ``code``
-    is the group's ``key_code`` (one MD5 per distinct group, not per pair); the unit id is
-    mixed by a keyed affine map and two rounds of squaring into the unit's own affine map
-    of the codes, ``(a·code + b) mod PRIME``. The constants (columns ``SALT_CONSTANTS``)
-    come from the secret salt, so in each query every unit's choice is a fresh
-    pseudo-random order of its own groups that depends on nothing but that unit's id and
-    keys. A linear map of the id alone was not enough: with ids 1..N, some salts made most
-    units choose the same few groups (``tests/test_rewrite_domain.py`` tests the choice
-    for uniformity).
+    ``PRIME`` (no product reaches 2⁶², so neither engine can overflow), computed identically
+    by DuckDB and Spark and about twice as fast as an MD5 per pair. ``code`` is the group's
+    ``key_code`` (one MD5 per distinct group, not per pair); the unit id is mixed by a keyed
+    affine map and two rounds of squaring into the unit's own affine map of the codes,
+    ``(a·code + b) mod PRIME``. The constants (the query parameters ``SALT_CONSTANTS``,
+    bound as ``salt_constants`` gives them) come from the secret salt, so in each query
+    every unit's choice is a fresh pseudo-random order of its own groups that depends on
+    nothing but that unit's id and keys. A linear map of the id alone was not enough: with
+    ids 1..N, some salts made most units choose the same few groups
+    (``tests/test_rewrite_domain.py`` tests the choice for uniformity).
 
     >>> [name for name, _ in unit_order("u", "c")]
     ['__dp_x', '__dp_a', '__dp_b', '__dp_h']
     """
-    k = [exp.column(name) for name in SALT_CONSTANTS]
+    k = [as_bigint(exp.Placeholder(this=name)) for name in SALT_CONSTANTS]
     p = number(PRIME)
 
     def mod(node: exp.Expression) -> exp.Expression:

@@ -6,7 +6,7 @@ The pairs are ordered by ``digest.unit_order`` (``pairs.pair_ordered``: one BIGI
 running time does not depend on how many units exceed it.
 
 - By rank (DuckDB): the pairs are aggregated per (unit, keys) and joined once to their
-  group's codes, which give each its rank, code and the salt's constants
+  group's codes, which give each its rank and code
   (``pairs.pairs_by_rank``: far fewer pairs than rows join); the rank is the smallest
   order modulo 2³², the partials with a bound travel as the digits of few BIGINTs
   (``packing``, where the engine pays per aggregate: ``Bounding.packed``), and a join to

@@ -1,15 +1,15 @@
 """The (unit, group) pairs and the groups' codes that the strategies choosing groups share.
 
 A *pair* is one unit's rows in one group, aggregated to its bounded partials. The groups
-are *coded* before a unit's pairs are ordered: ``CODES`` holds one row per group — its
-rank among the keys, its ``key_code`` and the salt's constants of ``digest.unit_order`` —
-so that a pair, or a row of the strategies that order rows, carries two integers (unit,
-rank) instead of the keys. The pairs are aggregated per (unit, keys) and only they join
-the codes (``pairs_by_rank``); the strategies without pairs join each row to them
-(``coded``; docs/benchmarks.md). A unit's pairs are ordered
-by one BIGINT, ``order · 2³² + rank`` (``pair_ordered``); its first g by that order are
-kept. Nothing here reads the data's values to decide: the order is a keyed hash of
-(unit, group) with the query's fresh salt.
+are *coded* before a unit's pairs are ordered: ``CODES`` holds one row per group — its rank
+among the keys and its ``key_code`` (``digest.unit_order``'s keyed constants are query
+parameters, bound beside the salt) — so that a pair, or a row of the strategies that order
+rows, carries two integers (unit, rank) instead of the keys. The pairs are aggregated per
+(unit, keys) and only they join the codes (``pairs_by_rank``); the strategies without pairs
+join each row to them (``coded``; docs/benchmarks.md). A unit's pairs are ordered by one
+BIGINT, ``order · 2³² + rank`` (``pair_ordered``); its first g by that order are kept.
+Nothing here reads the data's values to decide: the order is a keyed hash of (unit, group)
+with the query's fresh salt.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from dpsql.plan import PrivacyPlan
-from dpsql.rewrite.digest import SALT_CONSTANTS, key_code, salt_constants, unit_order
+from dpsql.rewrite.digest import key_code, unit_order
 from dpsql.rewrite.expressions import same_keys, source
 from dpsql.rewrite.frame import (
     CODE,
@@ -101,7 +101,7 @@ def records(plan: PrivacyPlan, rows: exp.Select) -> exp.Expression:
 
 def coded(plan: PrivacyPlan, read_from: exp.Expression, taken: tuple[str, ...]) -> exp.Select:
     """The rows of ``read_from`` with the columns ``taken`` from their group's codes (its
-    rank ``GROUP_RANK``; its ``CODE`` and the salt's constants to order its pairs)."""
+    rank ``GROUP_RANK``; its ``CODE`` to order its pairs)."""
     return (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_r")),
                        *(exp.column(c, table="__dp_c") for c in taken))
             .from_(read_from.copy(), copy=False)
@@ -112,7 +112,7 @@ def coded(plan: PrivacyPlan, read_from: exp.Expression, taken: tuple[str, ...]) 
 def pairs_by_rank(plan: PrivacyPlan, read_from: exp.Expression,
                   partials: list[exp.Expression]) -> exp.Select:
     """The ``partials`` of each unit in each group of the rows ``read_from`` reads, per
-    (unit, group's rank), with the group's code and the salt's constants to order them:
+    (unit, group's rank), with the group's code to order them:
     aggregated per (unit, keys) first, then the pairs — fewer than the rows — joined to
     their group's codes on the keys, once. A pair's partials are computed from all its
     rows, so aggregating before the join gives the pairs of the rows joined first
@@ -124,8 +124,7 @@ def pairs_by_rank(plan: PrivacyPlan, read_from: exp.Expression,
                .group_by(*by, copy=False))
     names = [p.alias_or_name for p in partials]
     return (exp.select(exp.column(UNIT, table="__dp_p"),
-                       *(exp.column(c, table="__dp_c") for c in (GROUP_RANK, CODE,
-                                                                 *SALT_CONSTANTS)),
+                       *(exp.column(c, table="__dp_c") for c in (GROUP_RANK, CODE)),
                        *(exp.column(name, table="__dp_p") for name in names))
             .from_(by_keys.subquery("__dp_p", copy=False), copy=False)
             .join(table_as(CODES, "__dp_c"), on=same_keys(plan.key_names, "__dp_p", "__dp_c"),
@@ -133,7 +132,7 @@ def pairs_by_rank(plan: PrivacyPlan, read_from: exp.Expression,
 
 
 def ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Expression]:
-    """The pairs with their group's rank, code and the salt's constants — as
+    """The pairs with their group's rank and code — as
     ``pairs_by_rank`` gives them (``by_rank``), or joined to the codes by the keys — with
     ``unit_order``'s steps, and the BIGINT that orders a unit's pairs: ``order · 2³² +
     rank``."""
@@ -141,7 +140,7 @@ def ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Exp
         return pair_ordered(exp.select("*").from_(table_as(PAIRS, "__dp_p"), copy=False))
     rows = (exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_p")),
                        *(exp.column(c, table="__dp_c")
-                         for c in (CODE, *SALT_CONSTANTS, GROUP_RANK)))
+                         for c in (CODE, GROUP_RANK)))
             .from_(table_as(PAIRS, "__dp_p"), copy=False)
             .join(table_as(CODES, "__dp_c"), on=same_keys(plan.key_names, "__dp_p", "__dp_c"),
                   copy=False))
@@ -149,7 +148,7 @@ def ordered_pairs(plan: PrivacyPlan, by_rank: bool) -> tuple[exp.Select, exp.Exp
 
 
 def pair_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Expression]:
-    """``rows`` (with their group's rank, code and the salt's constants) with
+    """``rows`` (with their group's rank and code) with
     ``unit_order``'s steps, and the BIGINT that orders a unit's pairs: ``order · 2³² +
     rank`` (``GROUP_RANKS``)."""
     rows, order = unit_ordered(rows)
@@ -159,7 +158,7 @@ def pair_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Expression]:
 
 
 def unit_ordered(rows: exp.Select) -> tuple[exp.Select, exp.Column]:
-    """``rows`` (pairs with their code and the salt's constants) with ``unit_order``'s
+    """``rows`` (pairs with their code) with ``unit_order``'s
     steps as columns, and the last of them: the pair's order within its unit."""
     steps = unit_order(UNIT, CODE)
     for step, (name, value) in enumerate(steps):
@@ -175,7 +174,7 @@ def rows_in_pair_order(plan: PrivacyPlan, unit: exp.Column, items: list[exp.Expr
     rows = exp.select(exp.alias_(unit.copy(), UNIT), *keys(plan), *items)
     rows = rows.from_(source(plan), copy=False).where(row_filter(plan, unit), copy=False)
     read_from, groups = groups_of(plan, rows, pairs_in_domain(plan))
-    ordered, key = pair_ordered(coded(plan, read_from, (GROUP_RANK, CODE, *SALT_CONSTANTS)))
+    ordered, key = pair_ordered(coded(plan, read_from, (GROUP_RANK, CODE)))
     return (over(ordered, "__dp_o", "*", exp.alias_(key, FIRST)),
             lambda query: with_codes(query, plan, rows, read_from, groups))
 
@@ -258,9 +257,8 @@ def distinct_groups(plan: PrivacyPlan, rows: exp.Select, read_from: exp.Expressi
 
 
 def codes(plan: PrivacyPlan, groups: exp.Select) -> exp.Select:
-    """Per group of ``groups``: its ``key_code``, the keyed constants of ``unit_order`` and
-    its rank in the order of the keys (from 1, one per group: it also names the group where
-    the keys are not carried)."""
+    """Per group of ``groups``: its ``key_code`` and its rank in the order of the keys
+    (from 1, one per group: it also names the group where the keys are not carried)."""
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in keys(plan)])
     return over(groups, "__dp_d", *keys(plan), *code_columns(plan),
@@ -268,6 +266,6 @@ def codes(plan: PrivacyPlan, groups: exp.Select) -> exp.Select:
 
 
 def code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
-    """The group's ``key_code`` and the salt's constants, over the key columns."""
+    """The group's ``key_code``, over the key columns."""
     key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
-    return [exp.alias_(key_code(key_types), CODE), *salt_constants()]
+    return [exp.alias_(key_code(key_types), CODE)]

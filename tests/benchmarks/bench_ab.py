@@ -38,6 +38,7 @@ from typing import Any
 
 import duckdb
 
+from dpsql.rewrite.digest import salt_parameters
 from tests.benchmarks import limits_data
 from tests.benchmarks.bench_matrix import BOUNDS, LIMITS, SHARES, data_limit, interleaved
 from tests.benchmarks.bench_spark import session
@@ -98,16 +99,14 @@ def bounded_sql(checkout: Path, sql: str, limit: str, spark: bool = False,
 
 def answers(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
     """Every row, lists sorted (``ARRAY_AGG`` is unordered), rows sorted."""
-    salt = {"__dp_salt": SALT} if "$__dp_salt" in sql else {}  # global ones choose nothing
-    rows = con.execute(sql, salt).fetchall()
+    rows = con.execute(sql, salt_parameters(SALT, sql)).fetchall()  # global ones choose nothing
     tidy = [tuple(sorted(v, key=str) if isinstance(v, list) else v for v in r) for r in rows]
     return sorted(tidy, key=str)
 
 
 def spark_answers(spark: Any, sql: str) -> list[tuple]:
     """``answers`` on Spark: every row, lists (``COLLECT_LIST``, unordered) sorted."""
-    params = {"__dp_salt": SALT} if ":__dp_salt" in sql else None
-    rows = spark.sql(sql, args=params).collect()
+    rows = spark.sql(sql, args=salt_parameters(SALT, sql) or None).collect()
     tidy = [tuple(sorted(map(str, v)) if isinstance(v, list) else v for v in r) for r in rows]
     return sorted(tidy, key=str)
 

@@ -4,12 +4,6 @@ WITH __dp_codes AS (
   SELECT
     k,
     CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'key', CAST(k AS STRING))), 1, 7), 16, 10) AS BIGINT) AS __dp_code,
-    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k0')), 1, 7), 16, 10) AS BIGINT) AS __dp_k0,
-    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k1')), 1, 7), 16, 10) AS BIGINT) AS __dp_k1,
-    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k2')), 1, 7), 16, 10) AS BIGINT) AS __dp_k2,
-    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k3')), 1, 7), 16, 10) AS BIGINT) AS __dp_k3,
-    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k4')), 1, 7), 16, 10) AS BIGINT) AS __dp_k4,
-    CAST(CONV(SUBSTRING(MD5(CONCAT_WS('|', :__dp_salt, 'k5')), 1, 7), 16, 10) AS BIGINT) AS __dp_k5,
     ROW_NUMBER() OVER (ORDER BY k NULLS LAST) AS __dp_grank
   FROM (
     SELECT DISTINCT
@@ -101,7 +95,7 @@ FROM (
           (
             (
               __dp_a * __dp_a
-            ) % 2147483647 * __dp_k4 + __dp_k5
+            ) % 2147483647 * CAST(:__dp_k4 AS BIGINT) + CAST(:__dp_k5 AS BIGINT)
           ) % 2147483647 AS __dp_b
         FROM (
           SELECT
@@ -109,7 +103,7 @@ FROM (
             (
               (
                 __dp_x * __dp_x
-              ) % 2147483647 * __dp_k2 + __dp_k3
+              ) % 2147483647 * CAST(:__dp_k2 AS BIGINT) + CAST(:__dp_k3 AS BIGINT)
             ) % 2147483647 AS __dp_a
           FROM (
             SELECT
@@ -119,18 +113,12 @@ FROM (
                   (
                     CAST(__dp_unit AS BIGINT)
                   ) % 2147483647 + 2147483647
-                ) % 2147483647 * __dp_k0 + __dp_k1
+                ) % 2147483647 * CAST(:__dp_k0 AS BIGINT) + CAST(:__dp_k1 AS BIGINT)
               ) % 2147483647 AS __dp_x
             FROM (
               SELECT
                 __dp_p.*,
                 __dp_c.__dp_code,
-                __dp_c.__dp_k0,
-                __dp_c.__dp_k1,
-                __dp_c.__dp_k2,
-                __dp_c.__dp_k3,
-                __dp_c.__dp_k4,
-                __dp_c.__dp_k5,
                 __dp_c.__dp_grank
               FROM __dp_pairs AS __dp_p
               JOIN __dp_codes AS __dp_c

@@ -10,12 +10,6 @@ FROM (
       region,
       k,
       CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(region AS TEXT), CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k0')), 1, 7) AS BIGINT) AS __dp_k0,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k1')), 1, 7) AS BIGINT) AS __dp_k1,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k2')), 1, 7) AS BIGINT) AS __dp_k2,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k3')), 1, 7) AS BIGINT) AS __dp_k3,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k4')), 1, 7) AS BIGINT) AS __dp_k4,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'k5')), 1, 7) AS BIGINT) AS __dp_k5,
       ROW_NUMBER() OVER (ORDER BY region, k) AS __dp_grank
     FROM (
       SELECT
@@ -51,12 +45,6 @@ FROM (
       __dp_p.__dp_unit,
       __dp_c.__dp_grank,
       __dp_c.__dp_code,
-      __dp_c.__dp_k0,
-      __dp_c.__dp_k1,
-      __dp_c.__dp_k2,
-      __dp_c.__dp_k3,
-      __dp_c.__dp_k4,
-      __dp_c.__dp_k5,
       __dp_p.__dp_s0
     FROM (
       SELECT
@@ -108,7 +96,7 @@ FROM (
             (
               (
                 __dp_a * __dp_a
-              ) % 2147483647 * __dp_k4 + __dp_k5
+              ) % 2147483647 * CAST($__dp_k4 AS BIGINT) + CAST($__dp_k5 AS BIGINT)
             ) % 2147483647 AS __dp_b
           FROM (
             SELECT
@@ -116,7 +104,7 @@ FROM (
               (
                 (
                   __dp_x * __dp_x
-                ) % 2147483647 * __dp_k2 + __dp_k3
+                ) % 2147483647 * CAST($__dp_k2 AS BIGINT) + CAST($__dp_k3 AS BIGINT)
               ) % 2147483647 AS __dp_a
             FROM (
               SELECT
@@ -126,7 +114,7 @@ FROM (
                     (
                       CAST(__dp_unit AS BIGINT)
                     ) % 2147483647 + 2147483647
-                  ) % 2147483647 * __dp_k0 + __dp_k1
+                  ) % 2147483647 * CAST($__dp_k0 AS BIGINT) + CAST($__dp_k1 AS BIGINT)
                 ) % 2147483647 AS __dp_x
               FROM (
                 SELECT
