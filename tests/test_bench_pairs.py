@@ -12,6 +12,8 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 import pytest
+import sqlglot
+from sqlglot import exp
 
 import dpsql
 from dpsql.rewrite.digest import salt_parameters
@@ -39,7 +41,8 @@ def bounded(raw: duckdb.DuckDBPyConnection, sql: str) -> list[tuple]:
     con.register("t", schema.empty_table(), privacy_unit="pid", bounds=BOUNDS,
                  max_groups_per_unit=GROUPS, max_rows_per_group=ROWS)
     rewritten = con.explain(sql, epsilon=1.0, delta=1e-6).data["rewritten_sql"]
-    return raw.execute(rewritten, salt_parameters("pairs", rewritten)).fetchall()
+    read = {p.name for p in sqlglot.parse_one(rewritten, read="duckdb").find_all(exp.Placeholder)}
+    return raw.execute(rewritten, salt_parameters("pairs", read)).fetchall()
 
 
 def pairs(raw: duckdb.DuckDBPyConnection, query: str) -> list[tuple]:

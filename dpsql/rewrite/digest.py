@@ -132,10 +132,10 @@ def salt_constants(salt: str) -> dict[str, int]:
 
 
 def salt_parameters(salt: str, read: Container[str]) -> dict[str, str | int]:
-    """The parameters bound for a query that reads the parameters named in ``read`` (a
-    set of names, or the SQL's text): the salt, and those of ``salt_constants``.
+    """The parameters bound for a query that reads the parameters named in ``read``: the
+    salt, and those of ``salt_constants``.
 
-    >>> sorted(salt_parameters("s", "SELECT MD5($__dp_salt) * $__dp_k2"))
+    >>> sorted(salt_parameters("s", {"__dp_salt", "__dp_k2"}))
     ['__dp_k2', '__dp_salt']
     """
     return {name: value for name, value in {SALT: salt, **salt_constants(salt)}.items()
