@@ -4,7 +4,8 @@
 as what enforcing the row limit costs (docs/benchmarks.md). That reading holds only if the
 plain SQL builds the same partials: on data where nobody has more groups than the limit,
 dpsql's choice keeps every pair, so its bounded query (run without noise) and ``PAIRS`` must
-give the same counts and the same histogram weights, bucket by bucket.
+give the same counts and the same histogram weights, bucket by bucket. ``CHOSEN``, the same
+pairs ranked in a window per unit, must keep them all there too.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from sqlglot import exp
 import dpsql
 from dpsql.rewrite.digest import salt_parameters
 from tests.benchmarks import limits_data
-from tests.benchmarks.bench_matrix import BOUNDS, PAIRS, pairs_sql
+from tests.benchmarks.bench_matrix import BOUNDS, CHOSEN, PAIRS, chosen_sql, pairs_sql
 
 GROUPS, ROWS = 8, 3
 
@@ -66,6 +67,21 @@ def test_pairs_weigh_each_bucket_as_the_bounded_histogram_does(raw):
 def test_pairs_weigh_the_global_histogram_as_the_bounded_query_does(raw):
     ((*_, histogram),) = bounded(raw, "SELECT MEDIAN(v) FROM t")
     assert {e["b"]: e["w"] for e in histogram} == dict(pairs(raw, "median"))
+
+
+@pytest.mark.parametrize("query", sorted(CHOSEN))
+def test_the_chosen_pairs_keep_every_pair_where_nobody_is_over_the_limit(raw, query):
+    # bench_matrix --pairs also times CHOSEN, the window strategy in plain SQL: at
+    # g = GROUPS nobody is over the limit, so it must keep every pair that PAIRS sums.
+    chosen = raw.sql(chosen_sql(query, (GROUPS, ROWS), "t")).fetchall()
+    assert sorted(chosen) == sorted(pairs(raw, query))
+
+
+def test_the_chosen_pairs_keep_one_group_per_unit_at_one_group(raw):
+    ((people,),) = raw.sql("SELECT COUNT(DISTINCT pid) FROM t").fetchall()
+    kept = raw.sql(chosen_sql("distinct", (1, ROWS), "t")).fetchall()
+    assert sum(n for _, n in kept) == people
+    assert len(kept) > 1  # each unit's own choice, not one group for everybody
 
 
 @pytest.mark.spark

@@ -142,6 +142,28 @@ are those dpsql uses for BOUNDS; tests/test_bench_pairs.py checks the counts and
 histogram weights against dpsql's bounded query where no choice binds."""
 
 
+_PAIR_ROWS = {
+    "count": ("SELECT pid, grp, LEAST(COUNT(*), {c}) AS n FROM {t} GROUP BY pid, grp",
+              "SUM(n)"),
+    "distinct": ("SELECT pid, grp FROM {t} GROUP BY pid, grp", "COUNT(*)"),
+    "sum_avg": ("SELECT pid, grp, LEAST(COUNT(x), {c}) AS n, LEAST(SUM(x), {c} * "
+                "CAST(2097152000 AS BIGINT)) AS s FROM (SELECT pid, grp, " + _QUANTA +
+                " AS x FROM {t}) GROUP BY pid, grp", "SUM(s), SUM(n)"),
+}
+CHOSEN = {query: ("SELECT grp, " + total + " FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY "
+                  "pid ORDER BY HASH(pid, grp)) AS r FROM (" + pairs + ")) "
+                  "WHERE r BETWEEN 1 AND {g} GROUP BY grp")
+          for query, (pairs, total) in {**_PAIR_ROWS, "pub_count": _PAIR_ROWS["count"],
+                                        "pub_sum_avg": _PAIR_ROWS["sum_avg"]}.items()}
+"""``--pairs`` also times, for the queries whose strategy keeps pairs, ``PAIRS`` with each
+unit's first g pairs chosen as ``first_pairs_by_window`` chooses them, in plain SQL: ranked
+by a window over the unit's pairs in the engine's own hash order and cut at ``BETWEEN 1 AND
+g`` (dpsql's cut: ``<= g`` is DuckDB's slower top-N), without the keyed order, the groups'
+codes or noise. What any plan that ranks each unit's pairs in a window costs: a cell above
+it by little is as fast as its strategy allows (tests/test_bench_pairs.py checks it keeps
+every pair where nobody is over g, and one per unit at g = 1)."""
+
+
 def pairs_sql(query: str, c: int, table: str, dialect: str = "duckdb") -> str:
     """``PAIRS[query]`` at ``c`` rows per group over ``table``, written by sqlglot in
     ``dialect`` (tests/test_bench_pairs.py checks that Spark's form gives DuckDB's answers).
@@ -150,6 +172,23 @@ def pairs_sql(query: str, c: int, table: str, dialect: str = "duckdb") -> str:
     'SELECT grp, COUNT(*) FROM (SELECT DISTINCT pid, grp FROM t) GROUP BY grp'
     """
     return sqlglot.transpile(PAIRS[query].format(c=c, t=table), read="duckdb",
+                             write=dialect)[0]
+
+
+def chosen_sql(query: str, limits: tuple[int, int], table: str, dialect: str = "duckdb"
+               ) -> str | None:
+    """``CHOSEN[query]`` at (g, c) over ``table`` in ``dialect``; None where the query's
+    strategy keeps no pairs (the quantiles rank rows).
+
+    >>> chosen_sql("distinct", (3, 3), "t")
+    'SELECT grp, COUNT(*) FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY pid ORDER BY \
+HASH(pid, grp)) AS r FROM (SELECT pid, grp FROM t GROUP BY pid, grp)) WHERE r BETWEEN 1 AND 3 \
+GROUP BY grp'
+    """
+    if query not in CHOSEN:
+        return None
+    g, c = limits
+    return sqlglot.transpile(CHOSEN[query].format(g=g, c=c, t=table), read="duckdb",
                              write=dialect)[0]
 
 
@@ -224,6 +263,8 @@ class Cell:
     tumult_times: list[float] | None = None
     pairs_s: float | None = None
     pairs_times: list[float] | None = None
+    chosen_s: float | None = None
+    chosen_times: list[float] | None = None
 
 
 def cell_from_json(fields: dict[str, Any]) -> Cell:
@@ -305,6 +346,14 @@ class Dataset:
                         "spark" if self.spark else "duckdb")
         return self.runner(sql)
 
+    def chosen(self, query: str, limit: str,
+               con: dpsql.Connection | None = None) -> Callable[[], object] | None:
+        """``CHOSEN[query]`` in plain SQL over this data at ``limit`` (``chosen_sql``), or
+        None where the query keeps no pairs."""
+        sql = chosen_sql(query, LIMITS[limit] or (1, 1), self._scan(con),
+                         "spark" if self.spark else "duckdb")
+        return None if sql is None else self.runner(sql)
+
     def unit_sql(self, grouped: bool, con: dpsql.Connection | None = None) -> str:
         """The per-unit floor over this data (over ``con``'s view of it on Spark)."""
         scan = self._scan(con)
@@ -336,7 +385,8 @@ class Dataset:
 
 def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
             meter: PeakMemory, tumult: Tumult | None = None,
-            pairs: Callable[[], object] | None = None) -> dict:
+            pairs: Callable[[], object] | None = None,
+            chosen: Callable[[], object] | None = None) -> dict:
     """dpsql's run of ``query``, both floors and the runs beside them, interleaved."""
     sql, grouped = QUERIES[query]
     load = os.getloadavg()[0]
@@ -347,6 +397,8 @@ def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
         runs["tumult"] = lambda: tumult.run(query)
     if pairs:
         runs["pairs"] = pairs
+    if chosen:
+        runs["chosen"] = chosen
     holder: dict[str, dict[str, list[float]]] = {}
     peak = meter.run(lambda: holder.update(times=interleaved(runs, repeats)))
     times = holder["times"]
@@ -389,8 +441,9 @@ def run_limit(args: argparse.Namespace, data: Dataset, limit: str,
     cells = []
     for query in args.queries:
         pairs = data.pairs(query, limit, con) if args.pairs else None
+        chosen = data.chosen(query, limit, con) if args.pairs else None
         cell = Cell(data.rows, data.share, limit, query,
-                    **measure(data, con, query, args.repeats, meter, tumult, pairs),
+                    **measure(data, con, query, args.repeats, meter, tumult, pairs, chosen),
                     engine="spark" if data.spark else "duckdb", source=data.source,
                     register_s=register_s)
         cells.append(cell)
@@ -410,6 +463,8 @@ def _line(cell: Cell) -> str:
         f" tumult {cell.tumult_s:8.3f} dp÷tumult {cell.dp_s / cell.tumult_s:5.2f}")
     if cell.pairs_s is not None:
         versus += f" pairs {cell.pairs_s / cell.floor_s:6.2f}"
+    if cell.chosen_s is not None:
+        versus += f" chosen {cell.chosen_s / cell.floor_s:6.2f}"
     return (f"{cell.engine} {cell.source:<7} {cell.rows:>11,} {cell.share:>5} {cell.limit:>4} "
             f"{cell.query:<12} dp {cell.dp_s:8.3f} unit {cell.floor_unit_s:7.3f} "
             f"plain {cell.floor_plain_s:7.3f} ratio {cell.ratio:6.2f} load {cell.load:5.2f} "
@@ -437,8 +492,9 @@ def markdown(cells: list[Cell]) -> str:
                              "the plain query is the floor)", _plain_over_unit)
         lines += _side_table(mine, queries, "dpsql ÷ Tumult Analytics (same run; Tumult s in "
                              "brackets)", _versus_tumult)
-        lines += _side_table(mine, queries, "dpsql ÷ floor / pairs without a choice ÷ floor "
-                             "(same run, `PAIRS`)", _beside_pairs)
+        lines += _side_table(mine, queries, "dpsql ÷ floor / its strategy's window in plain "
+                             "SQL ÷ floor (`CHOSEN`; – where it keeps no pairs) / pairs "
+                             "without a choice ÷ floor (`PAIRS`; same run)", _beside_pairs)
     return "\n".join(lines)
 
 
@@ -485,10 +541,12 @@ def _versus_tumult(cell: Cell) -> str | None:
 
 
 def _beside_pairs(cell: Cell) -> str | None:
-    """dpsql's ratio beside the row limit's alone (``PAIRS``), where ``--pairs`` ran."""
+    """dpsql's ratio beside its strategy's window in plain SQL (``CHOSEN``) and the row
+    limit's alone (``PAIRS``), where ``--pairs`` ran."""
     if cell.pairs_s is None:
         return None
-    return f"{cell.ratio:.2f} / {cell.pairs_s / cell.floor_s:.2f}"
+    chosen = "–" if cell.chosen_s is None else f"{cell.chosen_s / cell.floor_s:.2f}"
+    return f"{cell.ratio:.2f} / {chosen} / {cell.pairs_s / cell.floor_s:.2f}"
 
 
 def _lines(cells: list[Cell]) -> Iterator[tuple[str, str, dict[str, Cell]]]:
@@ -522,7 +580,8 @@ def main() -> None:
     parser.add_argument("--pairs", action="store_true",
                         help="also time each query's PAIRS form in plain SQL on the same "
                              "engine (the row limit's partials without the choice of groups "
-                             "or noise)")
+                             "or noise) and its CHOSEN form (the same with each unit's first "
+                             "g pairs ranked by a window)")
     parser.add_argument("--out", type=Path, help="append each cell as a JSON line to this file")
     parser.add_argument("--markdown", type=Path, nargs="*",
                         help="print the tables of these JSON-line files and exit")
