@@ -26,12 +26,12 @@ import pytest
 
 import dpsql
 from dpsql.backends import DuckDBBackend
-from dpsql.compile import CompiledQuery, seeded_salt
+from dpsql.compile import CompiledQuery, fresh_salt, seeded_salt
 from dpsql.datasets import pums_path, visits
 from dpsql.engines import SPARK
 from dpsql.plan import Bounding
 from dpsql.rewrite import BoundedQuery
-from dpsql.rewrite.digest import SALT, keyed_hash
+from dpsql.rewrite.digest import SALT, SALT_CONSTANTS, key_code, keyed_hash, salt_constants
 from grammar_tests.cases import compile_case
 from tests.support import COLUMNS, LIMITS, QUERIES, hostile_table, make_plan
 
@@ -200,6 +200,17 @@ def test_keyed_hash_agrees_on_parquet_read_by_each_engine(backends, tmp_path):
     duck_types, spark_types = duck.load("typed", str(path)), spark.load("typed", str(path))
     assert spark_types["ts"] == "TIMESTAMP" and spark_types["dec"] == "DECIMAL(10,2)"
     assert digests(spark, spark_types) == digests(duck, duck_types)
+
+
+def test_the_salt_constants_bound_as_parameters_are_sparks_keyed_codes_too(backends):
+    """``unit_order``'s constants are bound as parameters (``digest.salt_constants``): they
+    are the ``key_code`` of their tags that Spark computes (``CONV(…, 16, 10)``) as well."""
+    spark = backends[1]
+    codes = ", ".join(f"{key_code((), tag=name[-2:]).sql(spark.dialect)} AS {name}"
+                      for name in SALT_CONSTANTS)
+    for salt in (fresh_salt(), seeded_salt(3), "sé|l ✓"):
+        assert spark.run_sql(f"SELECT {codes}", {SALT: salt}).to_pylist() == \
+            [salt_constants(salt)]
 
 
 def test_least_and_greatest_skip_nulls_and_order_nan_last_on_both(backends):

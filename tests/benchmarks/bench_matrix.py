@@ -27,7 +27,8 @@ connection's view of the files::
 
 ``--pairs`` also times each query's statistic in plain SQL (DuckDB's, or on Spark the same
 written in Spark SQL) from the row limit's clamped per-(unit, group) partials alone, without
-the choice of groups or noise (``PAIRS``)::
+the choice of groups or noise (``PAIRS``), and, where the query's strategy keeps pairs, the
+same with each unit's first g pairs ranked in a window (``CHOSEN``)::
 
     .venv/bin/python -m tests.benchmarks.bench_matrix --rows 10000000 --shares none most \
         --limits 1 3 8 --sources table --pairs
