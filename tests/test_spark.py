@@ -206,7 +206,7 @@ def test_the_salt_constants_bound_as_parameters_are_sparks_keyed_codes_too(backe
     """``unit_order``'s constants are bound as parameters (``digest.salt_constants``): they
     are the ``key_code`` of their tags that Spark computes (``CONV(…, 16, 10)``) as well."""
     spark = backends[1]
-    codes = ", ".join(f"{key_code((), tag=name[-2:]).sql(spark.dialect)} AS {name}"
+    codes = ", ".join(f"{key_code((), tag=name[-2:]).sql(SPARK.dialect)} AS {name}"
                       for name in SALT_CONSTANTS)
     for salt in (fresh_salt(), seeded_salt(3), "sé|l ✓"):
         assert spark.run_sql(f"SELECT {codes}", {SALT: salt}).to_pylist() == \
