@@ -122,7 +122,8 @@ def salt_constants(salt: str) -> dict[str, int]:
     ``key_code`` of the tag k0..k5 alone — the first ``CODE_DIGITS`` hex digits of the MD5
     of ``salt|k0`` and so on — computed here once per query, where the SQL computed them
     for every pair and carried them through its joins (docs/benchmarks.md). The SQL's
-    own ``key_code`` gives the same numbers in both engines (tests/test_digest.py).
+    own ``key_code`` gives the same numbers in both engines (tests/test_rewrite_portable.py,
+    tests/test_spark.py).
 
     >>> salt_constants("s")["__dp_k0"] == int(hashlib.md5(b"s|k0").hexdigest()[:7], 16)
     True
