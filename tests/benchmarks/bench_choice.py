@@ -27,7 +27,9 @@ top-g lists, a threshold) into the ``__dp_pairs`` CTE of dpsql's SQL; the ones t
 the strategies compared here (docs/benchmarks.md), and a prototype to try is now a builder
 (docs/architecture.md, "New bounding strategy").
 
-``--sql`` prints each strategy's bounded SQL for one data set instead of timing it.
+``--source`` registers the data as one of bench_matrix's source forms (``parquet``, ``csv``,
+``glob``; default ``table``), the files shared with it (``--data``). ``--sql`` prints each
+strategy's bounded SQL for one data set instead of timing it.
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ import dataclasses
 import os
 import resource
 import statistics
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -57,6 +61,7 @@ from dpsql.rewrite.choose import (
     ranks_rows,
 )
 from dpsql.rewrite.digest import integer_unit
+from tests.benchmarks import sources
 from tests.benchmarks.bench_matrix import QUERIES, Dataset
 
 SALT = "0123456789abcdef0123456789abcdef"
@@ -160,7 +165,7 @@ def timed(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, tupl
 def one_data_set(args: argparse.Namespace, g: int, share: str) -> list[str]:
     """Check, then time (or print) every strategy on one data set; the table's lines."""
     sql, grouped = QUERIES[args.query]
-    data = Dataset(args.rows, share, g)
+    data = Dataset(args.rows, share, g, args.source, args.data)
     shape = data.shape()
     print(f"# rows={args.rows:,} g={g} share={share}: "
           f"{ {k: round(v, 3) for k, v in shape.items()} }", flush=True)
@@ -202,6 +207,11 @@ def main() -> None:
                         help="the strategies to compare beside dpsql's choice (those that "
                              "fit the query)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--source", choices=sources.SOURCES, default="table",
+                        help="the form the data is registered in (bench_matrix's sources)")
+    parser.add_argument("--data", type=Path, default=Path(tempfile.gettempdir()) / "bench_matrix",
+                        help="the folder of the data files, shared with bench_matrix "
+                             "(default: %(default)s)")
     parser.add_argument("--sql", action="store_true", help="print the SQL, do not time it")
     args = parser.parse_args()
     print(f"DuckDB {duckdb.__version__}, load {os.getloadavg()}, query {args.query}: "
