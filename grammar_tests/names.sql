@@ -110,3 +110,15 @@ SELECT SUM(LEAST(GREATEST(s.base_fee, 0), 200)) FROM (SELECT v.*, s.base_fee FRO
 SELECT COUNT(*) FROM (SELECT * FROM visits v JOIN specialties s ON v.specialty = s.specialty) AS t;
 # error: UnsupportedQueryError: subquery SELECT: `SELECT * FROM visits AS v JOIN specialties
 
+
+# title: a query parameter named as dpsql's salt is refused, not bound to the secret salt
+SELECT specialty, COUNT(*) FROM visits WHERE cost > $__dp_salt GROUP BY specialty;
+# error: UnsupportedQueryError: WHERE: `$__dp_salt` is not supported
+
+# title: a query parameter named as one of the salt's constants is refused
+SELECT specialty, COUNT(*) FROM visits WHERE cost > $__dp_k0 GROUP BY specialty;
+# error: UnsupportedQueryError: WHERE: `$__dp_k0` is not supported
+
+# title: a parameter in the select list cannot read the salt's constants either
+SELECT specialty, COUNT(*) + :__dp_k5 FROM visits GROUP BY specialty;
+# error: UnsupportedQueryError
