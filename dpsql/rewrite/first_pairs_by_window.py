@@ -22,7 +22,7 @@ from dpsql.expr.nodes import number
 from dpsql.plan import Bounding, PrivacyPlan
 from dpsql.rewrite.frame import GROUP_RANK, PAIRS, RANK, keys, output_columns
 from dpsql.rewrite.pairs import (
-    code_columns,
+    code_column,
     first_by_window,
     groups_of,
     ordered_pairs,
@@ -42,7 +42,7 @@ def keep(plan: PrivacyPlan, bounding: Bounding, rows: exp.Select,
     pairs = pairs_of(rows, keys(plan), partials)
     names = output_columns(pairs)
     if bounding.in_rows:
-        hashed = exp.select("*", *code_columns(plan)).from_(PAIRS)
+        hashed = exp.select("*", code_column(plan)).from_(PAIRS)
         hashed, order = unit_ordered(hashed if domain is None else hashed.where(domain))
         kept = first_by_window(hashed, [order, *keys(plan)], names,
                                exp.LTE(this=exp.column(RANK), expression=number(g)))

@@ -261,11 +261,11 @@ def codes(plan: PrivacyPlan, groups: exp.Select) -> exp.Select:
     (from 1, one per group: it also names the group where the keys are not carried)."""
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in keys(plan)])
-    return over(groups, "__dp_d", *keys(plan), *code_columns(plan),
+    return over(groups, "__dp_d", *keys(plan), code_column(plan),
                 exp.alias_(exp.Window(this=exp.RowNumber(), order=by_keys), GROUP_RANK))
 
 
-def code_columns(plan: PrivacyPlan) -> list[exp.Expression]:
-    """The group's ``key_code``, over the key columns."""
+def code_column(plan: PrivacyPlan) -> exp.Expression:
+    """The group's ``key_code`` as ``CODE``, over the key columns."""
     key_types = [(k.name, plan.column_types.get(k.column, "")) for k in plan.keys]
-    return [exp.alias_(key_code(key_types), CODE)]
+    return exp.alias_(key_code(key_types), CODE)
