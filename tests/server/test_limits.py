@@ -92,6 +92,27 @@ def test_a_client_trickling_bytes_is_cut_at_the_login_deadline(tmp_path):
         quick.server.close()
 
 
+def test_a_login_cut_at_its_deadline_is_told_why(tmp_path):
+    """A client that stalls midway through SCRAM gets a FATAL 57014 naming the deadline
+    before the server closes (not a bare close, which clients report as the server closing
+    the connection unexpectedly; a silent client: test_protocol)."""
+    quick = start(tmp_path, login_timeout=1.0)
+    try:
+        with wire.connect(quick.host, quick.port) as sock:
+            sock.sendall(wire.startup("alice"))
+            kind, body = wire.read_message(sock)
+            assert kind == b"R" and b"SCRAM-SHA-256" in body  # AuthenticationSASL, unanswered
+            sock.settimeout(5)
+            kind, body = wire.read_message(sock)
+            assert kind == b"E"
+            fields = wire.error_fields(body)
+            assert (fields["S"], fields["C"]) == ("FATAL", "57014")
+            assert "within 1 s" in fields["M"] and "--login-timeout" in fields["M"]
+            assert closed_within(sock, 2)
+    finally:
+        quick.server.close()
+
+
 def client_hello() -> bytes:
     """The first flight of a TLS client (its ClientHello), made in memory."""
     context = ssl.create_default_context()

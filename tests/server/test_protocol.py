@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from dpsql.frontends.server import protocol as pg
 from dpsql.frontends.server.auth import Client
 from tests.server.conftest import PASSWORD, start, visits_catalog
-from tests.server.wire import read_message, startup
+from tests.server.wire import error_fields, read_message, startup
 
 
 def raw(served) -> socket.socket:
@@ -94,6 +94,8 @@ def test_a_silent_client_is_dropped_after_the_login_timeout(tmp_path):
     try:
         with raw(quick) as sock:
             began = time.monotonic()
+            kind, body = read_message(sock)  # told why (test_limits: what it says)
+            assert (kind, error_fields(body)["C"]) == (b"E", "57014")
             assert sock.recv(1) == b""
             assert time.monotonic() - began < 5
     finally:

@@ -28,6 +28,11 @@ class Closed(Exception):
     """The client went away (or the socket failed)."""
 
 
+class LoginTimedOut(Closed):
+    """The login deadline passed while the client was still logging in (the connection
+    can still carry a last message, unlike a TLS handshake cut short)."""
+
+
 class Channel:
     """Reads framed messages and buffers replies until :meth:`flush`.
 
@@ -51,7 +56,7 @@ class Channel:
             return
         left = self.deadline - time.monotonic()
         if left <= 0:
-            raise Closed("the login deadline passed")
+            raise LoginTimedOut("the login deadline passed")
         try:
             self.sock.settimeout(left)
         except OSError as error:  # a socket a failed TLS handshake closed
@@ -76,6 +81,8 @@ class Channel:
             self._arm()
             try:
                 chunk = self.sock.recv(min(left, 65536))
+            except TimeoutError:
+                raise LoginTimedOut("the login deadline passed") from None
             except (OSError, ssl.SSLError) as error:
                 raise Closed(str(error)) from None
             if not chunk:
@@ -110,6 +117,8 @@ class Channel:
         self._arm()
         try:
             self.sock.sendall(data)
+        except TimeoutError:
+            raise LoginTimedOut("the login deadline passed") from None
         except (OSError, ssl.SSLError) as error:
             raise Closed(str(error)) from None
 

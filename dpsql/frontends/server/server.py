@@ -41,7 +41,7 @@ from dpsql.accounting.users import Users
 from dpsql.catalog import read_toml
 from dpsql.connection import spark_session
 from dpsql.frontends.server import protocol as pg
-from dpsql.frontends.server.channel import Channel, Closed
+from dpsql.frontends.server.channel import Channel, Closed, LoginTimedOut
 from dpsql.frontends.server.conversation import Conversation
 from dpsql.frontends.server.limits import default_cap, room
 from dpsql.frontends.server.login import Gate, Lobby, LoginFailed, turn_away
@@ -275,6 +275,10 @@ class Server:
     def _serve(self, channel: Channel, peer: str) -> None:
         try:
             self._converse(channel, peer)
+        except LoginTimedOut:
+            _goodbye(channel, "57014", "canceling authentication due to timeout: the login "
+                     f"did not finish within {self.config.login_timeout:g} s of connecting "
+                     "(dpsql serve --login-timeout); connect again")
         except (Closed, TimeoutError):
             if self._stopped.is_set():
                 _goodbye(channel, "57P01", "terminating connection: the server is stopping "
