@@ -19,7 +19,7 @@ from sqlglot import exp
 import dpsql
 from dpsql.rewrite.digest import salt_parameters
 from tests.benchmarks import limits_data
-from tests.benchmarks.bench_matrix import BOUNDS, CHOSEN, PAIRS, chosen_sql, pairs_sql
+from tests.benchmarks.bench_matrix import BOUNDS, CHOSEN, PAIRS, chosen_sql, in_duckdb, pairs_sql
 
 GROUPS, ROWS = 8, 3
 
@@ -94,3 +94,11 @@ def test_the_spark_form_of_pairs_gives_duckdbs_answers(raw, spark, query):
     on_spark = [tuple(row) for row in spark.sql(pairs_sql(query, ROWS, "pairs_t", "spark"))
                 .collect()]
     assert sorted(on_spark) == sorted(pairs(raw, query))
+
+
+def test_a_spark_views_name_reaches_spark_sql_backquoted():
+    # bench_matrix --spark --pairs names the connection's view in the DuckDB templates.
+    sql = pairs_sql("count", ROWS, in_duckdb("`dpsql_0a1b2c3d_t`"), "spark")
+    assert "FROM `dpsql_0a1b2c3d_t`" in sql
+    assert chosen_sql("count", (3, ROWS), in_duckdb("`dpsql_0a1b2c3d_t`"), "spark") \
+        .count("`dpsql_0a1b2c3d_t`") == 1

@@ -193,6 +193,17 @@ GROUP BY grp'
                              write=dialect)[0]
 
 
+def in_duckdb(spark_table: str) -> str:
+    """A table name as Spark SQL writes it, as DuckDB SQL writes it: PAIRS and CHOSEN are
+    DuckDB SQL that sqlglot then writes in Spark SQL (``pairs_sql``), so a view's backquoted
+    name must reach them in DuckDB's quotes.
+
+    >>> in_duckdb("`dpsql_0a1b2c3d_t`")
+    '"dpsql_0a1b2c3d_t"'
+    """
+    return sqlglot.exp.to_table(spark_table, dialect="spark").sql("duckdb")
+
+
 def data_limit(limit: str) -> int:
     """The group limit the data is generated for: ``all`` runs on the ``8`` data."""
     return 8 if limit == "all" else 1 if LIMITS[limit] is None else LIMITS[limit][0]
@@ -343,7 +354,7 @@ class Dataset:
               con: dpsql.Connection | None = None) -> Callable[[], object]:
         """``PAIRS[query]`` in plain SQL over this data, with ``limit``'s rows per group: in
         DuckDB, or on Spark in Spark SQL (``pairs_sql``) over ``con``'s view of the files."""
-        sql = pairs_sql(query, (LIMITS[limit] or (1, 1))[1], self._scan(con),
+        sql = pairs_sql(query, (LIMITS[limit] or (1, 1))[1], self._template_scan(con),
                         "spark" if self.spark else "duckdb")
         return self.runner(sql)
 
@@ -351,7 +362,7 @@ class Dataset:
                con: dpsql.Connection | None = None) -> Callable[[], object] | None:
         """``CHOSEN[query]`` in plain SQL over this data at ``limit`` (``chosen_sql``), or
         None where the query keeps no pairs."""
-        sql = chosen_sql(query, LIMITS[limit] or (1, 1), self._scan(con),
+        sql = chosen_sql(query, LIMITS[limit] or (1, 1), self._template_scan(con),
                          "spark" if self.spark else "duckdb")
         return None if sql is None else self.runner(sql)
 
@@ -382,6 +393,10 @@ class Dataset:
 
     def _scan(self, con: dpsql.Connection | None) -> str:
         return con.backend.identifier("t") if self.spark else self.scan
+
+    def _template_scan(self, con: dpsql.Connection | None) -> str:
+        """``_scan`` as the DuckDB SQL of PAIRS and CHOSEN names it (``in_duckdb``)."""
+        return in_duckdb(self._scan(con)) if self.spark else self.scan
 
 
 def measure(data: Dataset, con: dpsql.Connection, query: str, repeats: int,
@@ -591,8 +606,6 @@ def main() -> None:
         args.sources = [s for s in sources.SOURCES if not (args.spark and s == "table")]
     if args.spark and "table" in args.sources:
         parser.error("--spark reads the data from files: leave out --sources table")
-    if args.pairs and args.spark:
-        parser.error("--pairs times plain DuckDB: leave out --spark")
     if args.tumult and not args.spark:
         parser.error("--tumult runs beside dpsql on Spark: give --spark MASTER")
     if args.tumult and set(args.sources) - {"parquet", "glob"}:
