@@ -149,7 +149,9 @@ def test_the_histogram_is_an_ordinary_private_query():
 
 
 def test_the_first_query_pays_for_the_bounds_from_its_own_budget():
-    con = _connection()
+    # Seeded: unseeded, about 1 run in 60 continues the tail one doubling past the largest
+    # income (2**20), as the estimate may (docs/benchmarks.md, "a heavy tail continued").
+    con = _connection(seed=11)
     with pytest.warns(dpsql.PrivacyWarning, match=r"t.income: bounds estimated as \[0, "):
         first = con.sql("SELECT AVG(income) FROM t", epsilon=1.0, delta=1e-6)
     lo, hi = con.catalog.get("t").bounds["income"]
