@@ -106,3 +106,27 @@ def hex_number(text: exp.Expression, digits: int) -> exp.Expression:
 
 def as_bigint(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
+
+
+
+GATHERED = "dpsql_gathered"
+"""The ``meta`` key that marks a SELECT of few rows (a query's groups) that a join reads
+beside many (``gathered``)."""
+
+
+def gathered(query: exp.Select) -> exp.Select:
+    """``query``, marked (``GATHERED``) as few rows that a join reads beside many.
+
+    Every dialect prints it as the SELECT it is, but the DuckDB engine's: that one gathers
+    its rows into one row's list and unnests them. The rows are the same, and DuckDB's
+    optimizer knows them for one row, where it takes a DISTINCT over a file for as many rows
+    as the file (a file has no distinct counts) and builds a join's hash table on the file's
+    side instead (docs/benchmarks.md).
+
+    >>> q = gathered(exp.select("k").from_("t").distinct())
+    >>> q.sql(), q.copy().meta[GATHERED]
+    ('SELECT DISTINCT k FROM t', True)
+    """
+    query = query.copy()
+    query.meta[GATHERED] = True
+    return query

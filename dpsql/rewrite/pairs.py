@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from dpsql.expr.nodes import gathered
 from dpsql.plan import PrivacyPlan
 from dpsql.rewrite.digest import key_code, unit_order
 from dpsql.rewrite.expressions import same_keys, source
@@ -258,11 +259,13 @@ def distinct_groups(plan: PrivacyPlan, rows: exp.Select, read_from: exp.Expressi
 
 def codes(plan: PrivacyPlan, groups: exp.Select) -> exp.Select:
     """Per group of ``groups``: its ``key_code`` and its rank in the order of the keys
-    (from 1, one per group: it also names the group where the keys are not carried)."""
+    (from 1, one per group: it also names the group where the keys are not carried).
+    ``gathered``: the joins of the rows or the pairs to them build on the codes' side."""
     by_keys = exp.Order(expressions=[exp.Ordered(this=k, nulls_first=False)
                                      for k in keys(plan)])
-    return over(groups, "__dp_d", *keys(plan), code_column(plan),
-                exp.alias_(exp.Window(this=exp.RowNumber(), order=by_keys), GROUP_RANK))
+    return gathered(over(groups, "__dp_d", *keys(plan), code_column(plan),
+                         exp.alias_(exp.Window(this=exp.RowNumber(), order=by_keys),
+                                    GROUP_RANK)))
 
 
 def code_column(plan: PrivacyPlan) -> exp.Expression:

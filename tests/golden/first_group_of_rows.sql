@@ -2,16 +2,24 @@
 -- bounding: first_group_of_rows (g=1): counts alone at one group per unit: each unit's first group from one aggregate over its rows
 WITH __dp_codes AS (
   SELECT
-    k,
-    CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
-    ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
+    UNNEST(__dp_g, max_depth := 2)
   FROM (
-    SELECT DISTINCT
-      k
-    FROM defaults
-    WHERE
-      NOT pid IS NULL
-  ) AS __dp_d
+    SELECT
+      ARRAY_AGG(__dp_q) AS __dp_g
+    FROM (
+      SELECT
+        k,
+        CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
+        ROW_NUMBER() OVER (ORDER BY k) AS __dp_grank
+      FROM (
+        SELECT DISTINCT
+          k
+        FROM defaults
+        WHERE
+          NOT pid IS NULL
+      ) AS __dp_d
+    ) AS __dp_q
+  ) AS __dp_l
 )
 SELECT
   k,

@@ -7,39 +7,47 @@ SELECT
 FROM (
   WITH __dp_codes AS (
     SELECT
-      region,
-      k,
-      CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(region AS TEXT), CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
-      ROW_NUMBER() OVER (ORDER BY region, k) AS __dp_grank
+      UNNEST(__dp_g, max_depth := 2)
     FROM (
       SELECT
-        region,
-        k
+        ARRAY_AGG(__dp_q) AS __dp_g
       FROM (
-        SELECT DISTINCT
+        SELECT
           region,
-          k
-        FROM wide
-        WHERE
-          NOT pid IS NULL
-      ) AS __dp_a
-      WHERE
-        region IN (
+          k,
+          CAST('0x' || SUBSTRING(MD5(CONCAT_WS('|', $__dp_salt, 'key', CAST(region AS TEXT), CAST(k AS TEXT))), 1, 7) AS BIGINT) AS __dp_code,
+          ROW_NUMBER() OVER (ORDER BY region, k) AS __dp_grank
+        FROM (
           SELECT
-            v
-          FROM (VALUES
-            ('east'),
-            ('west'),
-            ('north')) AS __dp_d(v)
-        )
-        AND k IN (
-          SELECT
-            v
-          FROM (VALUES
-            ('a'),
-            ('b')) AS __dp_d(v)
-        )
-    ) AS __dp_d
+            region,
+            k
+          FROM (
+            SELECT DISTINCT
+              region,
+              k
+            FROM wide
+            WHERE
+              NOT pid IS NULL
+          ) AS __dp_a
+          WHERE
+            region IN (
+              SELECT
+                v
+              FROM (VALUES
+                ('east'),
+                ('west'),
+                ('north')) AS __dp_d(v)
+            )
+            AND k IN (
+              SELECT
+                v
+              FROM (VALUES
+                ('a'),
+                ('b')) AS __dp_d(v)
+            )
+        ) AS __dp_d
+      ) AS __dp_q
+    ) AS __dp_l
   ), __dp_pairs AS (
     SELECT
       __dp_p.__dp_unit,
