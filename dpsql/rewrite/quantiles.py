@@ -126,16 +126,22 @@ def attach(plan: PrivacyPlan, spine: exp.Select,
 
 
 def _entries() -> exp.Expression:
-    """ARRAY_AGG({b: bucket, w: weight}) over one group's non-empty buckets."""
+    """ARRAY_AGG({b: bucket, w: weight}) over one group's non-empty buckets: the rows
+    without a bucket, which ``unit_weights`` joins, are a NULL bucket that weighs nothing."""
     struct = exp.Struct(expressions=[
         exp.PropertyEQ(this=exp.to_identifier("b"), expression=exp.column(BUCKET)),
         exp.PropertyEQ(this=exp.to_identifier("w"), expression=exp.column(WEIGHT))])
-    return exp.ArrayAgg(this=struct)
+    return exp.Filter(this=exp.ArrayAgg(this=struct), expression=exp.Where(this=_bucketed()))
+
+
+def _bucketed() -> exp.Expression:
+    return exp.Not(this=exp.Is(this=exp.column(BUCKET), expression=exp.Null()))
 
 
 def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
-          filters: exp.Expression | None) -> exp.Select:
-    """SELECT [unit,] keys, bucket FROM the table WHERE filters, rows with a bucket only."""
+          filters: exp.Expression | None, *, unbucketed: bool = False) -> exp.Select:
+    """SELECT [unit,] keys, bucket FROM the table WHERE filters: the rows with a bucket
+    only, or with ``unbucketed`` also the rows without one (a NULL bucket)."""
     items = [exp.alias_(unit.copy(), "__dp_unit")] if unit is not None else []
     items += [exp.column(k) for k in plan.key_names]
     items.append(exp.alias_(bucket(spec, plan.column_types, plan.column_bounds), BUCKET))
@@ -143,8 +149,7 @@ def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
     if filters is not None:
         rows = rows.where(filters.copy(), copy=False)
     outer = exp.select("*").from_(rows.subquery("__dp_hr", copy=False), copy=False)
-    return outer.where(exp.Not(this=exp.Is(this=exp.column(BUCKET), expression=exp.Null())),
-                       copy=False)
+    return outer if unbucketed else outer.where(_bucketed(), copy=False)
 
 
 def row_weights(plan: PrivacyPlan, spec: HistogramSpec,
@@ -174,12 +179,18 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
     is itself (a total cap is its rows per group) and n is its count of rows with a bucket:
     with ``in_rows`` (``Bounding.in_rows``) that count is taken over the unit's rows in a
     window instead (``_counted_in_window``).
+
+    The rows without a bucket are joined too (``_entries`` drops their NULL bucket): a
+    filter on the rows would make DuckDB's optimizer, which guesses that a fifth of a
+    file's rows pass it, take them for fewer than the kept pairs and build the join's hash
+    table on the rows (docs/benchmarks.md).
     """
     keys = plan.key_names
-    rows = _rows(plan, spec, exp.column(plan.privacy_unit), filters)
+    unit = exp.column(plan.privacy_unit)
     group = [*(exp.column(k, table="__dp_q") for k in keys), exp.column(BUCKET, table="__dp_q")]
     if in_rows and not keys:
-        return _counted_in_window(plan, spec, rows, group)
+        return _counted_in_window(plan, spec, _rows(plan, spec, unit, filters), group)
+    rows = _rows(plan, spec, unit, filters, unbucketed=True)
     return (_weighed(plan, spec, "__dp_v", group)
             .from_(rows.subquery("__dp_q", copy=False), copy=False)
             .join(exp.to_table(kept).as_("__dp_v"), on=same_pair(keys, "__dp_q", "__dp_v"),

@@ -68,7 +68,8 @@ FROM (
 ) AS __dp_s
 LEFT JOIN (
   SELECT
-    COLLECT_LIST(STRUCT(__dp_bucket AS b, __dp_w AS w)) AS __dp_h0
+    COLLECT_LIST(STRUCT(__dp_bucket AS b, __dp_w AS w)) FILTER(WHERE
+      NOT __dp_bucket IS NULL) AS __dp_h0
   FROM (
     SELECT
       __dp_q.__dp_bucket AS __dp_bucket,

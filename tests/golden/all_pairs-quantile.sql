@@ -49,7 +49,8 @@ FROM (
 LEFT JOIN (
   SELECT
     region,
-    ARRAY_AGG({'b': __dp_bucket, 'w': __dp_w}) AS __dp_h0
+    ARRAY_AGG({'b': __dp_bucket, 'w': __dp_w}) FILTER(WHERE
+      NOT __dp_bucket IS NULL) AS __dp_h0
   FROM (
     SELECT
       __dp_q.region AS region,
@@ -93,8 +94,6 @@ LEFT JOIN (
         WHERE
           NOT pid IS NULL
       ) AS __dp_hr
-      WHERE
-        NOT __dp_bucket IS NULL
     ) AS __dp_q
     INNER JOIN __dp_kept AS __dp_v
       ON __dp_q.__dp_unit = __dp_v.__dp_unit

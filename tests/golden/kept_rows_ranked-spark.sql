@@ -142,7 +142,8 @@ FROM (
 LEFT JOIN (
   SELECT
     k,
-    COLLECT_LIST(STRUCT(__dp_bucket AS b, __dp_w AS w)) AS __dp_h0
+    COLLECT_LIST(STRUCT(__dp_bucket AS b, __dp_w AS w)) FILTER(WHERE
+      NOT __dp_bucket IS NULL) AS __dp_h0
   FROM (
     SELECT
       __dp_c.k,

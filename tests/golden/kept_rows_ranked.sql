@@ -136,7 +136,8 @@ FROM (
 LEFT JOIN (
   SELECT
     k,
-    ARRAY_AGG({'b': __dp_bucket, 'w': __dp_w}) AS __dp_h0
+    ARRAY_AGG({'b': __dp_bucket, 'w': __dp_w}) FILTER(WHERE
+      NOT __dp_bucket IS NULL) AS __dp_h0
   FROM (
     SELECT
       __dp_c.k,
