@@ -289,6 +289,22 @@ def test_bucket_choice_does_not_depend_on_values():
     assert a == b
 
 
+@pytest.mark.parametrize("limits", [{}, {"max_rows_per_group": 3}])
+def test_rows_without_a_value_weigh_nothing(limits):
+    """A global quantile's rows reach the join to the per-person counts with or without a
+    value (so that DuckDB builds the join on the counts), and those without one (NULL or
+    NaN) are a NULL bucket the histogram drops: the same histogram as the valued rows'."""
+    plan = make_plan("SELECT MEDIAN(x), QUANTILE_CONT(x, 0.9) FROM t", **limits)
+    assert not ranks_rows(plan, DUCKDB)
+    table = hostile_table(seed=3)
+    x = table["x"]
+    valued = table.filter(pc.and_kleene(pc.is_valid(x), pc.invert(pc.is_nan(x))))
+    assert 0 < valued.num_rows < table.num_rows
+    got, want = histograms(table, plan), histograms(valued, plan)
+    assert got.keys() == want.keys() == {()}
+    assert got[()].tolist() == want[()].tolist() and got[()].sum() > 0
+
+
 def test_bounded_quantiles_give_the_noiseless_bucket():
     plan = make_plan("SELECT MEDIAN(x), QUANTILE(x, 0.9) FROM t")
     BACKEND.load("t", pa.table({"pid": [1, 2, 3, 4, 5], "k": ["a"] * 5, "x": [1.0, 2, 3, 4, 9],
