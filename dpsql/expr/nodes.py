@@ -108,7 +108,6 @@ def as_bigint(node: exp.Expression) -> exp.Expression:
     return exp.Cast(this=node, to=exp.DataType.build("BIGINT"))
 
 
-
 GATHERED = "dpsql_gathered"
 """The ``meta`` key that marks a SELECT of few rows (a query's groups) that a join reads
 beside many (``gathered``)."""
