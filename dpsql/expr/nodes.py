@@ -114,7 +114,7 @@ beside many (``gathered``)."""
 
 
 def gathered(query: exp.Select) -> exp.Select:
-    """``query``, marked (``GATHERED``) as few rows that a join reads beside many.
+    """``query``, marked in place (``GATHERED``) as few rows that a join reads beside many.
 
     Every dialect prints it as the SELECT it is, but the DuckDB engine's: that one gathers
     its rows into one row's list and unnests them. The rows are the same, and DuckDB's
@@ -126,6 +126,5 @@ def gathered(query: exp.Select) -> exp.Select:
     >>> q.sql(), q.copy().meta[GATHERED]
     ('SELECT DISTINCT k FROM t', True)
     """
-    query = query.copy()
     query.meta[GATHERED] = True
     return query
