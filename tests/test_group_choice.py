@@ -15,10 +15,12 @@ import datetime as dt
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from scipy import stats
 from sqlglot import exp
 
+import dpsql
 from dpsql.compile import CompiledQuery
 from dpsql.engines import DUCKDB, SPARK
 from dpsql.rewrite.choose import first_group_of_rows
@@ -174,6 +176,29 @@ def test_public_keys_choose_the_pairs_the_same_keys_private_would_in_the_domain(
         assert sum(cell[units] for cell in chosen.values()) == sum(np.minimum(groups_of, g))
     schema = BACKEND.execute(CompiledQuery.of(public), salt="s").schema  # t is loaded
     assert (schema.field("k").type, schema.field("m").type) == (pa.string(), pa.string())
+
+
+@pytest.mark.parametrize("source", ["table", "parquet"])
+def test_a_registered_tables_public_text_keys_are_coded_from_their_domain(source, tmp_path):
+    """A registered table's text columns carry their width (``VARCHAR(1024)``); its public
+    text keys still have their codes from the domain's values, reading no rows (the width
+    once hid them from ``domain_groups``, and every registered table coded the distinct
+    groups of its rows again: a second scan of the source)."""
+    data = pa.table({"pid": pa.array([1, 2], pa.int64()), "region": ["east", "west"],
+                     "x": [1.0, 2.0]})
+    if source == "parquet":
+        pq.write_table(data, tmp_path / "t.parquet")
+        data = str(tmp_path / "t.parquet")
+    con = dpsql.connect(budget=dpsql.Budget(epsilon=10.0, delta=1e-3), cache=False)
+    con.register("t", data, privacy_unit="pid", bounds={"x": (0, 10)}, max_groups_per_unit=1,
+                 public_keys={"region": ["east", "west", "north"]})
+    compiled = con.compile("SELECT region, SUM(x) FROM t GROUP BY region", epsilon=1.0,
+                           delta=1e-6)
+    assert compiled.plan.column_types["region"].startswith("VARCHAR(")
+    codes = next(cte for cte in compiled.bounded.ast.find_all(exp.CTE)
+                 if cte.alias == "__dp_codes")
+    assert codes.find(exp.Values) and not codes.find(exp.Distinct)
+    con.close()
 
 
 @pytest.mark.parametrize("types", [{"k": "VARCHAR", "n": "SMALLINT"}, {"k": "DATE"}])

@@ -203,8 +203,9 @@ def with_keys(chosen: exp.Select, names: list[exp.Column], key_names: set[str]) 
 
 def domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     """The groups of the public domain, as a SELECT of the key columns (the product of each
-    key's values), when every key is a text column (``TEXT_TYPES``) with a public domain of
-    at most ``DOMAIN_CODES`` groups; else None.
+    key's values), when every key is a text column (``TEXT_TYPES``, of any width: a
+    registered table's text columns are ``VARCHAR(n)``) with a public domain of at most
+    ``DOMAIN_CODES`` groups; else None.
 
     Their codes are the codes of the same groups in the rows (the same text), so the
     choice is the same; but the codes read no rows, and the inner join of the rows to the
@@ -218,7 +219,7 @@ def domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     >>> import types
     >>> plan = types.SimpleNamespace(keys=(GroupKey("k", "k", ("a", None, "b")),
     ...                                    GroupKey("m", "m", ("x",))), key_names=["k", "m"],
-    ...                              column_types={"k": "VARCHAR", "m": "VARCHAR"})
+    ...                              column_types={"k": "VARCHAR(1024)", "m": "VARCHAR"})
     >>> print(domain_groups(plan).sql())
     SELECT k, m FROM (VALUES ('a'), ('b')) AS __dp_v0(k) CROSS JOIN (VALUES ('x')) AS __dp_v1(m)
     >>> plan.keys = (GroupKey("k", "k", ("a", 1)),)  # a public table's other values
@@ -229,8 +230,8 @@ def domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     for key in plan.keys:
         # A text column's domain read from a public table may hold other values: those
         # keep the semi-join's own comparison.
-        text = key.public and plan.column_types.get(key.column, "").upper() in TEXT_TYPES \
-            and all(isinstance(v, str) for v in key.domain if v is not None)
+        base = plan.column_types.get(key.column, "").upper().split("(")[0].strip()
+        text = key.public and base in TEXT_TYPES and all(isinstance(v, str) for v in key.domain if v is not None)
         values = domain_values(key) if text else []
         if not values:
             return None

@@ -21,30 +21,13 @@ FROM (
           SELECT
             region,
             k
-          FROM (
-            SELECT DISTINCT
-              region,
-              k
-            FROM wide
-            WHERE
-              NOT pid IS NULL
-          ) AS __dp_a
-          WHERE
-            region IN (
-              SELECT
-                v
-              FROM (VALUES
-                ('east'),
-                ('west'),
-                ('north')) AS __dp_d(v)
-            )
-            AND k IN (
-              SELECT
-                v
-              FROM (VALUES
-                ('a'),
-                ('b')) AS __dp_d(v)
-            )
+          FROM (VALUES
+            ('east'),
+            ('west'),
+            ('north')) AS __dp_v0(region)
+          CROSS JOIN (VALUES
+            ('a'),
+            ('b')) AS __dp_v1(k)
         ) AS __dp_d
       ) AS __dp_q
     ) AS __dp_l
