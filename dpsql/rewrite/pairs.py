@@ -231,7 +231,8 @@ def domain_groups(plan: PrivacyPlan) -> exp.Select | None:
         # A text column's domain read from a public table may hold other values: those
         # keep the semi-join's own comparison.
         base = plan.column_types.get(key.column, "").upper().split("(")[0].strip()
-        text = key.public and base in TEXT_TYPES and all(isinstance(v, str) for v in key.domain if v is not None)
+        text = key.public and base in TEXT_TYPES \
+            and all(isinstance(v, str) for v in key.domain if v is not None)
         values = domain_values(key) if text else []
         if not values:
             return None
