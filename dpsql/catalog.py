@@ -118,6 +118,15 @@ def text_widths(columns: Mapping[str, str], declared: Mapping[str, Any] | None, 
             for c, t in columns.items()}
 
 
+def type_name(sql_type: str) -> str:
+    """An engine type's name without its parameters, upper-case.
+
+    >>> type_name("varchar(1024)"), type_name("DECIMAL (10, 2)"), type_name("BIGINT")
+    ('VARCHAR', 'DECIMAL', 'BIGINT')
+    """
+    return sql_type.upper().split("(")[0].strip()
+
+
 def column_class(sql_type: str) -> str:
     """numeric, string, boolean, temporal or other, from an engine type name.
 

@@ -39,7 +39,7 @@ from collections.abc import Container, Sequence
 
 from sqlglot import exp
 
-from dpsql.catalog import FLOAT_TYPES
+from dpsql.catalog import FLOAT_TYPES, type_name
 from dpsql.expr.nodes import as_bigint, as_double, hex_number, number
 from dpsql.expr.totality import TEMPORAL_TYPES, in_years, wide_number
 from dpsql.expr.types import sql_type as value_type
@@ -110,7 +110,7 @@ def integer_unit(sql_type: str) -> bool:
     >>> integer_unit("BIGINT"), integer_unit("VARCHAR"), integer_unit("UBIGINT")
     (True, False, False)
     """
-    return sql_type.upper().split("(")[0].strip() in INTEGER_UNITS
+    return type_name(sql_type) in INTEGER_UNITS
 
 
 SALT_CONSTANTS = tuple(f"__dp_k{i}" for i in range(6))

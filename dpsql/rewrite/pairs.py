@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from sqlglot import exp
 
+from dpsql.catalog import type_name
 from dpsql.expr.nodes import gathered
 from dpsql.plan import PrivacyPlan
 from dpsql.rewrite.digest import key_code, unit_order
@@ -230,8 +231,7 @@ def domain_groups(plan: PrivacyPlan) -> exp.Select | None:
     for key in plan.keys:
         # A text column's domain read from a public table may hold other values: those
         # keep the semi-join's own comparison.
-        base = plan.column_types.get(key.column, "").upper().split("(")[0].strip()
-        text = key.public and base in TEXT_TYPES \
+        text = key.public and type_name(plan.column_types.get(key.column, "")) in TEXT_TYPES \
             and all(isinstance(v, str) for v in key.domain if v is not None)
         values = domain_values(key) if text else []
         if not values:
