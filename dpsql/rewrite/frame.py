@@ -23,6 +23,7 @@ PAIRS = "__dp_pairs"
 RECORDS = "__dp_records"
 HEAVY = "__dp_heavy"
 KEPT = "__dp_kept"
+CELLS = "__dp_cells"
 CODES = "__dp_codes"
 CODE = "__dp_code"
 GROUP_RANK = "__dp_grank"
@@ -173,9 +174,11 @@ def per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
     return query.group_by(*keys(plan), copy=False) if plan.keys else query
 
 
-def with_kept(query: exp.Select, kept: exp.Select, bounding: Bounding) -> exp.Select:
-    """``query`` with the CTE ``KEPT`` (the kept pairs or rows) if it reads it; computed
-    once for all its readers where the strategy says so (``Bounding.compute_once``).
+def with_kept(query: exp.Select, kept: exp.Select, bounding: Bounding,
+              name: str = KEPT) -> exp.Select:
+    """``query`` with the CTE ``name`` (``KEPT``: the kept pairs or rows; or what is
+    aggregated from them) if it reads it; computed once for all its readers where the
+    strategy says so (``Bounding.compute_once``).
 
     An engine that reuses a CTE only when it is non-deterministic (Spark: SPARK-36447)
     computes it once when filtered by ``RAND() < 2``, which holds on every row (RAND is in
@@ -188,10 +191,10 @@ def with_kept(query: exp.Select, kept: exp.Select, bounding: Bounding) -> exp.Se
     WITH __dp_kept AS (SELECT * FROM (SELECT u, k FROM t) AS __dp_m WHERE RAND() < 2) SELECT * \
 FROM __dp_kept AS a JOIN __dp_kept AS b ON a.u = b.u
     """
-    reads = sum(table.name == KEPT for table in query.find_all(exp.Table))
+    reads = sum(table.name == name for table in query.find_all(exp.Table))
     if not reads:
         return query
     if bounding.compute_once and reads > 1:
         kept = exp.select("*").from_(kept.subquery(ONCE, copy=False), copy=False).where(
             exp.LT(this=exp.Rand(), expression=number(2)), copy=False)
-    return query.with_(KEPT, as_=kept, copy=False)
+    return query.with_(name, as_=kept, copy=False)

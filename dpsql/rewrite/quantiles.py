@@ -17,7 +17,7 @@ unit has in the group, never of which:
   each pair's n (``pair_counts``, counted in the aggregate that builds the pairs); or, for
   quantiles by private groups beside nothing but counts (``COUNT(*)``, ``COUNT(x)``), it sums
   the kept rows themselves, which carry their pair's n counted in the window that ranks them
-  (``kept_row_weights``).
+  (``weight_sum`` over them, ``kept_rows_ranked``).
 
 A unit's weights depend only on its own rows, so removing it subtracts its weights and leaves
 every other unit's unchanged, and the integer sums do not depend on the engine's order.
@@ -41,7 +41,7 @@ END
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from sqlglot import exp
 
@@ -70,7 +70,7 @@ def bucket(spec: HistogramSpec, types: Mapping[str, str],
 
 def bucket_column(spec: HistogramSpec) -> str:
     """The rows' column holding this histogram's bucket (``bucket``), where the rows carry
-    one per histogram (``kept_row_weights``)."""
+    one per histogram (``kept_rows_ranked``)."""
     return f"{spec.name}_bucket"
 
 
@@ -104,12 +104,13 @@ def pair_counts(plan: PrivacyPlan) -> tuple[list[exp.Expression], list[exp.Expre
 
 
 def attach(plan: PrivacyPlan, spine: exp.Select,
-           weights: Callable[[HistogramSpec], exp.Select]) -> exp.Select:
+           weights: Callable[[HistogramSpec], exp.Select],
+           by: Sequence[str] | None = None) -> exp.Select:
     """``spine`` (one row per group) with one histogram list column per plan histogram,
     built from each histogram's ``weights``: a SELECT of the keys, ``BUCKET`` and
-    ``WEIGHT`` (``row_weights``, ``unit_weights``, or ``kept_row_weights`` with the keys
-    of its groups)."""
-    keys = plan.key_names
+    ``WEIGHT`` (``row_weights``, ``unit_weights``); or of the columns ``by`` that name the
+    groups instead of the keys (the group's rank, ``kept_rows_ranked``)."""
+    keys = plan.key_names if by is None else by
     query = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier("__dp_s")))
     query = query.from_(spine.subquery("__dp_s", copy=False), copy=False)
     for spec in plan.histograms:
@@ -198,26 +199,14 @@ def unit_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str,
             .group_by(*group, copy=False))
 
 
-def kept_row_weights(plan: PrivacyPlan, spec: HistogramSpec, kept: str, group: str
-                     ) -> exp.Select:
-    """Σ of the per-value weight per (``group``, bucket) over the ``kept`` rows, which carry
-    their group's column ``group``, each histogram's bucket (``bucket_column``) and their
-    pair's n (``values_column``, counted over the pair's rows in a window): the weights of
-    ``unit_weights`` without its join of the rows to the kept pairs."""
-    rows = (exp.select(group, exp.alias_(exp.column(bucket_column(spec)), BUCKET),
-                       values_column(spec))
-            .from_(kept, copy=False)
-            .where(exp.Not(this=exp.Is(this=exp.column(bucket_column(spec)),
-                                       expression=exp.Null())), copy=False))
-    by = [exp.column(group, table="__dp_q"), exp.column(BUCKET, table="__dp_q")]
-    return (_weighed(plan, spec, "__dp_q", by)
-            .from_(rows.subquery("__dp_q", copy=False), copy=False)
-            .group_by(*(b.copy() for b in by), copy=False))
+def weight_column(spec: HistogramSpec) -> str:
+    """The column holding this histogram's Σ per-value weight where a table carries one
+    per histogram (the kept rows' cells, ``kept_rows_ranked``)."""
+    return f"{spec.name}_weight"
 
 
-def _weighed(plan: PrivacyPlan, spec: HistogramSpec, counts: str,
-             group: list[exp.Expression]) -> exp.Select:
-    """SELECT group, Σ per-value weight, with each row's n (and total) in table ``counts``."""
+def weight_sum(plan: PrivacyPlan, spec: HistogramSpec, counts: str) -> exp.Expression:
+    """Σ per-value weight, exact, with each row's n (and total) in table ``counts``."""
     limits = plan.contribution
     # A joined row's pair has n ≥ 1; the kept pairs also hold pairs with n = 0, which no row
     # joins: GREATEST keeps them from dividing by zero wherever an engine computes this.
@@ -230,8 +219,14 @@ def _weighed(plan: PrivacyPlan, spec: HistogramSpec, counts: str,
         per_value = exp.IntDiv(this=exp.paren(exp.Mul(this=per_value, expression=capped)),
                                expression=total)
     # 0 ≤ per_value ≤ WEIGHT_SCALE: the LEAST above, scaled by at most 1 under a total cap.
+    return as_bigint(exact_sum(per_value, WEIGHT_SCALE))
+
+
+def _weighed(plan: PrivacyPlan, spec: HistogramSpec, counts: str,
+             group: list[exp.Expression]) -> exp.Select:
+    """SELECT group, Σ per-value weight, with each row's n (and total) in table ``counts``."""
     return exp.select(*(exp.alias_(g.copy(), g.name) for g in group),
-                      exp.alias_(as_bigint(exact_sum(per_value, WEIGHT_SCALE)), WEIGHT))
+                      exp.alias_(weight_sum(plan, spec, counts), WEIGHT))
 
 
 def _counted_in_window(plan: PrivacyPlan, spec: HistogramSpec, rows: exp.Select,
