@@ -119,8 +119,13 @@ def test_each_engine_gets_the_form_its_traits_ask_for():
     assert choose(one_group, SPARK).options == ("g=1", "in_rows")
     quantile = plan("SELECT k, MEDIAN(x), COUNT(*) FROM t GROUP BY k", {"max_groups_per_unit": 2})
     assert choose(quantile, SPARK).compute_once and not choose(quantile, DUCKDB).compute_once
-    by_time = plan("SELECT tm, MEDIAN(x) FROM t GROUP BY tm", {"max_groups_per_unit": 2})
-    assert not choose(by_time, SPARK).compute_once  # Spark refuses TIME in a reused CTE
+    by_time = plan("SELECT tm, SUM(x), MEDIAN(x) FROM t GROUP BY tm", {"max_groups_per_unit": 2})
+    pairs = choose(by_time, SPARK)  # Spark refuses TIME in a reused CTE
+    assert pairs.strategy == "first_pairs_by_window" and not pairs.compute_once
+    # kept_rows_ranked's cells carry the group's rank, never the TIME key
+    ranked = choose(plan("SELECT tm, MEDIAN(x) FROM t GROUP BY tm", {"max_groups_per_unit": 2}),
+                    SPARK)
+    assert ranked.strategy == "kept_rows_ranked" and ranked.compute_once
 
 
 def test_a_strategy_outside_the_closed_set_is_refused():

@@ -788,6 +788,25 @@ def test_a_time_of_day_key_is_a_time_on_both_engines(spark):
     assert answers[0] == answers[1] and len(answers[0]) == 2
 
 
+def test_a_quantile_by_a_time_of_day_computes_its_cells_once_as_duckdb_answers(spark):
+    """MEDIAN BY a TIME key beside a count (``kept_rows_ranked``): Spark computes the
+    kept rows' cells once through a non-deterministic CTE, which it refuses to hold a TIME
+    column; the cells carry the group's rank instead of the key, so the query runs, and
+    gives DuckDB's answer."""
+    table = pa.table({"u": [i // 2 for i in range(400)], "x": [float(i % 50) for i in range(400)],
+                      "tm": [dt.time(9 + i % 5) for i in range(400)]})
+    sql = "SELECT tm, COUNT(*), MEDIAN(x) FROM t GROUP BY tm ORDER BY tm"
+    answers = []
+    for options in ({}, {"backend": "spark", "spark": spark}):
+        con = dpsql.connect(budget=BUDGET, **options)
+        con.register("t", table, privacy_unit="u", max_groups_per_unit=2, bounds={"x": (0, 50)})
+        bounding = con.compile(sql, epsilon=1, delta=1e-6).bounding
+        assert bounding.strategy == "kept_rows_ranked"
+        assert bounding.compute_once == ("spark" in options.values())
+        answers.append(con.sql(sql, epsilon=1, delta=1e-6, seed=3).fetchall())
+    assert answers[0] == answers[1] and len(answers[0]) == 5
+
+
 def test_automatic_limits_and_a_columns_own_rows_are_the_same_on_both_engines(spark):
     """``max_rows_per_unit="auto"`` with ``bounds="auto"``: the histograms and the (rows,
     value) cells (``suggest.cells_sql``: a join with the per-person row counts and two

@@ -158,13 +158,16 @@ def _bounding(rule: Rule, plan: PrivacyPlan, engine: EngineTraits) -> Bounding:
 
 
 def _computed_once(strategy: Strategy, plan: PrivacyPlan, engine: EngineTraits) -> bool:
-    """Whether the kept pairs or rows, which a quantile's histogram reads beside the sums,
-    are made computed once: on an engine that reuses only a non-deterministic CTE, and
-    not with a TIME column among the unit and the keys where it refuses one there (it then
+    """Whether what a quantile's histogram reads beside the sums is made computed once, on
+    an engine that reuses only a non-deterministic CTE: ``kept_rows_ranked``'s cells (the
+    group's rank, buckets and sums: integers alone), or the kept pairs — but not with a
+    TIME column among the unit and the keys where the engine refuses one there (it then
     computes them at each reference)."""
-    shared = strategy == "kept_rows_ranked" or (strategy in PAIR_STRATEGIES
-                                                and bool(plan.histograms))
-    if not shared or not engine.reuses_nondeterministic_ctes:
+    if not engine.reuses_nondeterministic_ctes:
+        return False
+    if strategy == "kept_rows_ranked":
+        return True
+    if strategy not in PAIR_STRATEGIES or not plan.histograms:
         return False
     return engine.time_in_reused_cte or not any(
         _is_time(plan.column_types.get(column, ""))
