@@ -709,8 +709,9 @@ class Bounding:
       a unit's count of values) is computed in the row, and pairs carry their keys — for
       an engine that computes a CTE again at each reference.
     - ``packed``: the first pair's bounded partials travel as the digits of few BIGINTs.
-    - ``compute_once``: the kept pairs or rows, read by several parts of the query, are
-      computed once (for an engine that reuses only a non-deterministic CTE).
+    - ``compute_once``: the kept pairs, or the kept rows' cells (``kept_rows_ranked``),
+      read by several parts of the query, are computed once (for an engine that reuses
+      only a non-deterministic CTE).
 
     >>> print(Bounding("first_pair", "one group per unit", groups_per_unit=1, packed=True))
     first_pair (g=1, packed): one group per unit

@@ -38,7 +38,8 @@ class EngineTraits:
       computes the codes in each row and carries the keys with their pair instead.
     - ``reuses_nondeterministic_ctes``: the engine computes a CTE once for all its
       references only when the CTE is non-deterministic (Spark: SPARK-36447); the kept
-      pairs or rows that a quantile reads twice are made so (``compute_once``).
+      pairs, or the kept rows' cells, that a quantile reads twice are made so
+      (``compute_once``).
     - ``time_in_reused_cte``: whether such a CTE may hold a TIME column (Spark refuses
       one in a non-deterministic CTE: UNSUPPORTED_TIME_TYPE).
     - ``pays_per_aggregate``: each aggregate function costs a pass of its own over the
