@@ -251,9 +251,10 @@ def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits, co
     (strategy ``kept_rows_ranked``); beside a SUM, the rows join the kept pairs. Both
     plans keep the same pairs and give every value the same weight and every pair the same
     clamped counts: the same histograms and counts, whatever the keys (NULL among them),
-    the filter and the salt."""
+    the filter, values without a bucket where another quantile's have one, and the salt."""
     where = "WHERE flag < 2 OR k IS NULL"
-    quantiles = f"MEDIAN(x), QUANTILE_CONT(x * 2 - 1, 0.9){counts}"
+    quantiles = (f"MEDIAN(x), QUANTILE_CONT(x * 2 - 1, 0.9), "
+                 f"MEDIAN(CASE WHEN pid % 2 = 0 THEN x END){counts}")
     ranked = make_plan(f"SELECT k, flag, {quantiles} FROM t {where} GROUP BY k, flag", **limits)
     paired = make_plan(f"SELECT k, flag, {quantiles}, SUM(x) FROM t {where} GROUP BY k, flag",
                        **limits)
@@ -272,7 +273,7 @@ def test_kept_rows_ranked_in_a_window_weigh_what_the_kept_pairs_weigh(limits, co
 
     for salt in ("s", "t"):
         got = cells(ranked, salt)
-        assert len(got) > 10 and len(next(iter(got.values()))) == 3 + 2 * bool(counts)
+        assert len(got) > 10 and len(next(iter(got.values()))) == 4 + 2 * bool(counts)
         assert any(None in key for key in got) is ("public_keys" not in limits)
         assert got == cells(paired, salt)
 

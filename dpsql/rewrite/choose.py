@@ -158,15 +158,16 @@ def _bounding(rule: Rule, plan: PrivacyPlan, engine: EngineTraits) -> Bounding:
 
 
 def _computed_once(strategy: Strategy, plan: PrivacyPlan, engine: EngineTraits) -> bool:
-    """Whether what a quantile's histogram reads beside the sums is made computed once, on
-    an engine that reuses only a non-deterministic CTE: ``kept_rows_ranked``'s cells (the
-    group's rank, buckets and sums: integers alone), or the kept pairs — but not with a
+    """Whether what a quantile's histogram reads beside the other statistics is made
+    computed once, on an engine that reuses only a non-deterministic CTE:
+    ``kept_rows_ranked``'s cells (the group's rank, buckets and sums: integers alone), or
+    the kept pairs — but not with a
     TIME column among the unit and the keys where the engine refuses one there (it then
     computes them at each reference)."""
     if not engine.reuses_nondeterministic_ctes:
         return False
     if strategy == "kept_rows_ranked":
-        return True
+        return True  # its cells carry the group's rank, never a key nor the unit
     if strategy not in PAIR_STRATEGIES or not plan.histograms:
         return False
     return engine.time_in_reused_cte or not any(

@@ -176,9 +176,9 @@ def per_group(plan: PrivacyPlan, kept: exp.Select) -> exp.Select:
 
 def with_kept(query: exp.Select, kept: exp.Select, bounding: Bounding,
               name: str = KEPT) -> exp.Select:
-    """``query`` with the CTE ``name`` (``KEPT``: the kept pairs or rows; or what is
-    aggregated from them) if it reads it; computed once for all its readers where the
-    strategy says so (``Bounding.compute_once``).
+    """``query`` with the CTE ``name`` (``KEPT``: the kept pairs; ``CELLS``: the kept
+    rows' cells, ``kept_rows_ranked``) if it reads it; computed once for all its readers
+    where the strategy says so (``Bounding.compute_once``).
 
     An engine that reuses a CTE only when it is non-deterministic (Spark: SPARK-36447)
     computes it once when filtered by ``RAND() < 2``, which holds on every row (RAND is in

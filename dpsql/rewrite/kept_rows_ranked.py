@@ -21,8 +21,8 @@ and the counts per group and each histogram per (group, bucket) are sums of the 
 with the keys from the codes by the group's rank. The kept rows are read once, so that an
 engine that inlines a CTE at each reference (Spark) does not rank them twice nor store
 them to share: it computes the cells once where it needs to be told
-(``Bounding.compute_once``), and they are at most the groups times the buckets (times
-each further histogram's buckets, and never more than the kept rows)
+(``Bounding.compute_once``), and they are at most the groups times each histogram's
+buckets and one more (its NULL), never more than the kept rows
 (docs/benchmarks.md, "Spark: MEDIAN BY's kept rows aggregated once into cells": with
 nobody over the limit, from 2.9–3.0× Spark's floor to 2.3×).
 """

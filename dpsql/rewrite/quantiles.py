@@ -75,7 +75,8 @@ def bucket_column(spec: HistogramSpec) -> str:
 
 
 def values_column(spec: HistogramSpec) -> str:
-    """The kept pairs' column holding how many values the pair has in this histogram."""
+    """The column of the kept pairs (or of the kept rows, ``kept_rows_ranked``) holding
+    how many values the pair has in this histogram."""
     return f"{spec.name}_values"
 
 
@@ -208,8 +209,9 @@ def weight_column(spec: HistogramSpec) -> str:
 def weight_sum(plan: PrivacyPlan, spec: HistogramSpec, counts: str) -> exp.Expression:
     """Σ per-value weight, exact, with each row's n (and total) in table ``counts``."""
     limits = plan.contribution
-    # A joined row's pair has n ≥ 1; the kept pairs also hold pairs with n = 0, which no row
-    # joins: GREATEST keeps them from dividing by zero wherever an engine computes this.
+    # A row without a bucket (joined by ``unit_weights``, summed into a cell without a
+    # bucket by ``kept_rows_ranked``) may belong to a pair with n = 0: GREATEST keeps it
+    # from dividing by zero wherever an engine computes this.
     values = exp.Greatest(this=exp.column(values_column(spec), table=counts),
                           expressions=[number(1)])
     per_value = per_value_weight(limits.rows_per_group, values)
