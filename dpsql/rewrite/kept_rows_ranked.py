@@ -110,7 +110,7 @@ def _weights(spec: HistogramSpec) -> exp.Select:
     return (exp.select(GROUP_RANK, exp.alias_(bucket, quantiles.BUCKET),
                        exp.alias_(weight, quantiles.WEIGHT))
             .from_(CELLS, copy=False)
-            .where(exp.Not(this=exp.Is(this=bucket.copy(), expression=exp.Null())), copy=False)
+            .where(quantiles.bucketed(bucket.name), copy=False)
             .group_by(GROUP_RANK, bucket.copy(), copy=False))
 
 

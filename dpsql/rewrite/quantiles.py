@@ -133,11 +133,12 @@ def _entries() -> exp.Expression:
     struct = exp.Struct(expressions=[
         exp.PropertyEQ(this=exp.to_identifier("b"), expression=exp.column(BUCKET)),
         exp.PropertyEQ(this=exp.to_identifier("w"), expression=exp.column(WEIGHT))])
-    return exp.Filter(this=exp.ArrayAgg(this=struct), expression=exp.Where(this=_bucketed()))
+    return exp.Filter(this=exp.ArrayAgg(this=struct), expression=exp.Where(this=bucketed()))
 
 
-def _bucketed() -> exp.Expression:
-    return exp.Not(this=exp.Is(this=exp.column(BUCKET), expression=exp.Null()))
+def bucketed(column: str = BUCKET) -> exp.Expression:
+    """The value in ``column`` has a bucket (is not NULL)."""
+    return exp.Not(this=exp.Is(this=exp.column(column), expression=exp.Null()))
 
 
 def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
@@ -151,7 +152,7 @@ def _rows(plan: PrivacyPlan, spec: HistogramSpec, unit: exp.Expression | None,
     if filters is not None:
         rows = rows.where(filters.copy(), copy=False)
     outer = exp.select("*").from_(rows.subquery("__dp_hr", copy=False), copy=False)
-    return outer if unbucketed else outer.where(_bucketed(), copy=False)
+    return outer if unbucketed else outer.where(bucketed(), copy=False)
 
 
 def row_weights(plan: PrivacyPlan, spec: HistogramSpec,
